@@ -1,0 +1,66 @@
+/* hk_cuda.h - the C boundary around haplik's CUDA engine.
+ *
+ * Everything behind this header is CUDA C++ (the .cu files of kernels/); everything in
+ * front of it is C11. Every function returns 0 on success and a negative
+ * HK_CUDA_E* code on failure, and then writes a one-line message (naming the
+ * CUDA call and the device) into the caller's err buffer. Nothing here prints
+ * or exits.
+ *
+ * Batches come in the packed layout of src/hk_batch.h, in host memory. Results
+ * go to the batch's lk[] (log10, the scale constant already removed), with the
+ * precision policy of SPEC section 1:
+ *   HK_PREC_MIXED  float with C = 2^120; a pair whose scaled float sum is below
+ *                  float_threshold is recomputed in double with C = 2^1020;
+ *   HK_PREC_FLOAT  float only (may give -inf: for measuring);
+ *   HK_PREC_DOUBLE double only.
+ * The number of pairs recomputed in double is added to batch->n_recomputed.
+ */
+#ifndef HK_CUDA_H
+#define HK_CUDA_H
+
+#include <stddef.h>
+#include "../src/hk_batch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
+
+enum {
+    HK_CUDA_OK = 0,
+    HK_CUDA_ENODEV = -1,   /* no usable device (driver, none present, ordinal) */
+    HK_CUDA_ERUNTIME = -2, /* a CUDA call failed */
+    HK_CUDA_ENOMEM = -3,   /* host or device allocation failed */
+    HK_CUDA_EINVAL = -4    /* bad argument */
+};
+
+typedef struct {
+    int    ordinal;
+    char   name[256];
+    size_t total_mem;      /* bytes */
+    int    cc_major, cc_minor;
+    int    sm_count;
+} hk_cuda_device_t;
+
+/* Number of usable devices into *n; on failure *n = 0 and err says why
+ * (e.g. "no CUDA driver", "no GPU"). */
+int hk_cuda_device_count(int *n, char *err, size_t errlen);
+/* Properties of one device. */
+int hk_cuda_device_info(int ordinal, hk_cuda_device_t *info, char *err, size_t errlen);
+
+/* An engine over a set of devices (ordinals[0..n_devices)). */
+typedef struct hk_cuda hk_cuda_t;
+
+int  hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
+                  char *err, size_t errlen);
+/* Score every pair of the batch. precision is an HK_PREC_* value. */
+int  hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
+                   double float_threshold, char *err, size_t errlen);
+/* Accepts NULL. */
+void hk_cuda_close(hk_cuda_t *cu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

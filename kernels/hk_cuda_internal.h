@@ -1,0 +1,66 @@
+/* hk_cuda_internal.h - what the CUDA translation units share (C++ only). */
+#ifndef HK_CUDA_INTERNAL_H
+#define HK_CUDA_INTERNAL_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cuda_runtime.h>
+#include "hk_configs.h"
+
+/* One unit of work: read `read` against haplotypes hap .. hap+n_haps-1 of the
+ * chunk (consecutive haplotypes of one region); the result of hap + h goes to
+ * lk[out + h]. Indices are chunk-relative. */
+struct hk_item {
+    uint32_t read, hap, n_haps, out;
+};
+
+/* Most haplotypes in one item (the per-group table of C/n values). */
+#define HK_MAX_ITEM_HAPS 32
+
+/* The device view of one chunk. */
+struct hk_chunk_dev {
+    const uint8_t  *rbase;          /* read base codes */
+    const uint8_t  *rq, *ri, *rd, *rg; /* Phred qualities */
+    const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
+    const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
+    const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
+    double         *lk;             /* results of the chunk's pairs */
+    hk_item        *redo;           /* mixed mode: pairs to recompute in double */
+    uint32_t       *n_redo;         /* their count (device) */
+    double          threshold;      /* mixed mode: recompute below this scaled sum */
+    int             precision;      /* HK_PREC_* */
+};
+
+/* Scratch of the multi-tile kernels: one row of (M, I, D) per haplotype
+ * column, two rows (ping-pong) per group. */
+struct hk_scratch {
+    void    *ptr;
+    size_t   cols;    /* columns per row */
+    uint32_t groups;  /* groups it has room for */
+};
+
+/* Launchers (host). cfg indexes the family's configuration list. items and
+ * n_items describe the work; when n_items_dev is not NULL the count is read
+ * from the device instead (grid-stride over at most max_items). */
+cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
+                            uint32_t n_items, cudaStream_t st);
+cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
+                                  uint32_t n_items, const hk_scratch *sc, cudaStream_t st);
+cudaError_t hk_launch_double(int cfg, const hk_chunk_dev *c, const hk_item *items,
+                             uint32_t n_items, cudaStream_t st);
+cudaError_t hk_launch_double_multi(const hk_chunk_dev *c, const hk_item *items,
+                                   uint32_t n_items, const uint32_t *n_items_dev,
+                                   const hk_scratch *sc, cudaStream_t st);
+
+/* Tile rows and group size of configuration cfg of each family. */
+int hk_float_rows(int cfg);
+int hk_float_group(int cfg);
+int hk_double_rows(int cfg);
+int hk_double_group(int cfg);
+/* Bytes of scratch per group and column of the multi-tile kernels. */
+size_t hk_float_scratch_col_bytes(void);
+size_t hk_double_scratch_col_bytes(void);
+
+#define HK_BLOCK_THREADS 128
+
+#endif

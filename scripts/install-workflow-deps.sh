@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# install-workflow-deps.sh - what the workflow tests (tests/workflow.bats, tests/slurm.bats) need.
+#
+# Run as root on Debian 12 (no systemd needed). Idempotent: a second run changes nothing.
+#   apt:  slurm-wlm (slurmctld, slurmd, client tools), munge, slurmdbd, mariadb-server
+#         (accounting, so that the SLURM executor's sacct status checks work), python3-venv
+#   pip:  snakemake and snakemake-executor-plugin-slurm, pinned, into a virtual environment
+#         ($HK_WF_VENV, default /opt/haplik-workflow), with `snakemake` linked into /usr/local/bin.
+# No daemon is started or enabled here: tests/slurm/cluster.sh starts its own private cluster.
+#
+# Environment: HK_WF_VENV (venv directory), HK_WF_PYTHON (python >= 3.11 to build it with,
+# default python3), HK_WF_NO_APT=1 (skip the apt part, e.g. when not root).
+set -euo pipefail
+
+SNAKEMAKE_VERSION=9.27.1
+SLURM_PLUGIN_VERSION=2.8.0
+VENV=${HK_WF_VENV:-/opt/haplik-workflow}
+PY=${HK_WF_PYTHON:-python3}
+
+say() { printf 'install-workflow-deps: %s\n' "$*" >&2; }
+
+if [ "${HK_WF_NO_APT:-0}" != 1 ]; then
+    [ "$(id -u)" = 0 ] || { say "run as root (or set HK_WF_NO_APT=1 to skip apt)"; exit 2; }
+    pkgs="slurm-wlm munge slurmdbd mariadb-server mariadb-client python3-venv coreutils procps"
+    missing=
+    for p in $pkgs; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        say "apt-get install$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        # Keep the packages' maintainer scripts from starting daemons (no systemd here, and
+        # the tests run their own): policy-rc.d exit 101 = "action forbidden".
+        made_policy=0
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+            chmod 755 /usr/sbin/policy-rc.d
+            made_policy=1
+        fi
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends $missing
+        [ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
+    else
+        say "apt packages already installed"
+    fi
+fi
+
+want="snakemake==$SNAKEMAKE_VERSION snakemake-executor-plugin-slurm==$SLURM_PLUGIN_VERSION"
+if [ -x "$VENV/bin/snakemake" ] \
+   && [ "$("$VENV/bin/snakemake" --version 2>/dev/null)" = "$SNAKEMAKE_VERSION" ] \
+   && "$VENV/bin/python" -m pip show snakemake-executor-plugin-slurm 2>/dev/null \
+        | grep -qx "Version: $SLURM_PLUGIN_VERSION"; then
+    say "snakemake $SNAKEMAKE_VERSION and the SLURM plugin $SLURM_PLUGIN_VERSION already in $VENV"
+else
+    say "creating $VENV with $want"
+    "$PY" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    # shellcheck disable=SC2086
+    "$VENV/bin/python" -m pip install --quiet $want
+fi
+ln -sf "$VENV/bin/snakemake" /usr/local/bin/snakemake 2>/dev/null \
+    || say "could not link $VENV/bin/snakemake into /usr/local/bin; put $VENV/bin on PATH"
+say "snakemake $("$VENV/bin/snakemake" --version) ready ($VENV/bin/snakemake)"

@@ -1,0 +1,23 @@
+/* cmd_devices.c - `haplik devices`: the GPUs haplik can use, or why none. */
+#include "hk_cli.h"
+#include "hk_engine.h"
+
+#include <string.h>
+
+int hk_cmd_devices(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("Usage: haplik devices\n\n"
+               "List the GPUs haplik can use (ordinal, name, memory, compute capability,\n"
+               "multiprocessors), or say why none is usable. Exit status 0 when at least one\n"
+               "GPU is usable, 3 when none is.\n");
+        return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "haplik: error: devices takes no arguments; see 'haplik devices --help'\n");
+        return HK_EXIT_INPUT;
+    }
+    int n = hk_engine_list_devices(stdout);
+    if (hk_cli_close_stdout()) return HK_EXIT_RUNTIME;
+    return n > 0 ? HK_EXIT_OK : HK_EXIT_RUNTIME;
+}

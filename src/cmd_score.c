@@ -1,0 +1,264 @@
+/* cmd_score.c - `haplik score` and `haplik check`.
+ *
+ * Three stages overlap, each in its own thread, passing batches:
+ *   read (parse the inputs) -> score (engine) -> write (table, check, progress).
+ * A fixed pool of batches bounds memory at NBATCH batches. Start-up of the
+ * engine (CUDA context creation) overlaps with parsing the first batch.
+ */
+#include "hk_cli.h"
+#include "hk_engine.h"
+#include "hk_log.h"
+#include "hk_outfile.h"
+#include "hk_reader.h"
+#include "hk_table.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBATCH 3
+
+typedef struct {
+    hk_batch_t *item[NBATCH + 1];
+    int head, n;
+} queue_t;
+
+typedef struct {
+    /* set up before the threads start */
+    const hk_config_t *cfg;
+    char **inputs;
+    int    n_inputs;
+    size_t batch_pairs;
+    int    check;             /* compare with expected values */
+    hk_table_t *table;        /* NULL: no table (check without -o) */
+    hk_engine_t *engine;
+
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    queue_t free_q, score_q, write_q;
+    int    status;            /* first failure's exit status, 0 if none */
+
+    /* totals, written by the writer thread */
+    uint64_t regions, pairs, cells, recomputed;
+    /* check */
+    uint64_t compared, over, no_expected;
+    double   max_diff;
+    long     max_line;        /* input line of the worst pair's region */
+    uint64_t max_region;
+    uint32_t max_read, max_hap;
+    /* progress */
+    int      progress;
+    double   t0, last_progress;
+} run_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void q_push(run_t *r, queue_t *q, hk_batch_t *b)
+{
+    pthread_mutex_lock(&r->mu);
+    q->item[(q->head + q->n++) % (NBATCH + 1)] = b;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Pop a batch; NULL is the end-of-stream marker. Returns 0, or -1 when the
+ * run failed and the stage must stop. */
+static int q_pop(run_t *r, queue_t *q, hk_batch_t **b)
+{
+    pthread_mutex_lock(&r->mu);
+    while (q->n == 0 && !r->status) pthread_cond_wait(&r->cv, &r->mu);
+    if (r->status) { pthread_mutex_unlock(&r->mu); return -1; }
+    *b = q->item[q->head];
+    q->head = (q->head + 1) % (NBATCH + 1);
+    q->n--;
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+static void fail(run_t *r, int status)
+{
+    pthread_mutex_lock(&r->mu);
+    if (!r->status) r->status = status;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *read_stage(void *arg)
+{
+    run_t *r = arg;
+    hk_batch_t *b = NULL;
+    hk_reader_t *rd = NULL;
+    int next_input = 0;
+    for (;;) {
+        if (!b) {
+            if (q_pop(r, &r->free_q, &b) < 0) goto out;
+            hk_batch_clear(b);
+        }
+        if (!rd) {
+            if (next_input == r->n_inputs) break;
+            rd = hk_reader_open(r->inputs[next_input++], r->cfg->input_format, &r->cfg->model);
+            if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
+        }
+        int got = hk_reader_next(rd, b, r->batch_pairs);
+        if (got < 0) { fail(r, HK_EXIT_INPUT); goto out; }
+        if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
+        if (b->n_pairs >= r->batch_pairs) { q_push(r, &r->score_q, b); b = NULL; }
+    }
+    if (b && b->n_regions) q_push(r, &r->score_q, b);
+    q_push(r, &r->score_q, NULL);
+out:
+    hk_reader_close(rd);
+    return NULL;
+}
+
+static void check_batch(run_t *r, const hk_batch_t *b)
+{
+    for (size_t ri = 0; ri < b->n_regions; ri++) {
+        const hk_region_t *rg = &b->regions[ri];
+        for (uint64_t i = 0; i < (uint64_t)rg->n_reads * rg->n_haps; i++) {
+            const double want = b->expected[rg->pair0 + i], got = b->lk[rg->pair0 + i];
+            if (isnan(want)) { r->no_expected++; continue; }
+            double d = (want == got) ? 0.0 : fabs(got - want);
+            if (isnan(d)) d = INFINITY;
+            r->compared++;
+            if (d > r->cfg->tolerance) r->over++;
+            if (d > r->max_diff || r->compared == 1) {
+                r->max_diff = d;
+                r->max_line = rg->line;
+                r->max_region = r->regions + ri;
+                r->max_read = (uint32_t)(i / rg->n_haps);
+                r->max_hap = (uint32_t)(i % rg->n_haps);
+            }
+        }
+    }
+}
+
+static void show_progress(run_t *r, int final)
+{
+    const double t = now();
+    if (!final && t - r->last_progress < 0.5) return;
+    r->last_progress = t;
+    fprintf(stderr, "\rhaplik: %llu regions, %llu pairs, %.2f GCUPS%s",
+            (unsigned long long)r->regions, (unsigned long long)r->pairs,
+            (double)r->cells / (t - r->t0) / 1e9, final ? "\n" : "");
+}
+
+static void *write_stage(void *arg)
+{
+    run_t *r = arg;
+    hk_batch_t *b;
+    for (;;) {
+        if (q_pop(r, &r->write_q, &b) < 0) return NULL;
+        if (!b) return NULL;
+        if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
+        if (r->check) check_batch(r, b);
+        r->regions += b->n_regions;
+        r->pairs += b->n_pairs;
+        r->cells += b->cells;
+        r->recomputed += b->n_recomputed;
+        if (r->progress) show_progress(r, 0);
+        q_push(r, &r->free_q, b);
+    }
+}
+
+/* Run the pipeline; returns the exit status. */
+static int run(run_t *r, const char *output)
+{
+    hk_batch_t pool[NBATCH];
+    pthread_t reader, writer;
+    int reader_up = 0, writer_up = 0;
+    const hk_config_t *c = r->cfg;
+
+    r->t0 = now();
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    for (int i = 0; i < NBATCH; i++) { hk_batch_init(&pool[i]); r->free_q.item[i] = &pool[i]; }
+    r->free_q.n = NBATCH;
+    r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
+    /* the batch size is the engine's, known only once it is open: the reader
+     * starts with the size of the backend it is most likely to get */
+    r->batch_pairs = c->max_batch_pairs > 0 ? (size_t)c->max_batch_pairs
+                     : c->backend == HK_BACKEND_CPU ? (1u << 16) : (1u << 21);
+
+    if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
+    reader_up = 1;
+    int status = 0;
+    r->engine = hk_engine_open(c, &status);
+    if (!r->engine) { fail(r, status); goto join; }
+    if (output || !r->check) {
+        if (!(r->table = hk_table_open(output, c))) { fail(r, HK_EXIT_RUNTIME); goto join; }
+    }
+    if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_EXIT_RUNTIME); goto join; }
+    writer_up = 1;
+    for (;;) {
+        hk_batch_t *b;
+        if (q_pop(r, &r->score_q, &b) < 0) break;
+        if (b && hk_engine_score(r->engine, b)) { fail(r, HK_EXIT_RUNTIME); break; }
+        q_push(r, &r->write_q, b);
+        if (!b) break;
+    }
+join:
+    if (reader_up) pthread_join(reader, NULL);
+    if (writer_up) pthread_join(writer, NULL);
+    status = r->status;
+    if (!status && r->progress) show_progress(r, 1);
+    if (!status && r->table) {
+        const char *const *names;
+        hk_summary_t s = {
+            .regions = r->regions, .pairs = r->pairs, .cells = r->cells,
+            .double_recomputed = r->recomputed, .backend = hk_engine_backend(r->engine),
+            .seconds = now() - r->t0,
+        };
+        s.n_devices = hk_engine_devices(r->engine, &names);
+        s.devices = names;
+        if (hk_table_finish(r->table, &s)) status = HK_EXIT_RUNTIME;
+        r->table = NULL;
+    }
+    hk_table_abort(r->table);
+    hk_engine_close(r->engine);
+    for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    return status;
+}
+
+static int score_or_check(int check, int argc, char **argv)
+{
+    const char *cmd = check ? "check" : "score";
+    hk_cli_opts_t o;
+    int first, rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
+    if (rc < 0) { hk_config_free(&o.cfg); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0; }
+    if (rc) { hk_config_free(&o.cfg); return rc; }
+    hk_outfile_catch_signals();
+    run_t r = { .cfg = &o.cfg, .inputs = argv + first, .n_inputs = argc - first, .check = check };
+    int status = run(&r, o.output);
+    if (status == 0 && check) {
+        if (r.compared == 0) {
+            hk_log_error("check: no pair has an expected value (check needs HaplotypeCaller "
+                         "results files, which carry one)");
+            status = HK_EXIT_INPUT;
+        } else {
+            printf("pairs compared: %llu\n", (unsigned long long)r.compared);
+            printf("largest difference: %.3g (region %llu at line %ld, read %u, haplotype %u)\n",
+                   r.max_diff, (unsigned long long)r.max_region, r.max_line, r.max_read, r.max_hap);
+            printf("over tolerance %g: %llu\n", o.cfg.tolerance, (unsigned long long)r.over);
+            if (r.no_expected)
+                printf("pairs without an expected value: %llu\n", (unsigned long long)r.no_expected);
+            status = r.over ? HK_EXIT_DIFF : HK_EXIT_OK;
+        }
+    }
+    hk_config_free(&o.cfg);
+    if (hk_cli_close_stdout()) status = HK_EXIT_RUNTIME;
+    return status;
+}
+
+int hk_cmd_score(int argc, char **argv) { return score_or_check(0, argc, argv); }
+int hk_cmd_check(int argc, char **argv) { return score_or_check(1, argc, argv); }

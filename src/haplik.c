@@ -1,0 +1,47 @@
+/* haplik.c - main(): dispatch to the subcommands of hk_cli.h. */
+#include "hk_cli.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *what;
+} commands[] = {
+    { "score",   hk_cmd_score,   "score every read-haplotype pair, write the likelihood table" },
+    { "check",   hk_cmd_check,   "score and compare with the expected values of a results file" },
+    { "split",   hk_cmd_split,   "cut a dump into N shards balanced by cells" },
+    { "merge",   hk_cmd_merge,   "join shard tables into one" },
+    { "devices", hk_cmd_devices, "list the usable GPUs, or say why there is none" },
+};
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "haplik %s - Pair-HMM likelihoods of GATK HaplotypeCaller dumps, on GPUs\n\n"
+            "Usage: haplik COMMAND [options] ...\n\nCommands:\n", PACKAGE_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].what);
+    fprintf(fp, "\n'haplik COMMAND --help' describes each command and its options.\n"
+            "Exit status: 0 success, 1 check found differences, 2 usage, config or input error,\n"
+            "3 runtime or device failure.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return HK_EXIT_INPUT; }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("haplik %s\n", PACKAGE_VERSION);
+        return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "haplik: error: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return HK_EXIT_INPUT;
+}

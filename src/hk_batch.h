@@ -1,0 +1,114 @@
+/* hk_batch.h - a batch of regions packed for scoring.
+ *
+ * The batch is the one unit of work that flows reader -> engine -> table. Its
+ * arrays are plain data so that the CPU model and the CUDA engine (kernels/)
+ * read the same layout; nothing here is specific to a backend.
+ *
+ * Layout
+ *   read k:  positions [read_off[k], read_off[k+1]) of read_text, read_base,
+ *            read_q, read_i, read_d, read_g;
+ *   hap k:   positions [hap_off[k], hap_off[k+1]) of hap_text, hap_base;
+ *   region:  reads [read0, read0 + n_reads), haps [hap0, hap0 + n_haps), and
+ *            the likelihood of its read r against its hap h at
+ *            lk[pair0 + r * n_haps + h] (read-major, as GATK writes pairs).
+ * Base codes are 0..3 for A C G T and 4 for N. Qualities are Phred values
+ * already normalised by the model (base-quality floor, gcp override), so a
+ * backend applies no further rule to them.
+ *
+ * Ownership: the batch owns every array and every region name; hk_batch_clear
+ * empties it for reuse keeping its capacity, hk_batch_free releases it.
+ */
+#ifndef HK_BATCH_H
+#define HK_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Base codes. */
+#define HK_BASE_N 4
+
+typedef struct {
+    char    *name;     /* region tag, NULL when the input has none */
+    long     line;     /* 1-based input line where the region starts */
+    uint32_t read0;    /* first read of the region in the batch */
+    uint32_t n_reads;
+    uint32_t hap0;     /* first haplotype of the region in the batch */
+    uint32_t n_haps;
+    uint64_t pair0;    /* index of the region's first result in lk[] */
+    uint64_t cells;    /* sum over pairs of read length * haplotype length */
+} hk_region_t;
+
+typedef struct {
+    size_t       n_regions, m_regions;
+    hk_region_t *regions;
+
+    size_t    n_reads, m_reads;      /* read_off has n_reads + 1 entries */
+    uint64_t *read_off;
+    size_t    n_read_pos, m_read_pos;
+    char     *read_text;             /* bases as written in the input */
+    uint8_t  *read_base;             /* base codes */
+    uint8_t  *read_q, *read_i, *read_d, *read_g; /* Phred qualities */
+
+    size_t    n_haps, m_haps;        /* hap_off has n_haps + 1 entries */
+    uint64_t *hap_off;
+    size_t    n_hap_pos, m_hap_pos;
+    char     *hap_text;
+    uint8_t  *hap_base;
+
+    size_t    n_pairs, m_pairs;
+    double   *lk;                    /* results, log10 */
+    double   *expected;              /* the input's own value per pair, NaN if none */
+
+    uint64_t  cells;                 /* sum of the regions' cells */
+    uint64_t  n_recomputed;          /* pairs the scorer recomputed in double */
+    uint32_t  max_read_len, max_hap_len;
+} hk_batch_t;
+
+struct hk_model;
+
+/* Error codes of the add functions. */
+enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4 };
+
+/* Longest read or haplotype accepted (positions are 32-bit throughout). */
+#define HK_MAX_SEQ_LEN 1000000u
+
+/* Initialise an empty batch (no allocation). */
+void hk_batch_init(hk_batch_t *b);
+/* Empty the batch, keeping its capacity. */
+void hk_batch_clear(hk_batch_t *b);
+/* Release everything; accepts NULL. */
+void hk_batch_free(hk_batch_t *b);
+
+/* Building a batch: begin a region, add its reads and haplotypes (in any
+ * order), end it. Sequences are normalised with the model's rules. On
+ * HK_BATCH_EBASE / HK_BATCH_EQUAL, *bad points at the offending character.
+ * name is copied (NULL for none). end_region sizes the region's results,
+ * sets lk[] to NaN and expected[] to NaN. */
+int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
+    __attribute__((warn_unused_result));
+int hk_batch_add_read(hk_batch_t *b, const struct hk_model *m, const char *bases,
+                      const char *qual, const char *ins, const char *del,
+                      const char *gcp, uint32_t len, const char **bad)
+    __attribute__((warn_unused_result));
+int hk_batch_add_hap(hk_batch_t *b, const struct hk_model *m, const char *bases,
+                     uint32_t len, const char **bad)
+    __attribute__((warn_unused_result));
+int hk_batch_end_region(hk_batch_t *b) __attribute__((warn_unused_result));
+/* The region being built or last built. */
+static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)
+{ return &b->regions[b->n_regions - 1]; }
+
+/* Length of read k / hap k. */
+static inline uint32_t hk_batch_read_len(const hk_batch_t *b, size_t k)
+{ return (uint32_t)(b->read_off[k + 1] - b->read_off[k]); }
+static inline uint32_t hk_batch_hap_len(const hk_batch_t *b, size_t k)
+{ return (uint32_t)(b->hap_off[k + 1] - b->hap_off[k]); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

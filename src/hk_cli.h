@@ -1,0 +1,42 @@
+/* hk_cli.h - the subcommands and what they share.
+ *
+ * Each hk_cmd_* parses its own arguments and returns the process exit status
+ * (SPEC section 5): 0 success, 1 check found differences, 2 usage, config or
+ * input error, 3 runtime or device failure.
+ */
+#ifndef HK_CLI_H
+#define HK_CLI_H
+
+#include <stdio.h>
+#include "hk_config.h"
+
+enum { HK_EXIT_OK = 0, HK_EXIT_DIFF = 1, HK_EXIT_INPUT = 2, HK_EXIT_RUNTIME = 3 };
+
+int hk_cmd_score(int argc, char **argv);
+int hk_cmd_check(int argc, char **argv);
+int hk_cmd_split(int argc, char **argv);
+int hk_cmd_merge(int argc, char **argv);
+int hk_cmd_devices(int argc, char **argv);
+int hk_cmd_shard(int argc, char **argv);
+int hk_cmd_bench(int argc, char **argv);
+
+/* Options shared by score and check, applied over the config file; the
+ * config file (-c) is loaded first whatever its position. */
+typedef struct {
+    hk_config_t cfg;
+    const char *output;    /* -o, NULL for standard output */
+} hk_cli_opts_t;
+
+/* Parse score/check options. Returns -1 for --help (printed), or an exit
+ * status: 0 to go on (then *first_input is argv's index of the first input),
+ * 2 on a usage or config error (logged). */
+int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
+                            int *first_input);
+
+/* Print a command's usage and the default configuration. */
+void hk_cli_usage_score(FILE *fp, const char *cmd);
+
+/* Standard output must really have been written: fclose-level check. */
+int hk_cli_close_stdout(void);
+
+#endif

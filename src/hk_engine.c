@@ -1,0 +1,224 @@
+/* hk_engine.c - see hk_engine.h. */
+#include "hk_engine.h"
+#include "hk_log.h"
+#include "config.h"
+#include "hk_cuda.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Default batch sizes: the CPU gains nothing from large batches, the GPU
+ * needs them to fill the device and hide transfers. */
+#define CPU_BATCH_PAIRS  (1u << 16)
+#define CUDA_BATCH_PAIRS (1u << 21)
+
+struct hk_engine {
+    const hk_config_t *c;
+    int         cuda;              /* 1: CUDA backend */
+    int         threads;
+    hk_cuda_t  *cu;
+    int         lock_fd;           /* held GPU lock, -1 if none */
+    int         n_names;
+    char       *names[HK_MAX_DEVICES];
+};
+
+static char *cpu_model_name(void)
+{
+    char line[256], *name = NULL;
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (!strncmp(line, "model name", 10)) {
+            char *v = strchr(line, ':');
+            if (v) {
+                v += 1 + (v[1] == ' ');
+                v[strcspn(v, "\n")] = '\0';
+                name = strdup(v);
+            }
+            break;
+        }
+    }
+    if (fp) fclose(fp);
+    return name ? name : strdup("CPU");
+}
+
+#ifdef HAVE_CUDA
+/* Claim one device of `cand` through DIR/gpu<N>.lock; waits while all are
+ * taken. Returns the ordinal and leaves the lock's fd in *fd, or -1. */
+static int claim_gpu(const char *dir, const int *cand, int n, int *fd)
+{
+    int noticed = 0;
+    for (;;) {
+        for (int i = 0; i < n; i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/gpu%d.lock", dir, cand[i]);
+            int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+            if (f < 0) {
+                hk_log_error("%s: cannot open the GPU lock: %s", path, strerror(errno));
+                return -1;
+            }
+            if (flock(f, LOCK_EX | LOCK_NB) == 0) {
+                char who[128];
+                int len = snprintf(who, sizeof who, "%ld\n", (long)getpid());
+                if (ftruncate(f, 0) == 0 && write(f, who, (size_t)len) < 0) { /* advisory */ }
+                *fd = f;
+                return cand[i];
+            }
+            close(f);
+        }
+        if (!noticed) hk_log_notice("all GPUs in %s are taken; waiting for one", dir);
+        noticed = 1;
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Open CUDA per the config. 0 on success; -1 when no GPU is usable, with the
+ * reason in why; -2 on a failure that must stop the run (logged). */
+static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
+{
+    const hk_config_t *c = e->c;
+    int count;
+    if (hk_cuda_device_count(&count, why, whylen) != HK_CUDA_OK || count == 0) {
+        if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
+        return -1;
+    }
+    int cand[HK_MAX_DEVICES], n = 0;
+    if (c->n_devices < 0) {
+        for (int d = 0; d < count && n < HK_MAX_DEVICES; d++) cand[n++] = d;
+    } else {
+        for (int i = 0; i < c->n_devices; i++) {
+            if (c->devices[i] >= count) {
+                snprintf(why, whylen, "device %d does not exist (%d device%s found)",
+                         c->devices[i], count, count == 1 ? "" : "s");
+                return -1;
+            }
+            cand[n++] = c->devices[i];
+        }
+    }
+    if (c->gpu_lock_dir) {
+        int d = claim_gpu(c->gpu_lock_dir, cand, n, &e->lock_fd);
+        if (d < 0) return -2;
+        cand[0] = d;
+        n = 1;
+    }
+    char err[512] = "";
+    if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_CUDA_OK) {
+        snprintf(why, whylen, "%s", err);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        hk_cuda_device_t info;
+        if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
+            snprintf(info.name, sizeof info.name, "GPU %d", cand[i]);
+        e->names[e->n_names++] = strdup(info.name);
+    }
+    e->cuda = 1;
+    return 0;
+}
+#endif
+
+hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
+{
+    hk_engine_t *e = calloc(1, sizeof *e);
+    if (!e) { hk_log_error("out of memory"); *status = 3; return NULL; }
+    e->c = c;
+    e->lock_fd = -1;
+    e->threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (e->threads < 1) e->threads = 1;
+    if (c->backend != HK_BACKEND_CPU) {
+        char why[512] = "";
+#ifdef HAVE_CUDA
+        int rc = open_cuda(e, why, sizeof why);
+        if (rc == -2) { hk_engine_close(e); *status = 3; return NULL; }
+#else
+        snprintf(why, sizeof why, "haplik was built without CUDA (configure found no CUDA "
+                 "toolkit, or --disable-cuda was given)");
+#endif
+        if (!e->cuda) {
+            if (c->backend == HK_BACKEND_CUDA) {
+                hk_log_error("--backend cuda: no usable GPU: %s", why);
+                hk_engine_close(e);
+                *status = 3;
+                return NULL;
+            }
+            hk_log_notice("no usable GPU (%s); scoring on the CPU with %d thread%s", why,
+                          e->threads, e->threads == 1 ? "" : "s");
+        }
+    }
+    if (!e->cuda) e->names[e->n_names++] = cpu_model_name();
+    return e;
+}
+
+int hk_engine_score(hk_engine_t *e, hk_batch_t *b)
+{
+#ifdef HAVE_CUDA
+    if (e->cuda) {
+        char err[512] = "";
+        if (hk_cuda_score(e->cu, b, e->c->model.precision, e->c->model.float_threshold,
+                          err, sizeof err) != HK_CUDA_OK) {
+            hk_log_error("%s", err);
+            return -1;
+        }
+        return 0;
+    }
+#endif
+    return hk_model_score_batch(&e->c->model, b, e->threads);
+}
+
+const char *hk_engine_backend(const hk_engine_t *e) { return e->cuda ? "cuda" : "cpu"; }
+
+int hk_engine_devices(const hk_engine_t *e, const char *const **names)
+{
+    *names = (const char *const *)e->names;
+    return e->n_names;
+}
+
+size_t hk_engine_batch_pairs(const hk_engine_t *e)
+{
+    if (e->c->max_batch_pairs > 0) return (size_t)e->c->max_batch_pairs;
+    return e->cuda ? CUDA_BATCH_PAIRS : CPU_BATCH_PAIRS;
+}
+
+void hk_engine_close(hk_engine_t *e)
+{
+    if (!e) return;
+#ifdef HAVE_CUDA
+    hk_cuda_close(e->cu);
+#endif
+    if (e->lock_fd >= 0) close(e->lock_fd);
+    for (int i = 0; i < e->n_names; i++) free(e->names[i]);
+    free(e);
+}
+
+int hk_engine_list_devices(FILE *fp)
+{
+#ifdef HAVE_CUDA
+    char err[512] = "";
+    int count = 0;
+    if (hk_cuda_device_count(&count, err, sizeof err) != HK_CUDA_OK || count == 0) {
+        fprintf(fp, "no usable GPU: %s\n", *err ? err : "no CUDA device found");
+        return 0;
+    }
+    fprintf(fp, "ordinal\tname\tmemory_GiB\tcompute_capability\tmultiprocessors\n");
+    for (int d = 0; d < count; d++) {
+        hk_cuda_device_t info;
+        if (hk_cuda_device_info(d, &info, err, sizeof err) != HK_CUDA_OK) {
+            fprintf(fp, "%d\t(unreadable: %s)\n", d, err);
+            continue;
+        }
+        fprintf(fp, "%d\t%s\t%.1f\t%d.%d\t%d\n", d, info.name, info.total_mem / 1073741824.0,
+                info.cc_major, info.cc_minor, info.sm_count);
+    }
+    return count;
+#else
+    fprintf(fp, "no usable GPU: haplik was built without CUDA (configure found no CUDA toolkit, "
+            "or --disable-cuda was given)\n");
+    return 0;
+#endif
+}

@@ -1,0 +1,35 @@
+/* hk_engine.h - the scoring backend chosen for a run (CPU or CUDA).
+ *
+ * hk_engine_open resolves engine.backend: `cuda` must get a GPU (else exit
+ * status 3), `auto` takes one when usable and otherwise falls back to the CPU
+ * with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
+ * claims the first free device of engine.devices by flock and holds it until
+ * the engine is closed (or the process exits).
+ */
+#ifndef HK_ENGINE_H
+#define HK_ENGINE_H
+
+#include <stddef.h>
+#include "hk_batch.h"
+#include "hk_config.h"
+
+typedef struct hk_engine hk_engine_t;
+
+/* NULL on failure (logged); *status is then the exit status to use. */
+hk_engine_t *hk_engine_open(const hk_config_t *c, int *status);
+/* Score every pair of b. 0, or -1 (logged; a device failure). */
+int hk_engine_score(hk_engine_t *e, hk_batch_t *b) __attribute__((warn_unused_result));
+/* "cpu" or "cuda". */
+const char *hk_engine_backend(const hk_engine_t *e);
+/* Names of the devices in use (the CPU's model name for the CPU). */
+int hk_engine_devices(const hk_engine_t *e, const char *const **names);
+/* Pairs per batch: engine.max_batch_pairs, or the backend's default. */
+size_t hk_engine_batch_pairs(const hk_engine_t *e);
+/* Accepts NULL. */
+void hk_engine_close(hk_engine_t *e);
+
+/* For `haplik devices`: print the usable GPUs, or why there is none, to fp.
+ * Returns the number of usable GPUs. */
+int hk_engine_list_devices(FILE *fp);
+
+#endif

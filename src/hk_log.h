@@ -1,0 +1,15 @@
+/* hk_log.h - diagnostics on stderr, one line each, prefixed "haplik: ".
+ *
+ * Library code reports an error once, where it is found, and returns a status;
+ * only main() decides the exit status. Notices (fallbacks, progress) are
+ * silenced by --quiet; errors never are.
+ */
+#ifndef HK_LOG_H
+#define HK_LOG_H
+
+void hk_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_log_set_quiet(int quiet);
+int  hk_log_quiet(void);
+
+#endif

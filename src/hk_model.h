@@ -1,0 +1,42 @@
+/* hk_model.h - the Pair-HMM model (SPEC section 1) and its CPU scorer.
+ *
+ * The CPU scorer is the reference for every other backend: `double` mode is
+ * the exact recurrence in double precision, `mixed` reproduces GATK/GKL's
+ * float-then-double policy, `float` never falls back.
+ */
+#ifndef HK_MODEL_H
+#define HK_MODEL_H
+
+#include <stdint.h>
+#include "hk_batch.h"
+#include "../kernels/hk_cuda.h"   /* HK_PREC_* */
+
+typedef struct hk_model {
+    int    precision;         /* HK_PREC_MIXED, HK_PREC_FLOAT or HK_PREC_DOUBLE */
+    double float_threshold;   /* mixed: recompute in double below this scaled sum */
+    int    min_base_quality;  /* base qualities are raised to at least this */
+    int    gcp;               /* >= 0 replaces every gap-continuation quality; -1 keeps them */
+    int    unknown_as_n;      /* 1: letters other than ACGTN read as N; 0: input error */
+} hk_model_t;
+
+/* Base code of a letter: 0..3 for ACGT (either case), 4 for N/n, -1 otherwise. */
+int hk_model_base_code(int c);
+
+/* Score one pair. Read arrays have rlen entries, hap_base hlen entries; the
+ * qualities are the normalised Phred values of hk_batch_t. ws must hold
+ * hk_model_ws_size(hlen) bytes, 16-byte aligned. *recomputed is set to 1 when
+ * mixed mode fell back to double. Returns log10 of the likelihood. */
+double hk_model_score_pair(const hk_model_t *m,
+                           const uint8_t *read_base, const uint8_t *q,
+                           const uint8_t *ins, const uint8_t *del,
+                           const uint8_t *gcp, uint32_t rlen,
+                           const uint8_t *hap_base, uint32_t hlen,
+                           void *ws, int *recomputed);
+size_t hk_model_ws_size(uint32_t hlen);
+
+/* Score every pair of a batch on the CPU with nthreads threads (>= 1).
+ * Returns 0, or -1 when memory or threads could not be had (logged). */
+int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
+    __attribute__((warn_unused_result));
+
+#endif

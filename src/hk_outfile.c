@@ -1,0 +1,177 @@
+/* hk_outfile.c - see hk_outfile.h. */
+#include "hk_outfile.h"
+#include "hk_log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct hk_outfile {
+    char *path;      /* destination; NULL for stdout */
+    char *tmp;       /* temporary path; NULL for stdout's spool */
+    FILE *fp;
+    int   slot;      /* index in pending[], -1 if none */
+};
+
+/* Temporary paths a signal handler must remove. Written only with signals
+ * blocked, read only by the handler. */
+#define MAX_PENDING 256
+static char *volatile pending[MAX_PENDING];
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigemptyset(&all);
+    sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM);
+    sigaddset(&all, SIGHUP); sigaddset(&all, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static int register_tmp(char *tmp)
+{
+    sigset_t old;
+    int slot = -1;
+    block_signals(&old);
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (!pending[i]) { pending[i] = tmp; slot = i; break; }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return slot;
+}
+
+static void unregister_tmp(int slot)
+{
+    if (slot < 0) return;
+    sigset_t old;
+    block_signals(&old);
+    pending[slot] = NULL;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending[i]) unlink(pending[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+void hk_outfile_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+hk_outfile_t *hk_outfile_open(const char *path)
+{
+    hk_outfile_t *o = calloc(1, sizeof *o);
+    if (!o) { hk_log_error("out of memory"); return NULL; }
+    o->slot = -1;
+    if (!path || !strcmp(path, "-")) {
+        if (!(o->fp = tmpfile())) {
+            hk_log_error("cannot create a temporary file to spool standard output: %s",
+                         strerror(errno));
+            free(o);
+            return NULL;
+        }
+        return o;
+    }
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    o->path = strdup(path);
+    o->tmp = malloc(strlen(path) + 16);
+    if (!o->path || !o->tmp) { hk_log_error("out of memory"); goto fail; }
+    sprintf(o->tmp, "%.*s.%s.tmpXXXXXX", (int)dirlen, path, path + dirlen);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        hk_log_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        goto fail;
+    }
+    o->slot = register_tmp(o->tmp);
+    if (!(o->fp = fdopen(fd, "w"))) {
+        hk_log_error("%s: %s", o->tmp, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        goto fail;
+    }
+    setvbuf(o->fp, NULL, _IOFBF, 1 << 20);
+    return o;
+fail:
+    unregister_tmp(o->slot);
+    free(o->path);
+    free(o->tmp);
+    free(o);
+    return NULL;
+}
+
+FILE *hk_outfile_fp(hk_outfile_t *o) { return o->fp; }
+const char *hk_outfile_path(const hk_outfile_t *o) { return o->path ? o->path : "-"; }
+
+static void outfile_free(hk_outfile_t *o)
+{
+    unregister_tmp(o->slot);
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+static int copy_to_stdout(FILE *in)
+{
+    char buf[1 << 16];
+    size_t n;
+    if (fflush(in) || fseek(in, 0, SEEK_SET)) return -1;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n) return -1;
+    if (ferror(in) || fflush(stdout)) return -1;
+    return 0;
+}
+
+int hk_outfile_commit(hk_outfile_t *o)
+{
+    int rc = 0;
+    if (!o->path) {
+        if (copy_to_stdout(o->fp) < 0) {
+            hk_log_error("writing standard output: %s", strerror(errno));
+            rc = -1;
+        }
+        fclose(o->fp);
+        outfile_free(o);
+        return rc;
+    }
+    if (ferror(o->fp) || fflush(o->fp) || fsync(fileno(o->fp))) {
+        hk_log_error("%s: write failed: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (fclose(o->fp) && rc == 0) {
+        hk_log_error("%s: write failed: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        mode_t mask = umask(0);
+        umask(mask);
+        chmod(o->tmp, 0666 & ~mask);
+        if (rename(o->tmp, o->path)) {
+            hk_log_error("%s: cannot move the output into place: %s", o->path, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc) unlink(o->tmp);
+    outfile_free(o);
+    return rc;
+}
+
+void hk_outfile_abort(hk_outfile_t *o)
+{
+    if (!o) return;
+    fclose(o->fp);
+    if (o->tmp) unlink(o->tmp);
+    outfile_free(o);
+}

@@ -1,0 +1,53 @@
+/* hk_reader.h - streaming readers of Pair-HMM dumps (SPEC section 2).
+ *
+ * Reads the HaplotypeCaller results-file format (`gatk`) and the benchmark
+ * batch format (`batch`), plain, gzip or BGZF (htslib), or "-" for standard
+ * input, and appends whole regions to a batch. Memory is bounded by the
+ * largest region plus the batch the caller asks for, never by the file.
+ *
+ * Errors (bad input, I/O) are logged once as "FILE:LINE: what" and reported
+ * by a -1 return; the reader is then unusable except for hk_reader_close.
+ */
+#ifndef HK_READER_H
+#define HK_READER_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "hk_batch.h"
+#include "hk_model.h"
+
+enum { HK_FMT_AUTO = 0, HK_FMT_GATK = 1, HK_FMT_BATCH = 2 };
+
+typedef struct hk_reader hk_reader_t;
+
+/* Open path ("-" for stdin). format is HK_FMT_*; AUTO detects from the
+ * content. The model normalises sequences as they are read; it must outlive
+ * the reader. Returns NULL on failure (logged). */
+hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
+
+/* Append whole regions to b until it holds at least max_pairs pairs (at least
+ * one region when any is left). Returns the number of regions added, 0 at the
+ * end of the input, -1 on error (logged). */
+int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
+    __attribute__((warn_unused_result));
+
+/* The detected (or forced) format; HK_FMT_AUTO until the first record. */
+int hk_reader_format(const hk_reader_t *r);
+/* Name of a format for messages and the table ("gatk", "batch"). */
+const char *hk_reader_format_name(int format);
+/* Parse "auto", "gatk", "batch"; -1 when unknown. */
+int hk_reader_parse_format(const char *s);
+
+/* Accepts NULL. */
+void hk_reader_close(hk_reader_t *r);
+
+/* Write region ri of b back as dump text in the given format, preceded by
+ * "# region NAME" when its name differs from *last_name (a string owned by
+ * the caller, NULL for none, replaced by a copy of the new name),
+ * and "# source-line N" so that its table keeps the original line. Returns 0,
+ * or -1 on a write error. The batch must have been read with a model whose
+ * min_base_quality is 0 and gcp -1 so that qualities round-trip. */
+int hk_reader_write_region(FILE *fp, const hk_batch_t *b, size_t ri, int format,
+                           char **last_name);
+
+#endif

@@ -1,0 +1,140 @@
+# common.smk - config validation and the functions the rules share (no rules here).
+
+import json
+import re
+import shlex
+import shutil
+
+from snakemake.utils import validate
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+# ---- mode, shards and names ----------------------------------------------------------
+
+GENOME_MODE = bool(config.get("genome"))
+GENOME_DEFAULTS = {
+    "window": 100000,
+    "extra": "",
+    "java_options": "-Xmx4g",
+    "threads": 2,
+    "mem_mb": 6000,
+}
+if GENOME_MODE:
+    for _key, _value in GENOME_DEFAULTS.items():
+        config["genome"].setdefault(_key, _value)
+N_SHARDS = config["shards"]
+# haplik writes zero-padded shard numbers, at least 4 digits (haplik shard's OUTPREFIX0001.bed)
+SHARD_IDS = [f"{k:0{max(4, len(str(N_SHARDS)))}d}" for k in range(1, N_SHARDS + 1)]
+
+
+def _dump_names(paths):
+    """A wildcard-safe, unique name per dump, from its file name, in the order given."""
+    names = []
+    for path in paths:
+        stem = os.path.basename(path.rstrip("/"))
+        stem = re.sub(r"\.(gz|bgz|bgzf)$", "", stem)
+        stem = re.sub(r"\.(txt|in|dump|hmmresults)$", "", stem)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._") or "dump"
+        name, k = stem, 2
+        while name in names:
+            name, k = f"{stem}_{k}", k + 1
+        names.append(name)
+    return names
+
+
+if GENOME_MODE:
+    if config.get("dumps"):
+        logger.warning(
+            "haplik workflow: `genome` is set, so the genome mode runs and `dumps` "
+            "is ignored (set `dumps: []` to silence this)"
+        )
+    DUMPS = {"genome": None}
+else:
+    if not config.get("dumps"):
+        raise WorkflowError(
+            "haplik workflow: nothing to do: set `dumps` (a list of dump files) or `genome` "
+            "(reference and BAMs) in the config"
+        )
+    DUMPS = dict(zip(_dump_names(config["dumps"]), config["dumps"]))
+
+
+wildcard_constraints:
+    dump="|".join(re.escape(d) for d in DUMPS),
+    shard=r"[0-9]+",
+
+
+# ---- haplik --------------------------------------------------------------------------
+
+
+def _haplik_path():
+    """config `haplik`, else `haplik` on PATH, else ./haplik (an in-tree build); absolute,
+    so that cluster jobs run the same binary."""
+    exe = config.get("haplik")
+    if exe:
+        found = shutil.which(exe)
+        return os.path.abspath(found) if found else exe
+    found = shutil.which("haplik")
+    if found:
+        return os.path.abspath(found)
+    if os.access("haplik", os.X_OK):
+        return os.path.abspath("haplik")
+    return "haplik"
+
+
+HAPLIK = _haplik_path()
+
+
+def get_haplik_config(lock):
+    """haplik's own JSON config for the scoring jobs: config `haplik_config`, the scoring
+    settings, and (when `lock` is true) engine.gpu_lock_dir."""
+    cfg = json.loads(json.dumps(config.get("haplik_config") or {}))
+    engine = cfg.setdefault("engine", {})
+    scoring = config["scoring"]
+    engine["backend"] = scoring["backend"]
+    engine["devices"] = scoring["devices"]
+    if lock and scoring.get("gpu_lock_dir"):
+        engine["gpu_lock_dir"] = os.path.abspath(scoring["gpu_lock_dir"])
+    else:
+        engine.pop("gpu_lock_dir", None)
+    return cfg
+
+
+# ---- inputs --------------------------------------------------------------------------
+
+
+def get_dump(wildcards):
+    """The dump file `dump` names (dumps mode)."""
+    return DUMPS[wildcards.dump]
+
+
+def get_score_input(wildcards):
+    """What a scoring job reads: a genome shard's HaplotypeCaller dump, a dump scored
+    whole (shards: 1), or one of the dump's shards."""
+    if GENOME_MODE:
+        return f"results/genome/dumps/{wildcards.shard}.txt"
+    if N_SHARDS == 1:
+        return DUMPS[wildcards.dump]
+    return f"results/split/{wildcards.dump}/{wildcards.shard}.txt"
+
+
+def get_tables():
+    """Every shard table, in the order of `dumps`, then of the shards."""
+    return [f"results/tables/{d}/{s}.json" for d in DUMPS for s in SHARD_IDS]
+
+
+def get_reference():
+    return config["genome"]["reference"]
+
+
+def get_reference_fai():
+    return f"{config['genome']['reference']}.fai"
+
+
+def get_bams():
+    return config["genome"]["bams"]
+
+
+def get_hc_inputs():
+    """-I BAM ... for HaplotypeCaller."""
+    return " ".join(f"-I {shlex.quote(b)}" for b in config["genome"]["bams"])

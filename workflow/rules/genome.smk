@@ -1,0 +1,52 @@
+# genome.smk - genome mode: cut the reference into shards and run HaplotypeCaller on each,
+# writing its Pair-HMM dump (--pair-hmm-results-file) for scoring.
+
+
+if GENOME_MODE:
+
+    rule genome_shards:
+        input:
+            fai=get_reference_fai(),
+        output:
+            expand("results/genome/shards/{shard}.bed", shard=SHARD_IDS),
+        log:
+            "logs/genome/shards.log",
+        conda:
+            "../../envs/haplik.yaml"
+        params:
+            haplik=HAPLIK,
+            n=N_SHARDS,
+            window=config["genome"]["window"],
+            prefix="results/genome/shards/",
+        shell:
+            "{params.haplik} shard --fai {input.fai:q} -n {params.n} --window {params.window}"
+            " {params.prefix:q} 2> {log:q}"
+
+
+    rule haplotype_caller:
+        input:
+            bed="results/genome/shards/{shard}.bed",
+            ref=get_reference(),
+            fai=get_reference_fai(),
+            bams=get_bams(),
+        output:
+            dump="results/genome/dumps/{shard}.txt",
+            vcf="results/genome/vcf/{shard}.vcf.gz",
+        log:
+            "logs/genome/haplotypecaller/{shard}.log",
+        benchmark:
+            "benchmarks/genome/haplotypecaller/{shard}.tsv"
+        conda:
+            "../../envs/gatk4.yaml"
+        threads: config["genome"]["threads"]
+        resources:
+            mem_mb=config["genome"]["mem_mb"],
+        params:
+            java_options=config["genome"]["java_options"],
+            inputs=get_hc_inputs(),
+            extra=config["genome"]["extra"],
+        shell:
+            "gatk --java-options {params.java_options:q} HaplotypeCaller"
+            " -R {input.ref:q} {params.inputs} -L {input.bed:q} -O {output.vcf:q}"
+            " --pair-hmm-results-file {output.dump:q} --native-pair-hmm-threads {threads}"
+            " {params.extra} > {log:q} 2>&1"
