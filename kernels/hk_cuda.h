@@ -60,6 +60,23 @@ int  hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
 /* Accepts NULL. */
 void hk_cuda_close(hk_cuda_t *cu);
 
+/* ---- benchmark support (haplik bench) ---- */
+
+/* The float kernel configurations: P (lanes per pair) and K (read rows per
+ * lane) of each, in dispatch order, into p[0..max) and k[0..max). Returns
+ * how many there are. Works without a GPU. */
+int hk_cuda_configs(int *p, int *k, int max);
+
+/* Time the kernels alone on batch b, on the engine's first device: b is
+ * packed and copied once, then scored `runs` times (after one warm-up run),
+ * each timed with CUDA events; *median_s is the median. config >= 0 forces
+ * float configuration `config` for every pair (every read must fit its tile,
+ * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score does.
+ * The batch's lk[] receives the last run's results. The batch must fit the
+ * device in one piece. */
+int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int precision, int runs,
+                  double *median_s, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

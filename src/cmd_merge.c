@@ -239,8 +239,13 @@ static int peek_table(const char *path, int *format, char **model)
             h = parse_fragment("", ks.s, ks.l - 1, "}");
         } else {
             *format = HK_OUT_JSONL;
-            while (hts_getline(fp, KS_SEP_LINE, &ks) >= 0) {}
-            h = cJSON_Parse(ks.s);
+            kstring_t last = { 0, 0, NULL };
+            do {
+                last.l = 0;
+                kputsn(ks.s, ks.l, &last);
+            } while (hts_getline(fp, KS_SEP_LINE, &ks) >= 0);
+            h = last.s ? cJSON_Parse(last.s) : NULL;
+            free(last.s);
         }
     }
     free(ks.s);

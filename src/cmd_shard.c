@@ -25,10 +25,9 @@
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
 
+#include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
-
-int hk_cmd_shard(int argc, char **argv);
 
 #define SHARD_DEFAULT_WINDOW 100000 /* bp: cut grid inside long contigs */
 #define SHARD_MAX_N          1000000

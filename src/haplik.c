@@ -2,6 +2,7 @@
 #include "hk_cli.h"
 #include "config.h"
 
+#include <htslib/hts.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,9 @@ static void usage(FILE *fp)
 int main(int argc, char **argv)
 {
     if (argc < 2) { usage(stderr); return HK_EXIT_INPUT; }
+    /* htslib's own messages would make a second line per error: haplik
+     * reports every failure itself, with file and line */
+    hts_set_log_level(HTS_LOG_OFF);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
         return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;

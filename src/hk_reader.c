@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <htslib/bgzf.h>
 #include <htslib/hts.h>
 #include <htslib/kseq.h>
 #include <htslib/kstring.h>
@@ -44,9 +45,12 @@ struct hk_reader {
     int         format;
     long        line;        /* lines read so far */
     kstring_t   ks;          /* the current line */
+    kstring_t   ahead;       /* the line after it */
+    int         ahead_state; /* 0 not read yet, else 2 + fetch_line's result */
     char       *name;        /* current region tag, NULL for none */
     long        source_line; /* from "# source-line N", 0 when none */
     int         eof, failed;
+    int         bgzf_unterminated; /* BGZF without its end-of-file marker */
     /* results-file reconstruction (see top) */
     record_t   *recs;
     size_t      n, m_recs, n_done, n_haps;
@@ -74,12 +78,21 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
         free(r);
         return NULL;
     }
+    errno = 0;
     r->fp = hts_open(path, "r");
-    if (!r->fp) {
-        hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
+    if (!r->fp || r->fp->is_bin) {
+        if (errno == ENOEXEC || (r->fp && r->fp->is_bin))
+            hk_log_error("%s:1: binary content (%s), not a text dump", path,
+                         r->fp ? hts_format_description(&r->fp->format) : "unknown format");
+        else
+            hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
         hk_reader_close(r);
         return NULL;
     }
+    /* a BGZF file cut at a block boundary reads as a shorter valid file;
+     * only its missing end-of-file marker tells */
+    r->bgzf_unterminated = r->fp->format.compression == bgzf &&
+                           bgzf_check_EOF(r->fp->fp.bgzf) == 0;
     r->m = m;
     r->format = format;
     return r;
@@ -91,6 +104,7 @@ void hk_reader_close(hk_reader_t *r)
     if (r->fp) hts_close(r->fp);
     free(r->path);
     free(r->ks.s);
+    free(r->ahead.s);
     free(r->name);
     free(r->recs);
     free(r->arena.s);
@@ -114,19 +128,48 @@ static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
     r->failed = 1;
 }
 
-/* Next line into r->ks without its line end; 1 on a line, 0 at EOF, -1 on
- * error (a truncated or corrupt compressed stream, a read error). */
+/* Read one line into *ks without its line end: 1, 0 at EOF, -1 on error. */
+static int fetch_line(hk_reader_t *r, kstring_t *ks)
+{
+    int ret = hts_getline(r->fp, KS_SEP_LINE, ks);
+    if (ret < -1) return -1;
+    if (ret == -1) return 0;
+    if (ks->l && ks->s[ks->l - 1] == '\r') ks->s[--ks->l] = '\0';
+    return 1;
+}
+
+/* Next line into r->ks: 1 on a line, 0 at EOF, -1 on error. The reader stays
+ * one line ahead, so that a truncated or corrupt compressed stream is reported
+ * as such rather than as a malformed last line. */
 static int next_line(hk_reader_t *r)
 {
-    int ret = hts_getline(r->fp, KS_SEP_LINE, &r->ks);
-    if (ret < -1) {
+    if (r->ahead_state == 0) r->ahead_state = 2 + fetch_line(r, &r->ahead);   /* first call */
+    switch (r->ahead_state) {
+    case 1: reader_error(r, r->line + 1, "read error (truncated or corrupt %s stream?)",
+                         r->fp->format.compression == no_compression ? "input" : "compressed");
+            return -1;
+    case 2:
+        if (r->bgzf_unterminated) {
+            reader_error(r, 1, "read error (truncated BGZF stream: no end-of-file marker)");
+            return -1;
+        }
+        r->eof = 1;
+        return 0;
+    }
+    kstring_t t = r->ks;
+    r->ks = r->ahead;
+    r->ahead = t;
+    r->line++;
+    r->ahead_state = 2 + fetch_line(r, &r->ahead);
+    if (r->ahead_state == 2 && r->bgzf_unterminated) {
+        reader_error(r, r->line, "read error (truncated BGZF stream: no end-of-file marker)");
+        return -1;
+    }
+    if (r->ahead_state == 1) {
         reader_error(r, r->line + 1, "read error (truncated or corrupt %s stream?)",
                      r->fp->format.compression == no_compression ? "input" : "compressed");
         return -1;
     }
-    if (ret == -1) { r->eof = 1; return 0; }
-    r->line++;
-    if (r->ks.l && r->ks.s[r->ks.l - 1] == '\r') r->ks.s[--r->ks.l] = '\0';
     if (memchr(r->ks.s, '\0', r->ks.l)) {
         reader_error(r, r->line, "NUL byte in text (binary input?)");
         return -1;

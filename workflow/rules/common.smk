@@ -34,7 +34,8 @@ def _dump_names(paths):
     for path in paths:
         stem = os.path.basename(path.rstrip("/"))
         stem = re.sub(r"\.(gz|bgz|bgzf)$", "", stem)
-        stem = re.sub(r"\.(txt|in|dump|hmmresults)$", "", stem)
+        while re.search(r"\.(txt|in|dump|hmmresults|tsv)$", stem):
+            stem = re.sub(r"\.(txt|in|dump|hmmresults|tsv)$", "", stem)
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._") or "dump"
         name, k = stem, 2
         while name in names:
@@ -93,11 +94,17 @@ def get_haplik_config(lock):
     scoring = config["scoring"]
     engine["backend"] = scoring["backend"]
     engine["devices"] = scoring["devices"]
-    if lock and scoring.get("gpu_lock_dir"):
-        engine["gpu_lock_dir"] = os.path.abspath(scoring["gpu_lock_dir"])
+    if lock and get_gpu_lock_dir():
+        engine["gpu_lock_dir"] = get_gpu_lock_dir()
     else:
         engine.pop("gpu_lock_dir", None)
     return cfg
+
+
+def get_gpu_lock_dir():
+    """config scoring.gpu_lock_dir as an absolute path, or "" for none."""
+    lock_dir = config["scoring"].get("gpu_lock_dir")
+    return os.path.abspath(lock_dir) if lock_dir else ""
 
 
 # ---- inputs --------------------------------------------------------------------------

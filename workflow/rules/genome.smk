@@ -11,6 +11,7 @@ if GENOME_MODE:
             expand("results/genome/shards/{shard}.bed", shard=SHARD_IDS),
         log:
             "logs/genome/shards.log",
+        localrule: True
         conda:
             "../../envs/haplik.yaml"
         params:

@@ -7,20 +7,17 @@ rule haplik_config:
         nolock="results/haplik/config-nolock.json",
     log:
         "logs/haplik_config.log",
+    conda:
+        "../../envs/haplik.yaml"
+    localrule: True
     params:
-        lock=get_haplik_config(lock=True),
-        nolock=get_haplik_config(lock=False),
-    run:
-        import json
-
-        if params.lock["engine"].get("gpu_lock_dir"):
-            os.makedirs(params.lock["engine"]["gpu_lock_dir"], exist_ok=True)
-        for path, cfg in ((output.lock, params.lock), (output.nolock, params.nolock)):
-            with open(path, "w") as f:
-                json.dump(cfg, f, indent=2)
-                f.write("\n")
-        with open(log[0], "w") as f:
-            f.write(f"wrote {output.lock} and {output.nolock}\n")
+        lock=json.dumps(get_haplik_config(lock=True), indent=2),
+        nolock=json.dumps(get_haplik_config(lock=False), indent=2),
+        lock_dir=get_gpu_lock_dir(),
+    shell:
+        "(if [ -n {params.lock_dir:q} ]; then mkdir -p {params.lock_dir:q}; fi"
+        " && printf '%s\\n' {params.lock:q} > {output.lock:q}"
+        " && printf '%s\\n' {params.nolock:q} > {output.nolock:q}) 2> {log:q}"
 
 
 # One job per shard; `gpu=1` makes Snakemake run at most as many at once as --resources
@@ -60,6 +57,7 @@ rule merge_tables:
         "results/likelihoods.json",
     log:
         "logs/merge.log",
+    localrule: True
     conda:
         "../../envs/haplik.yaml"
     params:

@@ -1,0 +1,97 @@
+/* hk_bench.cu - kernel timing for `haplik bench` (see hk_cuda.h). */
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "hk_cuda.h"
+#include "hk_cuda_internal.h"
+#include "hk_engine_internal.h"
+
+extern "C" int hk_cuda_configs(int *p, int *k, int max)
+{
+    for (int c = 0; c < HK_N_FLOAT_CONFIGS && c < max; c++) {
+        p[c] = hk_float_group(c);
+        k[c] = hk_float_rows(c) / hk_float_group(c);
+    }
+    return HK_N_FLOAT_CONFIGS;
+}
+
+extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int precision, int runs,
+                             double *median_s, char *err, size_t errlen)
+{
+    *median_s = 0;
+    if (!cu || !b || runs < 1 || config < -1 || config >= HK_N_FLOAT_CONFIGS ||
+        precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE ||
+        (config >= 0 && precision == HK_PREC_DOUBLE)) {
+        hk_cu_seterr(err, errlen, "hk_cuda_bench: bad argument");
+        return HK_CUDA_EINVAL;
+    }
+    if (config >= 0 && b->max_read_len > (uint32_t)hk_float_rows(config)) {
+        hk_cu_seterr(err, errlen, "hk_cuda_bench: reads of %u bases do not fit configuration %d (%d rows)",
+                     b->max_read_len, config, hk_float_rows(config));
+        return HK_CUDA_EINVAL;
+    }
+    if (b->n_pairs == 0 || b->n_regions == 0) return HK_CUDA_OK;
+    hk_dev *d = &cu->dev[0];
+    cudaError_t e = cudaSetDevice(d->ord);
+    if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
+
+    /* the whole batch as one chunk */
+    hk_plan_limits lim;
+    lim.in_bytes = lim.min_in_bytes = b->n_read_pos * 5 + b->n_hap_pos + (b->n_reads + b->n_haps) * 4 +
+                                      (b->n_pairs + b->n_reads) * sizeof(hk_item) + 4096;
+    lim.pairs = lim.min_pairs = b->n_pairs;
+    lim.items = b->n_pairs + b->n_reads * 2 + 16;
+    lim.cells = ~0ull;
+    hk_slot *s = &d->slot[0];
+    int rc = hk_slot_reserve(d, s, &lim, b->max_hap_len, err, errlen);
+    if (rc) return rc;
+    if (hk_chunk_plan(b, &lim, 0, 0, b->n_reads, &s->ch) || s->ch.r1 != b->n_reads) {
+        hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
+        return HK_CUDA_ENOMEM;
+    }
+    s->lk_host.assign(s->ch.n_pairs, 0.0);
+    hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, s->lk_host.data(), &s->degen);
+    hk_chunk *ch = &s->ch;
+    if (config >= 0) {                 /* every item to the forced configuration */
+        const uint32_t n = ch->n_items;
+        for (int c = 0; c < ch->n_cfg; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
+        ch->cfg_end[config] = n;
+    }
+    cudaStream_t st = d->st[0];
+    hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);
+    cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+    std::vector<float> ms;
+    const char *what = "cudaEventCreate";
+    if ((e = cudaEventCreate(&ev0)) == cudaSuccess && (e = cudaEventCreate(&ev1)) == cudaSuccess &&
+        (what = "cudaMemcpyAsync",
+         e = cudaMemcpyAsync(s->d_in, s->h_in, ch->in_bytes, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
+        for (int r = -1; r < runs && e == cudaSuccess; r++) {   /* run -1: warm-up */
+            what = "cudaEventRecord";
+            if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;
+            what = "cudaMemsetAsync";
+            if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
+            if ((e = hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
+                                     &what)) != cudaSuccess)
+                break;
+            what = "cudaEventRecord";
+            if ((e = cudaEventRecord(ev1, st)) != cudaSuccess) break;
+            what = "cudaEventSynchronize";
+            if ((e = cudaEventSynchronize(ev1)) != cudaSuccess) break;
+            float t = 0;
+            what = "cudaEventElapsedTime";
+            if ((e = cudaEventElapsedTime(&t, ev0, ev1)) != cudaSuccess) break;
+            if (r >= 0) ms.push_back(t);
+        }
+    }
+    if (e == cudaSuccess) {
+        what = "cudaMemcpy";
+        e = cudaMemcpy(b->lk + ch->pair0, s->d_lk, ch->n_pairs * sizeof(double), cudaMemcpyDeviceToHost);
+    }
+    if (ev0) cudaEventDestroy(ev0);
+    if (ev1) cudaEventDestroy(ev1);
+    if (e != cudaSuccess) return hk_cu_fail(e, what, d->ord, err, errlen);
+    std::sort(ms.begin(), ms.end());
+    *median_s = ms[ms.size() / 2] * 1e-3;
+    return HK_CUDA_OK;
+}

@@ -1,0 +1,266 @@
+/* hk_fwd.cuh - the Pair-HMM forward pass on the GPU, one device template for
+ * every configuration (included by the kernel families hk_kernel_*.cu).
+ *
+ * A group of P consecutive lanes scores one item (a read against one or more
+ * haplotypes of its region). Lane t holds read rows [t*K, t*K+K) of the
+ * current tile in registers; the wavefront moves along the haplotypes, lane t
+ * working on column s - t at step s, and warp shuffles carry the last row of
+ * lane t-1 (M, I, D and the column's base code) to lane t. Haplotypes of an
+ * item are scored back to back, so the pipeline fills once per item.
+ *
+ * The read is padded at the top to a whole number of tiles (padding rows
+ * keep M = I = 0 and D = C/n, i.e. they reproduce row 0), so the last read
+ * row is always the last row of lane P-1. Emission probabilities of the tile
+ * (5 haplotype codes x P*K rows) live in shared memory, laid out so that each
+ * lane reads its K rows with 16-byte loads.
+ *
+ * SCALED (the float path): I and D are kept divided by their own gap-open
+ * probability, I'(i,j) = I(i,j)/mi_i and D'(i,j) = D(i,j)/md_i, which turns
+ * both into one FMA per cell:
+ *   I'(i,j) = M(i-1,j) + (ii_i mi_{i-1} / mi_i) I'(i-1,j)
+ *   D'(i,j) = M(i,j-1) + dd_i D'(i,j-1)
+ *   M(i,j)  = e(i,j) (mm_i M + gm_i mi_{i-1} I' + gm_i md_{i-1} D')(i-1,j-1)
+ * 6 FP32 instructions per cell instead of 8. Both stay below C times the row
+ * mass; an overflow (only with extreme qualities) gives a non-finite sum,
+ * which mixed mode recomputes in double. The double path uses the plain
+ * recurrence (8 instructions), which cannot overflow.
+ */
+#ifndef HK_FWD_CUH
+#define HK_FWD_CUH
+
+#include <cstdint>
+#include <cfloat>
+#include "hk_cuda.h"
+#include "hk_cuda_internal.h"
+#include "hk_err_table.h"
+
+template <typename T> struct hk_real;
+template <> struct hk_real<float> {
+    typedef float4 vec_t;
+    enum { VEC = 4 };
+    static __device__ __forceinline__ float scale() { return 0x1p120f; }
+    static constexpr double log10_scale = 120.0 * 0.30102999566398119521;
+};
+template <> struct hk_real<double> {
+    typedef double2 vec_t;
+    enum { VEC = 2 };
+    static __device__ __forceinline__ double scale() { return 0x1p1020; }
+    static constexpr double log10_scale = 1020.0 * 0.30102999566398119521;
+};
+
+/* One row of scratch for the multi-tile kernels. */
+template <typename T> struct __align__(4 * sizeof(T)) hk_cell3 { T m, i, d, pad; };
+
+template <typename T, int P, int K, bool SCALED, bool MULTI>
+struct hk_fwd {
+    typedef hk_real<T> R;
+    typedef typename R::vec_t vec_t;
+    typedef hk_cell3<T> cell3;
+    static constexpr int VEC = R::VEC;
+    static constexpr int ROWS = P * K;
+    static constexpr int GROUPS = HK_BLOCK_THREADS / P;      /* groups per block */
+    static constexpr int WARP_ITEMS = 32 / P;                /* groups per warp */
+    static constexpr int SMEM_GROUP = 5 * ROWS + HK_MAX_ITEM_HAPS; /* elements */
+    static constexpr size_t SMEM_BYTES = (size_t)GROUPS * SMEM_GROUP * sizeof(T);
+
+    static_assert(P == 4 || P == 8 || P == 16 || P == 32, "group size must be 4, 8, 16 or 32 lanes");
+    static_assert(K % VEC == 0, "rows per lane must fill whole 16-byte emission loads");
+    static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit padding mask");
+    static_assert(HK_BLOCK_THREADS % 32 == 0, "blocks are whole warps");
+    static_assert((SMEM_GROUP * sizeof(T)) % 16 == 0, "group tables stay 16-byte aligned");
+
+    /* Lane t's offset of row r of code 0 in the emission table. */
+    static __device__ __forceinline__ int tab_off(int t, int r)
+    { return (r / VEC) * (VEC * P) + t * VEC + (r % VEC); }
+
+    static __device__ void body(const hk_chunk_dev &c, const hk_item *items, uint32_t n_items,
+                                const uint32_t *n_items_dev, cell3 *scratch, size_t scratch_cols)
+    {
+        extern __shared__ __align__(16) unsigned char hk_smem_raw[];
+        const int lane = threadIdx.x & 31;
+        const int t = lane & (P - 1);                      /* lane within the group */
+        const int group = threadIdx.x / P;                 /* group within the block */
+        T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
+        T *cn = tab + 5 * ROWS;                            /* C / n of the item's haps */
+        const uint32_t n = n_items_dev ? *n_items_dev : n_items;
+        const uint32_t wpb = HK_BLOCK_THREADS / 32;
+        const uint32_t warps_total = gridDim.x * wpb;
+        cell3 *sc = nullptr;
+        if (MULTI) sc = scratch + ((size_t)blockIdx.x * GROUPS + group) * 2 * scratch_cols;
+
+        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n;
+             w += warps_total) {
+            const uint32_t idx = w * WARP_ITEMS + lane / P;
+            const bool valid = idx < n;
+            hk_item it = {0, 0, 0, 0};
+            if (valid) it = items[idx];
+            uint32_t ro = 0, m = 0, ho = 0, total = 0;
+            if (valid) {
+                ro = c.read_off[it.read];
+                m = c.read_off[it.read + 1] - ro;
+                ho = c.hap_off[it.hap];
+                total = c.hap_off[it.hap + it.n_haps] - ho;
+            }
+            const uint32_t tiles = MULTI ? (m + ROWS - 1) / ROWS : 1;
+            const uint32_t pad = valid ? tiles * ROWS - m : 0;
+            const uint32_t steps = __reduce_max_sync(0xffffffffu, valid ? total + P - 1 : 0);
+            const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
+
+            __syncwarp();                                  /* last item's table reads done */
+            if (valid)
+                for (uint32_t h = t; h < it.n_haps; h += P)
+                    cn[h] = R::scale() / (T)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
+
+            for (uint32_t tile = 0; tile < tiles_w; tile++) {
+                const bool tv = valid && tile < tiles;
+                const bool last = tile + 1 == tiles;
+                T c0[K], c1[K], c2[K], c3[K], c4[K];
+                T milast = 1;
+                uint32_t padmask = 0;
+                __syncwarp();                              /* table and scratch reads done */
+                if (tv) {
+#pragma unroll
+                    for (int r = 0; r < K; r++) {
+                        const int i = (int)(tile * ROWS + t * K + r) - (int)pad;
+                        T em[5];
+                        if (i >= 0) {
+                            const uint32_t o = ro + (uint32_t)i;
+                            const int b = c.rbase[o];
+                            const double e = hk_err_tab[c.rq[o]], ei = hk_err_tab[c.ri[o]];
+                            const double ed = hk_err_tab[c.rd[o]], eg = hk_err_tab[c.rg[o]];
+                            double eip = 1.0, edp = 1.0;  /* row 0: I' = 0, D' = D */
+                            if (i > 0) { eip = hk_err_tab[c.ri[o - 1]]; edp = hk_err_tab[c.rd[o - 1]]; }
+                            const double mm = 1.0 - (ei + ed), gm = 1.0 - eg;
+                            c0[r] = (T)mm;
+                            if (SCALED) {
+                                c1[r] = (T)(gm * eip); c2[r] = (T)(gm * edp);
+                                c3[r] = (T)(eg * eip / ei); c4[r] = (T)eg;
+                            } else {
+                                c1[r] = (T)gm; c2[r] = (T)ei; c3[r] = (T)ed; c4[r] = (T)eg;
+                            }
+                            if (r == K - 1) milast = SCALED ? (T)ei : (T)1;
+                            const T match = (T)(1.0 - e), mism = (T)(e / 3.0);
+#pragma unroll
+                            for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
+                            em[4] = match;
+                        } else {                          /* padding: a copy of row 0 */
+                            c0[r] = c1[r] = c2[r] = c3[r] = 0; c4[r] = 1;
+                            padmask |= 1u << r;
+#pragma unroll
+                            for (int k = 0; k < 5; k++) em[k] = 0;
+                        }
+#pragma unroll
+                        for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
+                    }
+                }
+                __syncwarp();
+
+                /* the row above lane t's first row is padding (or row 0) */
+                const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
+                const bool from_scratch = MULTI && t == 0 && tile > 0;
+                const cell3 *sc_in = MULTI ? sc + (tile & 1) * scratch_cols : nullptr;
+                cell3 *sc_out = MULTI ? sc + ((tile + 1) & 1) * scratch_cols : nullptr;
+
+                T M[K], I[K], D[K];
+#pragma unroll
+                for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
+                T pM = 0, pI = 0, pD = 0;                  /* row above, previous column */
+                T sumM = 0, sumI = 0, cnh = 0;
+                int h = -1, code_prev = 0;
+                /* lane 0 fetches codes (and the row above, from scratch) 2 steps ahead */
+                int l0 = 0, l1 = 0;
+                cell3 u0 = {0, 0, 0, 0}, u1 = {0, 0, 0, 0};
+                if (tv && t == 0) {
+                    l0 = __ldg(c.hbase + ho);
+                    if (total > 1) l1 = __ldg(c.hbase + ho + 1);
+                    if (from_scratch) { u0 = sc_in[0]; if (total > 1) u1 = sc_in[1]; }
+                }
+
+                for (uint32_t s = 0; s < steps; s++) {
+                    T rM = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
+                    T rI = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
+                    T rD = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
+                    int rc = __shfl_up_sync(0xffffffffu, code_prev, 1, P);
+                    if (t == 0) {
+                        rc = l0; l0 = l1;
+                        l1 = tv && s + 2 < total ? __ldg(c.hbase + ho + s + 2) : 0;
+                        rM = 0; rI = 0;
+                        if (from_scratch) {
+                            rM = u0.m; rI = u0.i; rD = u0.d; u0 = u1;
+                            if (tv && s + 2 < total) u1 = sc_in[s + 2];
+                        }
+                    }
+                    const uint32_t g = s - (uint32_t)t;
+                    if (tv && g < total) {
+                        if (rc & 8) {                      /* first column of a haplotype */
+                            if (last && t == P - 1 && h >= 0) finish(c, it, h, sumM, sumI, milast);
+                            h++;
+                            cnh = cn[h];
+                            pM = 0; pI = 0; pD = above_pad ? cnh : (T)0;
+#pragma unroll
+                            for (int r = 0; r < K; r++) {
+                                M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
+                            }
+                            sumM = 0; sumI = 0;
+                        }
+                        if (t == 0 && !from_scratch) rD = cnh;
+                        const T *et = tab + (rc & 7) * ROWS + t * VEC;
+                        T e[K];
+#pragma unroll
+                        for (int q = 0; q < K / VEC; q++) {
+                            const vec_t v = *reinterpret_cast<const vec_t *>(et + q * VEC * P);
+                            const T *pv = reinterpret_cast<const T *>(&v);
+#pragma unroll
+                            for (int j = 0; j < VEC; j++) e[q * VEC + j] = pv[j];
+                        }
+                        T dM = pM, dI = pI, dD = pD;       /* row above, column g-1 */
+                        T uM = rM, uI = rI;                /* row above, column g */
+#pragma unroll
+                        for (int r = 0; r < K; r++) {
+                            const T oM = M[r], oI = I[r], oD = D[r];
+                            T nM, nI, nD;
+                            if (SCALED) {
+                                nM = e[r] * fma(c0[r], dM, fma(c1[r], dI, c2[r] * dD));
+                                nI = fma(c3[r], uI, uM);
+                                nD = fma(c4[r], oD, oM);
+                            } else {
+                                nM = e[r] * fma(c0[r], dM, c1[r] * (dI + dD));
+                                nI = fma(c2[r], uM, c4[r] * uI);
+                                nD = fma(c3[r], oM, c4[r] * oD);
+                            }
+                            M[r] = nM; I[r] = nI; D[r] = nD;
+                            dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
+                        }
+                        sumM += M[K - 1]; sumI += I[K - 1];
+                        if (MULTI && t == P - 1 && !last) {
+                            cell3 v = {M[K - 1], I[K - 1], D[K - 1], 0};
+                            sc_out[g] = v;
+                        }
+                        pM = rM; pI = rI; pD = rD;
+                        code_prev = rc;
+                    }
+                }
+                if (tv && last && t == P - 1 && h >= 0) finish(c, it, h, sumM, sumI, milast);
+            }
+        }
+    }
+
+    /* The result of haplotype h of the item, from the sums of the last row. */
+    static __device__ __forceinline__ void finish(const hk_chunk_dev &c, const hk_item &it, int h,
+                                                  T sumM, T sumI, T milast)
+    {
+        const T s = sumM + milast * sumI;
+        const uint32_t o = it.out + (uint32_t)h;
+        const double ds = (double)s;
+        if (sizeof(T) == sizeof(float) && c.precision == HK_PREC_MIXED &&
+            !(ds >= c.threshold && ds <= (double)FLT_MAX)) {
+            const uint32_t k = atomicAdd(c.n_redo, 1u);
+            hk_item r = {it.read, it.hap + (uint32_t)h, 1u, o};
+            c.redo[k] = r;
+            return;
+        }
+        c.lk[o] = log10(ds) - R::log10_scale;
+    }
+};
+
+#endif

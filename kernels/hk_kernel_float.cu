@@ -1,0 +1,32 @@
+/* hk_kernel_float.cu - the float kernel family (scaled recurrence, C = 2^120):
+ * one instantiation per entry of HK_FLOAT_CONFIGS, plus the multi-tile kernel
+ * of the last entry. */
+#include "hk_launch.cuh"
+
+typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t,
+                                   const uint32_t *, const hk_scratch *, cudaStream_t);
+
+static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P) };
+static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K) };
+#define HK_FLOAT_FN(P, K) hk_fwd_launch<float, P, K, true, false>,
+static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
+static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
+typedef hk_fwd<float, float_p[LAST], float_k[LAST], true, true> hk_float_multi;
+
+int hk_float_rows(int cfg) { return float_p[cfg] * float_k[cfg]; }
+int hk_float_group(int cfg) { return float_p[cfg]; }
+size_t hk_float_scratch_col_bytes(void) { return 2 * sizeof(hk_cell3<float>); }
+
+cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
+                            uint32_t n_items, cudaStream_t st)
+{
+    if (cfg < 0 || cfg >= HK_N_FLOAT_CONFIGS) return cudaErrorInvalidValue;
+    return float_fn[cfg](c, items, n_items, nullptr, nullptr, st);
+}
+
+cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
+                                  uint32_t n_items, const hk_scratch *sc, cudaStream_t st)
+{
+    return hk_fwd_launch<float, float_p[LAST], float_k[LAST], true, true>(
+        c, items, n_items, nullptr, sc, st);
+}

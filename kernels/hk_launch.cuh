@@ -1,0 +1,50 @@
+/* hk_launch.cuh - thin __global__ wrapper and host launcher of one kernel
+ * family (included once by each hk_kernel_*.cu, which instantiates it). */
+#ifndef HK_LAUNCH_CUH
+#define HK_LAUNCH_CUH
+
+#include "hk_fwd.cuh"
+
+/* Thin kernel: the configuration's device struct does the work. */
+template <typename T, int P, int K, bool SCALED, bool MULTI>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS)
+hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
+              const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
+{
+    hk_fwd<T, P, K, SCALED, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+}
+
+/* Host launcher. max_blocks > 0 caps the grid (the kernels stride over the
+ * items); multi-tile kernels need one scratch pair of rows per group. */
+template <typename T, int P, int K, bool SCALED, bool MULTI>
+cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
+                          const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
+{
+    typedef hk_fwd<T, P, K, SCALED, MULTI> F;
+    if (n_items == 0) return cudaSuccess;
+    if (F::SMEM_BYTES > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)F::SMEM_BYTES);
+        if (e != cudaSuccess) return e;
+    }
+    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
+    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
+    hk_cell3<T> *scratch = nullptr;
+    size_t cols = 0;
+    if (MULTI) {
+        if (!sc || sc->groups < F::GROUPS) return cudaErrorInvalidValue;
+        if (blocks > sc->groups / F::GROUPS) blocks = sc->groups / F::GROUPS;
+        scratch = static_cast<hk_cell3<T> *>(sc->ptr);
+        cols = sc->cols;
+    }
+    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+        *c, items, n_items, n_items_dev, scratch, cols);
+    return cudaGetLastError();
+}
+
+/* Configuration tables of a family list X: P and K of each entry. */
+#define HK_CFG_P(P, K) P,
+#define HK_CFG_K(P, K) K,
+
+#endif

@@ -1,0 +1,324 @@
+/* cmd_bench.c - `haplik bench`: synthetic benchmark of the CUDA kernels.
+ *
+ * For each kernel configuration, an equal-length workload whose reads fill
+ * the configuration's tile; then equal lengths 128, 256 and 512 (the
+ * literature's yardsticks) and an NA12878-like mix (the statistics of
+ * gen_batches.py's default profile). Each workload is timed twice, as the
+ * median of --runs runs after a warm-up: the kernels alone (CUDA events, data
+ * already on the GPU) and the whole hk_cuda_score call (packing, transfers,
+ * kernels, results back; host clock). TCUPS = cells / seconds / 1e12.
+ */
+#include "config.h"
+#include "hk_cli.h"
+#include "hk_batch.h"
+#include "hk_cuda.h"
+#include "hk_model.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    int    device;
+    int    runs;
+    double cells;        /* target cells per workload */
+    long   max_pairs;
+    int    precision;
+    int    only;         /* -1 all workloads, else configuration index */
+} bench_opts_t;
+
+static void bench_defaults(bench_opts_t *o)
+{
+    o->device = 0;
+    o->runs = 7;
+    o->cells = 2e10;
+    o->max_pairs = 4000000;
+    o->precision = HK_PREC_MIXED;
+    o->only = -1;
+}
+
+static void usage(FILE *fp)
+{
+    bench_opts_t d;
+    bench_defaults(&d);
+    fprintf(fp,
+            "Usage: haplik bench [options]\n\n"
+            "Synthetic benchmark of the CUDA kernels: one equal-length workload per kernel\n"
+            "configuration (reads as long as its tile, haplotypes of 256 bases), equal lengths\n"
+            "128, 256 and 512, and an NA12878-like mix. Prints read length, haplotype length,\n"
+            "configuration (lanes x rows per lane), pairs and TCUPS (1e12 cell updates per\n"
+            "second) of the kernels alone and of the whole GPU phase (packing, transfers,\n"
+            "kernels, results back), each the median of --runs runs after a warm-up.\n\n"
+            "Options:\n"
+            "  -d, --device N      GPU ordinal [%d]\n"
+            "  -r, --runs N        timed runs per workload, at least 5 [%d]\n"
+            "  -n, --cells N       cell updates per workload [%.0e]\n"
+            "  -p, --max-pairs N   most pairs per workload [%ld]\n"
+            "      --precision P   mixed or float [mixed]\n"
+            "      --config I      only the workload of configuration I (0-based)\n"
+            "      --quick         a short run: --cells 1e9 --runs 5\n"
+            "  -h, --help          this help\n\n"
+            "Exit status: 0 success, 2 usage error, 3 no usable GPU or a device failure.\n",
+            d.device, d.runs, d.cells, d.max_pairs);
+}
+
+#ifdef HAVE_CUDA
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- a small seeded generator (xorshift64*, gamma/beta by Marsaglia-Tsang) ---- */
+static unsigned long long rs = 0x9e3779b97f4a7c15ull;
+static double urand(void)
+{
+    rs ^= rs >> 12; rs ^= rs << 25; rs ^= rs >> 27;
+    return ((rs * 2685821657736338717ull) >> 11) * 0x1.0p-53;
+}
+static double nrand(void)
+{
+    double u = urand(), v = urand();
+    return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+static double grand(double a)
+{
+    if (a < 1.0) return grand(a + 1.0) * pow(urand() + 1e-300, 1.0 / a);
+    double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x = nrand(), v = 1.0 + c * x;
+        if (v <= 0) continue;
+        v = v * v * v;
+        double u = urand();
+        if (log(u + 1e-300) < 0.5 * x * x + d - d * v + d * log(v)) return d * v;
+    }
+}
+static double brand(double a, double b)
+{
+    double x = grand(a), y = grand(b);
+    return x / (x + y);
+}
+
+/* One region: R reads copied from the haplotypes with quality-driven errors. */
+static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl)
+{
+    static char hap[16][1024], seq[1024], q[1024], gi[1024], gg[1024];
+    const char *bad;
+    int maxh = 0;
+    for (int h = 0; h < H; h++) if (hl[h] > maxh) maxh = hl[h];
+    if (hk_batch_begin_region(b, NULL, 1)) return -1;
+    for (int i = 0; i < maxh; i++) hap[0][i] = "ACGT"[(int)(urand() * 4)];
+    for (int h = 0; h < H; h++) {
+        memcpy(hap[h], hap[0], (size_t)maxh);
+        hap[h][(int)(urand() * hl[h])] = "ACGT"[(int)(urand() * 4)];
+        if (hk_batch_add_hap(b, m, hap[h], (uint32_t)hl[h], &bad)) return -1;
+    }
+    for (int r = 0; r < R; r++) {
+        int h = (int)(urand() * H), len = rl[r] < hl[h] ? rl[r] : hl[h];
+        int off = (int)(urand() * (hl[h] - len + 1));
+        for (int i = 0; i < len; i++) {
+            int qq = (int)(32 + 6 * nrand());
+            qq = qq < 6 ? 6 : qq > 41 ? 41 : qq;
+            double u = urand();
+            seq[i] = u < pow(10.0, -qq / 10.0) ? "ACGT"[(int)(urand() * 4)] : u > 0.998 ? 'N' : hap[h][off + i];
+            q[i] = (char)(33 + qq);
+            gi[i] = i == len - 1 ? 'N' : 'I';
+            gg[i] = '+';
+        }
+        if (hk_batch_add_read(b, m, seq, q, gi, gi, gg, (uint32_t)len, &bad)) return -1;
+    }
+    return hk_batch_end_region(b);
+}
+
+static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    int hl[32], rls[32];
+    for (int i = 0; i < 32; i++) { hl[i] = hlen; rls[i] = rl; }
+    for (long done = 0; done < pairs; done += 32 * 32)
+        if (add_region(b, &m, 32, 32, hl, rls)) return -1;
+    return 0;
+}
+
+static int make_na12878(hk_batch_t *b, long pairs)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    for (long done = 0; done < pairs;) {
+        int H = 1;
+        while (H < 16 && urand() < 0.71) H++;
+        int R = (int)lround(exp(log(16.0) - 0.18 + 0.6 * nrand()));
+        if (R < 1) R = 1;
+        if (R > 1000) R = 1000;
+        int hl[16], L = (int)(30 + brand(2.5, 0.8) * 491);
+        for (int h = 0; h < H; h++) {
+            int x = h ? L + (int)(urand() * 17) - 8 : L;
+            hl[h] = x < 30 ? 30 : x > 521 ? 521 : x;
+        }
+        /* reads come in regions of at most 32 so that the static buffers hold them */
+        for (int r0 = 0; r0 < R; r0 += 32) {
+            int n = R - r0 < 32 ? R - r0 : 32, rl[32];
+            for (int r = 0; r < n; r++) rl[r] = (int)(10 + brand(1.2, 2.2) * 141);
+            if (add_region(b, &m, n, H, hl, rl)) return -1;
+            done += (long)n * H;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    int read_len, hap_len, config;   /* read_len 0: mixed lengths */
+} workload_t;
+
+static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *w, const int *P,
+                        const int *K)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    char err[512];
+    int rc;
+    if (w->read_len) {
+        double per = (double)w->read_len * w->hap_len;
+        long pairs = (long)(o->cells / per);
+        if (pairs > o->max_pairs) pairs = o->max_pairs;
+        if (pairs < 1024) pairs = 1024;
+        rc = make_equal(&b, w->read_len, w->hap_len, pairs);
+    } else {
+        long pairs = (long)(o->cells / (58.0 * 390.0));
+        if (pairs > o->max_pairs) pairs = o->max_pairs;
+        rc = make_na12878(&b, pairs);
+    }
+    if (rc) {
+        fprintf(stderr, "haplik: error: bench: out of memory building a workload\n");
+        hk_batch_free(&b);
+        return HK_EXIT_RUNTIME;
+    }
+    double kernel_s = 0;
+    rc = hk_cuda_bench(cu, &b, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
+    double *t = malloc(sizeof *t * (size_t)(o->runs + 1));
+    for (int r = -1; rc == HK_CUDA_OK && t && r < o->runs; r++) {
+        double t0 = now();
+        b.n_recomputed = 0;
+        rc = hk_cuda_score(cu, &b, o->precision, 1e-28, err, sizeof err);
+        if (r >= 0) t[r] = now() - t0;
+    }
+    if (rc != HK_CUDA_OK || !t) {
+        fprintf(stderr, "haplik: error: bench: %s\n", t ? err : "out of memory");
+        free(t);
+        hk_batch_free(&b);
+        return HK_EXIT_RUNTIME;
+    }
+    /* median of the whole-call times (insertion sort: runs is small) */
+    for (int i = 1; i < o->runs; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+    const double total_s = t[o->runs / 2];
+    free(t);
+    char cfg[32], rl[16], hl[16];
+    if (w->config >= 0) snprintf(cfg, sizeof cfg, "%dx%d", P[w->config], K[w->config]);
+    else snprintf(cfg, sizeof cfg, "auto");
+    if (w->read_len) { snprintf(rl, sizeof rl, "%d", w->read_len); snprintf(hl, sizeof hl, "%d", w->hap_len); }
+    else { snprintf(rl, sizeof rl, "10-151"); snprintf(hl, sizeof hl, "30-521"); }
+    printf("%-10s %7s %7s %7s %9zu %10.3e %9.3f %7.3f %9.3f %7.3f\n", w->name, rl, hl, cfg,
+           b.n_pairs, (double)b.cells, kernel_s * 1e3, b.cells / kernel_s / 1e12, total_s * 1e3,
+           b.cells / total_s / 1e12);
+    fflush(stdout);
+    hk_batch_free(&b);
+    return HK_EXIT_OK;
+}
+#endif
+
+int hk_cmd_bench(int argc, char **argv)
+{
+    bench_opts_t o;
+    bench_defaults(&o);
+    static const struct option lopts[] = {
+        { "device", required_argument, NULL, 'd' }, { "runs", required_argument, NULL, 'r' },
+        { "cells", required_argument, NULL, 'n' },  { "max-pairs", required_argument, NULL, 'p' },
+        { "precision", required_argument, NULL, 1 }, { "config", required_argument, NULL, 2 },
+        { "quick", no_argument, NULL, 3 },           { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:r:n:p:h", lopts, NULL)) != -1) {
+        char *end = NULL;
+        errno = 0;
+        switch (c) {
+        case 'd': o.device = (int)strtol(optarg, &end, 10); if (o.device < 0) end = optarg; break;
+        case 'r': o.runs = (int)strtol(optarg, &end, 10); if (o.runs < 5 || o.runs > 1000) end = optarg; break;
+        case 'n': o.cells = strtod(optarg, &end); if (!(o.cells >= 1e6 && o.cells <= 1e14)) end = optarg; break;
+        case 'p': o.max_pairs = strtol(optarg, &end, 10); if (o.max_pairs < 1024) end = optarg; break;
+        case 1:
+            end = optarg + strlen(optarg);
+            if (!strcmp(optarg, "mixed")) o.precision = HK_PREC_MIXED;
+            else if (!strcmp(optarg, "float")) o.precision = HK_PREC_FLOAT;
+            else end = optarg;
+            break;
+        case 2: o.only = (int)strtol(optarg, &end, 10); if (o.only < 0) end = optarg; break;
+        case 3: o.cells = 1e9; o.runs = 5; end = (char *)""; break;
+        case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+        default: usage(stderr); return HK_EXIT_INPUT;
+        }
+        if (!end || *end || errno) {
+            fprintf(stderr, "haplik: error: bench: bad option value '%s'; see 'haplik bench --help'\n",
+                    optarg);
+            return HK_EXIT_INPUT;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "haplik: error: bench takes no operands; see 'haplik bench --help'\n");
+        return HK_EXIT_INPUT;
+    }
+#ifndef HAVE_CUDA
+    fprintf(stderr, "haplik: error: bench: this haplik was built without CUDA; nothing to measure\n");
+    return HK_EXIT_RUNTIME;
+#else
+    char err[512];
+    int P[16], K[16];
+    const int ncfg = hk_cuda_configs(P, K, 16);
+    if (o.only >= ncfg) {
+        fprintf(stderr, "haplik: error: bench: --config %d: there are %d configurations\n", o.only, ncfg);
+        return HK_EXIT_INPUT;
+    }
+    hk_cuda_device_t info;
+    if (hk_cuda_device_info(o.device, &info, err, sizeof err) != HK_CUDA_OK) {
+        fprintf(stderr, "haplik: error: bench: %s\n", err);
+        return HK_EXIT_RUNTIME;
+    }
+    hk_cuda_t *cu;
+    if (hk_cuda_open(&o.device, 1, &cu, err, sizeof err) != HK_CUDA_OK) {
+        fprintf(stderr, "haplik: error: bench: %s\n", err);
+        return HK_EXIT_RUNTIME;
+    }
+    printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, median of %d runs\n",
+           PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major, info.cc_minor,
+           o.precision == HK_PREC_FLOAT ? "float" : "mixed", o.runs);
+    printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
+           "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");
+    workload_t w[32];
+    int nw = 0;
+    for (int i = 0; i < ncfg; i++) {
+        const int rows = P[i] * K[i];
+        w[nw++] = (workload_t){ "config", rows, rows > 256 ? rows : 256, i };
+    }
+    if (o.only < 0) {
+        w[nw++] = (workload_t){ "equal", 128, 128, -1 };
+        w[nw++] = (workload_t){ "equal", 256, 256, -1 };
+        w[nw++] = (workload_t){ "equal", 512, 512, -1 };
+        w[nw++] = (workload_t){ "na12878", 0, 0, -1 };
+    }
+    int rc = HK_EXIT_OK;
+    for (int i = 0; i < nw && rc == HK_EXIT_OK; i++) {
+        if (o.only >= 0 && w[i].config != o.only) continue;
+        rc = run_workload(cu, &o, &w[i], P, K);
+    }
+    hk_cuda_close(cu);
+    if (hk_cli_close_stdout() && rc == HK_EXIT_OK) rc = HK_EXIT_RUNTIME;
+    return rc;
+#endif
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# The command line: help, version, exit statuses, backends.
+
+setup() { load test_helper/common-setup; _common_setup; }
+
+@test "haplik --help lists every command and exits 0" {
+    run -0 hk --help
+    for c in score check split merge devices; do assert_output --partial "  $c "; done
+}
+
+@test "--version prints the version" {
+    run -0 hk --version
+    assert_output --regexp '^haplik [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "no command and an unknown command are usage errors (2)" {
+    run -2 hk
+    run -2 --separate-stderr hk frobnicate
+    assert_stderr --partial "unknown command 'frobnicate'"
+}
+
+@test "every subcommand has --help on stdout with status 0" {
+    for c in score check split merge devices; do
+        run -0 --separate-stderr hk "$c" --help
+        assert_output --partial "Usage: haplik $c"
+        [ -z "$stderr" ]
+    done
+}
+
+@test "score --help prints the live defaults of every config key" {
+    run -0 hk score --help
+    assert_output --partial '"precision": "mixed"'
+    assert_output --partial '"float_threshold": 1e-28'
+    assert_output --partial '"min_base_quality": 6'
+    assert_output --partial '"backend": "auto"'
+    assert_output --partial '"tolerance": 0.0001'
+}
+
+@test "an unknown option is a usage error (2)" {
+    run -2 --separate-stderr hk score --frob "$DATA/tiny.in"
+    assert_stderr --partial "Try 'haplik score --help'"
+}
+
+@test "score without input is a usage error (2)" {
+    run -2 --separate-stderr hk score
+    assert_stderr --partial "no INPUT given"
+}
+
+@test "bad flag values are refused with the flag's name (2)" {
+    run -2 --separate-stderr hk score --threads abc "$DATA/tiny.in"
+    assert_stderr --partial "--threads: expected an integer"
+    run -2 --separate-stderr hk score --precision quad "$DATA/tiny.in"
+    assert_stderr --partial "--precision: expected"
+    run -2 --separate-stderr hk score --devices 0,x "$DATA/tiny.in"
+    assert_stderr --partial "--devices:"
+}
+
+@test "devices: lists GPUs (0) or says why there is none (3)" {
+    run --separate-stderr hk devices
+    if [ "$status" -eq 0 ]; then
+        assert_output --partial "compute_capability"
+    else
+        [ "$status" -eq 3 ] || fail "status $status"
+        assert_output --partial "no usable GPU: "
+    fi
+}
+
+@test "--backend cuda without a usable GPU exits 3 and writes nothing" {
+    if hk devices >/dev/null 2>&1; then
+        skip "SKIPPED: this machine has a usable GPU (the GPU tests cover --backend cuda)"
+    fi
+    mkdir "$BATS_TEST_TMPDIR/out"
+    run -3 --separate-stderr hk score --backend cuda -o "$BATS_TEST_TMPDIR/out/t.json" "$DATA/tiny.in"
+    assert_stderr --partial "no usable GPU"
+    assert_dir_only "$BATS_TEST_TMPDIR/out"
+}
+
+@test "--backend auto without a GPU falls back to the CPU with a notice" {
+    if hk devices >/dev/null 2>&1; then
+        skip "SKIPPED: this machine has a usable GPU"
+    fi
+    run -0 --separate-stderr hk score --backend auto -o "$BATS_TEST_TMPDIR/t.json" "$DATA/tiny.in"
+    assert_stderr --partial "scoring on the CPU"
+    run -0 $TABLE get "$BATS_TEST_TMPDIR/t.json" "t['summary']['backend']"
+    assert_output cpu
+}
+
+@test "--quiet silences notices" {
+    run -0 --separate-stderr hk score --quiet -o "$BATS_TEST_TMPDIR/t.json" "$DATA/tiny.in"
+    [ -z "$stderr" ] || fail "stderr: $stderr"
+}

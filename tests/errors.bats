@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# Bad input: a one-line error naming file and line, exit status 2, no output left.
+
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; mkdir out; }
+
+# expect_input_error FILE LINE TEXT: scoring FILE fails with 2, one stderr line
+# "haplik: error: FILE:LINE: ...TEXT...", and out/ stays empty.
+expect_input_error() {
+    local file=$1 line=$2 text=$3
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json "$file"
+    [ "${#stderr_lines[@]}" -eq 1 ] || fail "expected one line on stderr, got: $stderr"
+    [[ "${stderr_lines[0]}" == "haplik: error: $file:$line: "* ]] ||
+        fail "stderr does not start with 'haplik: error: $file:$line: ': $stderr"
+    [[ "$stderr" == *"$text"* ]] || fail "stderr lacks '$text': $stderr"
+    assert_dir_only out
+    [ -z "$output" ] || fail "stdout not empty"
+}
+
+rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
+
+@test "gatk: wrong field count" {
+    { rec; echo "ACGTA ACGT IIII IIII IIII -1.0e+00"; } > bad.txt
+    expect_input_error bad.txt 2 "expected 7 space-separated fields"
+}
+
+@test "gatk: quality strings of another length than the read" {
+    { rec; echo "ACGTA ACGT IIII III IIII IIII -1.0e+00"; } > bad.txt
+    expect_input_error bad.txt 2 "field 4 has 3 characters but the read has 4 bases"
+}
+
+@test "gatk: a bad base and a bad quality character" {
+    echo "ACGTA AXGT IIII IIII IIII IIII -1.0e+00" > bad.txt
+    expect_input_error bad.txt 1 "invalid base 'X'"
+    printf 'ACGTA ACGT II\x7fI IIII IIII IIII -1.0e+00\n' > bad.txt
+    expect_input_error bad.txt 1 "invalid quality character"
+}
+
+@test "gatk: expected-result that is not a number" {
+    echo "ACGTA ACGT IIII IIII IIII IIII minus-one" > bad.txt
+    expect_input_error bad.txt 1 "is not a number"
+}
+
+@test "batch: counts that are not positive numbers" {
+    for h in "0 2" "-1 2" "a 2" "2" "2 3 4" "1.5 2"; do
+        printf '%s\nACGT IIII IIII IIII IIII\nACGTT\n' "$h" > bad.in
+        expect_input_error bad.in 1 "expected a batch header"
+    done
+}
+
+@test "batch: absurdly large counts" {
+    printf '100000000000 2\nACGT IIII IIII IIII IIII\n' > bad.in
+    expect_input_error bad.in 1 "larger than haplik accepts"
+}
+
+@test "batch: a read line with a wrong field count" {
+    printf '1 1\nACGT IIII IIII IIII\nACGTT\n' > bad.in
+    expect_input_error bad.in 2 "expected a read line"
+}
+
+@test "batch: a truncated file" {
+    head -n 50 "$DATA/tiny.in" > bad.in
+    expect_input_error bad.in 50 "truncated input: the batch at line 1 expects 53 reads"
+}
+
+@test "an error after good regions still leaves no output" {
+    { cat "$DATA/10s.in"; printf '1 1\nACGT IIII IIII IIII IIII\nAC!T\n'; } > bad.in
+    expect_input_error bad.in 489 "invalid base '!'"
+}
+
+@test "a truncated gzip stream" {
+    gzip -c "$DATA/1m.in" | head -c 300000 > bad.gz
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json bad.gz
+    assert_stderr --regexp "^haplik: error: bad.gz:[0-9]+: read error \(truncated or corrupt compressed stream\?\)$"
+    assert_dir_only out
+}
+
+@test "a truncated BGZF stream" {
+    bgzip -c "$DATA/1m.in" | head -c 300000 > bad.bgz
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json bad.bgz
+    assert_stderr --regexp "^haplik: error: bad.bgz:[0-9]+: read error"
+    assert_dir_only out
+}
+
+@test "content of neither format" {
+    echo "hello big world" > bad.txt
+    expect_input_error bad.txt 1 "cannot tell the format"
+}
+
+@test "binary input" {
+    printf '1 1\nAC\0T IIII IIII IIII IIII\nACGTT\n' > bad.in
+    expect_input_error bad.in 1 "binary content"
+    printf '1 1\nACGT IIII IIII IIII IIII\n%s\n' "$(head -c 3000 /dev/zero | tr '\0' A)" > late.in
+    printf 'A\0C\n' >> late.in
+    expect_input_error late.in 4 "NUL byte"
+}
+
+@test "a missing input file" {
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu -o out/t.json no-such-file.txt
+    assert_stderr --partial "no-such-file.txt: cannot open"
+    assert_dir_only out
+}
+
+@test "standard output gets nothing when the input is bad" {
+    printf '1 1\nACGT IIII IIII IIII IIII\nAC!T\n' > bad.in
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu bad.in
+    [ -z "$output" ] || fail "stdout: $output"
+}
+
+@test "an unwritable output folder is a runtime error (3)" {
+    run -3 --separate-stderr "$HAPLIK" score --backend cpu -o /nonexistent-dir/t.json "$DATA/tiny.in"
+    assert_stderr --partial "/nonexistent-dir/t.json: cannot create a temporary file"
+}

@@ -1,0 +1,292 @@
+/* gpu_vs_cpu.c - the CUDA engine against the CPU model's double path.
+ *
+ *   gpu_vs_cpu [-v] [PATH...]
+ *
+ * PATH is an input file or a folder (its *.in and *.txt files); default
+ * $HK_TESTDATA, else tests/data. Every input is scored on the CPU in double
+ * precision and on the GPU in mixed, double and float mode, with the results
+ * poisoned first: every pair must be written; in mixed and double mode every
+ * pair must be finite and within 1e-4 (log10) of the CPU's double. Then the
+ * same on random batches: reads longer than 1024, Ns, qualities that force
+ * the double recompute, extreme gap qualities, one-read and one-haplotype
+ * regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the pipeline turns.
+ * Without a usable GPU it prints a SKIP line and exits 77 (automake's skip).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "hk_batch.h"
+#include "hk_cuda.h"
+#include "hk_model.h"
+#include "hk_reader.h"
+
+#define TOL 1e-4
+#define SENTINEL 1234.5
+
+static int verbose;
+static int n_fail;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#ifdef HAVE_CUDA
+static const char *prec_name(int p)
+{
+    return p == HK_PREC_MIXED ? "mixed" : p == HK_PREC_DOUBLE ? "double" : "float";
+}
+
+/* Score b on the GPU in mode prec and compare with ref (CPU double). */
+static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const char *what, int prec)
+{
+    char err[512];
+    for (size_t i = 0; i < b->n_pairs; i++) b->lk[i] = SENTINEL;
+    b->n_recomputed = 0;
+    double t0 = now();
+    int rc = hk_cuda_score(cu, b, prec, 1e-28, err, sizeof err);
+    double t1 = now();
+    if (rc) {
+        printf("FAIL %s [%s]: hk_cuda_score: %s (%d)\n", what, prec_name(prec), err, rc);
+        n_fail++;
+        return;
+    }
+    size_t unwritten = 0, nonfinite = 0, over = 0, worst = 0;
+    double maxd = 0;
+    for (size_t i = 0; i < b->n_pairs; i++) {
+        const double g = b->lk[i];
+        if (g == SENTINEL) { unwritten++; continue; }
+        if (!isfinite(g)) {
+            if (!isfinite(ref[i]) && g == ref[i]) continue;
+            nonfinite++;
+            continue;
+        }
+        const double d = fabs(g - ref[i]);
+        if (d > maxd) { maxd = d; worst = i; }
+        if (!(d <= TOL)) over++;
+    }
+    const int strict = prec != HK_PREC_FLOAT;
+    const int bad = unwritten || (strict && (nonfinite || over));
+    printf("%s %-28s %-6s pairs %9zu  max|diff| %.3g  over %zu  non-finite %zu  unwritten %zu  "
+           "recomputed %llu  %.3f s\n",
+           bad ? "FAIL" : "ok  ", what, prec_name(prec), b->n_pairs, maxd, over, nonfinite,
+           unwritten, (unsigned long long)b->n_recomputed, t1 - t0);
+    if (bad && b->n_pairs) {
+        printf("     worst pair %zu: gpu %.9g cpu %.9g\n", worst, b->lk[worst], ref[worst]);
+        n_fail++;
+    }
+}
+
+/* CPU references in double (returned) and mixed (recompute count). */
+static double *cpu_ref(hk_batch_t *b, unsigned long long *cpu_mixed_recomputed)
+{
+    hk_model_t m = { HK_PREC_DOUBLE, 1e-28, 6, -1, 0 };
+    if (hk_model_score_batch(&m, b, 8)) return NULL;
+    double *ref = malloc(b->n_pairs * sizeof *ref + 1);
+    if (!ref) return NULL;
+    memcpy(ref, b->lk, b->n_pairs * sizeof *ref);
+    m.precision = HK_PREC_MIXED;
+    b->n_recomputed = 0;
+    if (hk_model_score_batch(&m, b, 8)) { free(ref); return NULL; }
+    *cpu_mixed_recomputed = b->n_recomputed;
+    return ref;
+}
+
+static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
+{
+    unsigned long long cpu_rec = 0;
+    double *ref = cpu_ref(b, &cpu_rec);
+    if (!ref) { printf("FAIL %s: CPU reference failed\n", what); n_fail++; return; }
+    if (verbose) printf("     %s: CPU mixed recomputed %llu\n", what, cpu_rec);
+    check_mode(cu, b, ref, what, HK_PREC_MIXED);
+    check_mode(cu, b, ref, what, HK_PREC_DOUBLE);
+    check_mode(cu, b, ref, what, HK_PREC_FLOAT);
+    free(ref);
+}
+
+static void check_file(hk_cuda_t *cu, const char *path)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, &m);
+    if (!r) { printf("FAIL %s: cannot read\n", path); n_fail++; return; }
+    hk_batch_t b;
+    hk_batch_init(&b);
+    int rc;
+    while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+    hk_reader_close(r);
+    if (rc < 0) { printf("FAIL %s: read error\n", path); n_fail++; hk_batch_free(&b); return; }
+    const char *base = strrchr(path, '/');
+    check_batch(cu, &b, base ? base + 1 : path);
+    hk_batch_free(&b);
+}
+
+static void check_path(hk_cuda_t *cu, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) { printf("FAIL %s: no such file or folder\n", path); n_fail++; return; }
+    if (!S_ISDIR(st.st_mode)) { check_file(cu, path); return; }
+    struct dirent **list;
+    int n = scandir(path, &list, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *nm = list[i]->d_name;
+        size_t l = strlen(nm);
+        if ((l > 3 && !strcmp(nm + l - 3, ".in")) || (l > 4 && !strcmp(nm + l - 4, ".txt"))) {
+            char full[4096];
+            snprintf(full, sizeof full, "%s/%s", path, nm);
+            check_file(cu, full);
+        }
+        free(list[i]);
+    }
+    free(list);
+}
+
+/* ---- random batches ---- */
+
+static unsigned long long rng_state = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+typedef struct {
+    int min_read, max_read, min_hap, max_hap, max_reads, max_haps;
+    int n_rate;        /* per mille of N bases */
+    int mutate;        /* per mille of read bases changed (high: tiny likelihoods) */
+    int wild_gaps;     /* gap qualities anywhere in 0..93 */
+} rand_spec;
+
+static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec *s, int nr, int nh)
+{
+    static char seq[8192], qb[8192], qi[8192], qd[8192], qg[8192], hap[8192];
+    const char *bad;
+    if (hk_batch_begin_region(b, NULL, 1)) return -1;
+    int hl0 = s->min_hap + rnd(s->max_hap - s->min_hap + 1);
+    for (int i = 0; i < hl0; i++) hap[i] = "ACGT"[rnd(4)];
+    for (int h = 0; h < nh; h++) {
+        int hl = hl0 + (int)rnd(17) - 8;
+        if (hl < 1) hl = 1;
+        if (hl > 8000) hl = 8000;
+        char tmp[8192];
+        for (int i = 0; i < hl; i++) tmp[i] = i < hl0 ? hap[i] : "ACGT"[rnd(4)];
+        for (int k = 0; k < 2; k++) tmp[rnd(hl)] = "ACGTN"[rnd(rnd(50) ? 4 : 5)];
+        if (hk_batch_add_hap(b, m, tmp, (uint32_t)hl, &bad)) return -1;
+    }
+    for (int r = 0; r < nr; r++) {
+        int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
+        int off = rnd(hl0);
+        for (int i = 0; i < rl; i++) {
+            char c = hap[(off + i) % hl0];
+            if ((int)rnd(1000) < s->mutate) c = "ACGT"[rnd(4)];
+            if ((int)rnd(1000) < s->n_rate) c = rnd(2) ? 'N' : 'n';
+            seq[i] = c;
+            qb[i] = (char)(33 + rnd(42));
+            if (s->wild_gaps) {
+                qi[i] = (char)(33 + rnd(94)); qd[i] = (char)(33 + rnd(94)); qg[i] = (char)(33 + rnd(94));
+            } else {
+                qi[i] = qd[i] = (char)(33 + 40 + (i == rl - 1) * 5); qg[i] = '+';
+            }
+        }
+        if (hk_batch_add_read(b, m, seq, qb, qi, qd, qg, (uint32_t)rl, &bad)) return -1;
+    }
+    return hk_batch_end_region(b);
+}
+
+static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, int regions)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_batch_t b;
+    hk_batch_init(&b);
+    for (int g = 0; g < regions; g++) {
+        int nr = 1 + rnd(s->max_reads), nh = 1 + rnd(s->max_haps);
+        if (g % 5 == 1) nr = 1;
+        if (g % 7 == 2) nh = 1;
+        if (add_random_region(&b, &m, s, nr, nh)) {
+            printf("FAIL %s: building the batch\n", what);
+            n_fail++;
+            hk_batch_free(&b);
+            return;
+        }
+    }
+    check_batch(cu, &b, what);
+    hk_batch_free(&b);
+}
+
+static void check_api(void)
+{
+    char err[512];
+    hk_cuda_t *cu = NULL;
+    int twice[2] = { 0, 0 }, bad[1] = { 9999 };
+    int rc1 = hk_cuda_open(twice, 2, &cu, err, sizeof err);
+    hk_cuda_close(cu);
+    cu = NULL;
+    int rc2 = hk_cuda_open(bad, 1, &cu, err, sizeof err);
+    hk_cuda_close(cu);
+    int ok = rc1 == HK_CUDA_EINVAL && rc2 == HK_CUDA_ENODEV;
+    printf("%s api: duplicate ordinal -> %d, missing ordinal -> %d (%s)\n", ok ? "ok  " : "FAIL",
+           rc1, rc2, err);
+    if (!ok) n_fail++;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    int a = 1;
+    if (a < argc && !strcmp(argv[a], "-v")) { verbose = 1; a++; }
+#ifndef HAVE_CUDA
+    (void)argc; (void)argv;
+    printf("SKIP: gpu_vs_cpu: haplik was built without CUDA\n");
+    return 77;
+#else
+    char err[512];
+    int n;
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
+        printf("SKIP: gpu_vs_cpu: no usable GPU, the CUDA engine is NOT tested here (%s)\n", err);
+        return 77;
+    }
+    hk_cuda_device_t info;
+    if (hk_cuda_device_info(0, &info, err, sizeof err) == HK_CUDA_OK)
+        printf("# device 0: %s, %d SMs, cc %d.%d\n", info.name, info.sm_count, info.cc_major, info.cc_minor);
+    int ord = 0;
+    hk_cuda_t *cu;
+    if (hk_cuda_open(&ord, 1, &cu, err, sizeof err) != HK_CUDA_OK) {
+        printf("FAIL hk_cuda_open: %s\n", err);
+        return 1;
+    }
+    check_api();
+    if (a < argc)
+        for (; a < argc; a++) check_path(cu, argv[a]);
+    else {
+        const char *d = getenv("HK_TESTDATA");
+        check_path(cu, d && *d ? d : "tests/data");
+    }
+    /*                         read       hap       reads haps N   mut wild */
+    rand_spec typical  = {   1, 151,  30, 521,  20, 16,  2,  10, 0 };
+    rand_spec longread = { 513, 3000, 50, 3000,  3,  3,  5,  20, 0 };
+    rand_spec tiny     = { 900, 1100, 800, 1200, 4,  6, 30, 400, 0 };  /* float underflows */
+    rand_spec wild     = {   1, 700,   1, 700,   6,  6, 50, 100, 1 };
+    rand_spec shorts   = {   1,  20,   1,  40,  40, 40, 10,  50, 0 };
+    check_random(cu, "random typical", &typical, 300);
+    check_random(cu, "random long reads (>1024)", &longread, 12);
+    check_random(cu, "random underflow -> double", &tiny, 10);
+    check_random(cu, "random wild qualities", &wild, 60);
+    check_random(cu, "random short", &shorts, 200);
+    /* the same with chunks of about 2e6 cells: many chunks, both slots */
+    setenv("HK_CUDA_CHUNK_CELLS", "2000000", 1);
+    check_random(cu, "random typical, small chunks", &typical, 300);
+    check_random(cu, "random long, small chunks", &longread, 6);
+    unsetenv("HK_CUDA_CHUNK_CELLS");
+    hk_cuda_close(cu);
+    printf("%s: %d failure%s\n", n_fail ? "FAIL" : "PASS", n_fail, n_fail == 1 ? "" : "s");
+    return n_fail ? 1 : 0;
+#endif
+}

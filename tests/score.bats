@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# Scoring and checking: GATK's values, precision modes, output options.
+
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+
+@test "check: the HaplotypeCaller dump (java) within 1e-6 in double" {
+    run -0 hk check --backend cpu --precision double --tolerance 1e-6 \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_line "pairs compared: 284"
+    assert_line "over tolerance 1e-06: 0"
+}
+
+@test "check: the HaplotypeCaller dump (avx) within 1e-5 in mixed" {
+    run -0 hk check --backend cpu --precision mixed --tolerance 1e-5 \
+        "$DATA/hc-NA12878-20_10000117.avx.hmmresults.txt"
+    assert_line "pairs compared: 284"
+    assert_line "over tolerance 1e-05: 0"
+}
+
+@test "check: pairhmm-testdata within 1e-5 in mixed and in double" {
+    for p in mixed double; do
+        run -0 hk check --backend cpu --precision $p --tolerance 1e-5 "$DATA/pairhmm-testdata.txt"
+        assert_line "pairs compared: 104"
+        assert_line "over tolerance 1e-05: 0"
+    done
+}
+
+@test "check exits 1 when a pair is over the tolerance" {
+    run -1 hk check --backend cpu --precision float --tolerance 1e-9 "$DATA/pairhmm-testdata.txt"
+    assert_line --regexp '^over tolerance 1e-09: [1-9][0-9]*$'
+}
+
+@test "check refuses input without expected values (2)" {
+    run -2 --separate-stderr hk check --backend cpu "$DATA/tiny.in"
+    assert_stderr --partial "no pair has an expected value"
+}
+
+@test "1m.in: the pair float underflows gets its true value (-85.207) in mixed" {
+    hk score --backend cpu --quiet -o mixed.json "$DATA/1m.in"
+    hk score --backend cpu --quiet --precision float -o float.json "$DATA/1m.in"
+    run -0 $TABLE get mixed.json "min(v for r in t['regions'] for row in r['log10_likelihoods'] for v in row if v is not None and -85.3 < v < -85.1)"
+    assert_output "-85.206899"
+    run -0 $TABLE get float.json "sum(v is None for r in t['regions'] for row in r['log10_likelihoods'] for v in row)"
+    [ "$output" -ge 1 ] || fail "float mode should underflow on 1m.in (got $output nulls)"
+}
+
+@test "1m.in: no -inf or NaN in mixed or double; mixed within 1e-4 of double" {
+    hk score --backend cpu --quiet -o mixed.json "$DATA/1m.in"
+    hk score --backend cpu --quiet --precision double -o double.json "$DATA/1m.in"
+    run -0 $TABLE close mixed.json double.json 1e-4
+    run -0 $TABLE get mixed.json "t['summary']['double_recomputed']"
+    [ "$output" -gt 0 ]
+}
+
+@test "the table is valid JSON whose summary matches its regions" {
+    hk score --backend cpu --quiet -o t.json "$DATA/10s.in"
+    run -0 $TABLE valid t.json
+    run -0 $TABLE get t.json "(t['format'], t['format_version'], t['model']['precision'], t['summary']['pairs'])"
+    assert_output "('haplik-likelihoods', 1, 'mixed', 3550)"
+}
+
+@test "standard output and -o give the same table" {
+    hk score --backend cpu --quiet "$DATA/tiny.in" > stdout.json
+    hk score --backend cpu --quiet -o file.json "$DATA/tiny.in"
+    run -0 $TABLE same stdout.json file.json
+}
+
+@test "1 and 2 threads give identical tables" {
+    hk score --backend cpu --quiet --threads 1 -o t1.json "$DATA/10s.in"
+    hk score --backend cpu --quiet --threads 2 -o t2.json "$DATA/10s.in"
+    run -0 $TABLE same t1.json t2.json
+}
+
+@test "jsonl holds the same regions, one per line, summary last" {
+    hk score --backend cpu --quiet -o t.json "$DATA/10s.in"
+    hk score --backend cpu --quiet --output-format jsonl -o t.jsonl "$DATA/10s.in"
+    run -0 $TABLE same t.json t.jsonl
+    [ "$(wc -l < t.jsonl)" -eq 8 ]
+    run -0 tail -n 1 t.jsonl
+    assert_output --regexp '^\{"summary": '
+}
+
+@test "--no-sequences drops reads and haplotypes" {
+    hk score --backend cpu --quiet --no-sequences -o t.json "$DATA/tiny.in"
+    run -0 $TABLE get t.json "'reads' in t['regions'][0] or 'haplotypes' in t['regions'][0]"
+    assert_output False
+}
+
+@test "output.decimals sets the digits after the point" {
+    echo '{"output": {"decimals": 2}}' > c.json
+    hk score --backend cpu --quiet -c c.json -o t.json "$DATA/tiny.in"
+    run -0 grep -o '"log10_likelihoods": \[\[-[0-9]*\.[0-9]*,' t.json
+    assert_line --index 0 --regexp '\[\[-[0-9]+\.[0-9]{2},$'
+}
+
+@test "several inputs make one table, regions in input order" {
+    hk score --backend cpu --quiet -o both.json "$DATA/tiny.in" "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    run -0 $TABLE get both.json "[len(r['reads']) for r in t['regions']]"
+    assert_output "[53, 49, 64, 78, 64]"
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# split into shards, score each, merge: equals scoring the whole.
+
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+
+score() { hk score --backend cpu --quiet "$@"; }
+
+# roundtrip INPUT N: split into N shards, score each, merge, compare with whole.
+roundtrip() {
+    local input=$1 n=$2 shards=() tables=()
+    for i in $(seq 1 "$n"); do shards+=("s$i.txt"); tables+=("s$i.json"); done
+    run -0 hk split --quiet "$input" "${shards[@]}"
+    for i in $(seq 1 "$n"); do
+        [ -e "s$i.txt" ] || fail "shard s$i.txt missing"
+        score -o "s$i.json" "s$i.txt"
+    done
+    run -0 hk merge --quiet -o merged.json "${tables[@]}"
+    score -o whole.json "$input"
+    run -0 $TABLE same whole.json merged.json
+    run -0 $TABLE valid merged.json
+    run -0 $TABLE get merged.json "t['summary']['pairs'] == sum(p['pairs'] for p in t['summary']['parts'])"
+    assert_output True
+}
+
+@test "batch file: split into 1, 3 and 7 shards, score, merge = whole" {
+    for n in 1 3 7; do roundtrip "$DATA/1m.in" $n; done
+}
+
+@test "results file: split into 1, 3 and 7 shards (some empty), score, merge = whole" {
+    for n in 1 3 7; do roundtrip "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" $n; done
+}
+
+@test "shards are balanced by cells: none exceeds its share by more than one region" {
+    hk split "$DATA/1m.in" a.in b.in c.in
+    score -o whole.json "$DATA/1m.in"
+    for s in a b c; do score -o $s.json $s.in; done
+    run -0 python3 -c "
+import json
+c=[json.load(open(s+'.json'))['summary']['cells'] for s in 'abc']
+w=json.load(open('whole.json'))
+big=max(sum(map(len,r['reads']))*sum(map(len,r['haplotypes'])) for r in w['regions'])
+print(c, big); assert sum(c)==w['summary']['cells'] and max(c) <= sum(c)/3 + big/2, c"
+}
+
+@test "region names and tags survive a split" {
+    printf '# region chr1:1-100\n1 1\nACGT IIII IIII IIII IIII\nACGTT\n1 1\nACGA IIII IIII IIII IIII\nACGTT\n# region\n1 1\nACGG IIII IIII IIII IIII\nACGTT\n' > tagged.in
+    roundtrip tagged.in 2
+    run -0 $TABLE get merged.json "[r['name'] for r in t['regions']]"
+    assert_output "['chr1:1-100', 'chr1:1-100', None]"
+}
+
+@test "merge of jsonl tables, and json to jsonl" {
+    hk split "$DATA/10s.in" a.in b.in
+    score --output-format jsonl -o a.jsonl a.in
+    score -o b.json b.in
+    run -0 hk merge -o m.jsonl a.jsonl b.json
+    score -o whole.json "$DATA/10s.in"
+    run -0 $TABLE same whole.json m.jsonl
+}
+
+@test "merge refuses tables of different models (2) and writes nothing" {
+    score -o a.json "$DATA/tiny.in"
+    score --precision double -o b.json "$DATA/tiny.in"
+    run -2 --separate-stderr hk merge -o m.json a.json b.json
+    assert_stderr --partial "b.json:1: model"
+    [ ! -e m.json ]
+}
+
+@test "merge refuses a truncated table (2)" {
+    score -o a.json "$DATA/10s.in"
+    head -n 4 a.json > cut.json
+    run -2 --separate-stderr hk merge -o m.json cut.json
+    assert_stderr --partial "cut.json:4: truncated table"
+    [ ! -e m.json ]
+}
+
+@test "split refuses standard input and writes nothing" {
+    run -2 --separate-stderr hk split - a.in b.in < "$DATA/tiny.in"
+    assert_stderr --partial "not standard input"
+    [ ! -e a.in ] && [ ! -e b.in ]
+}
+
+@test "split of bad input leaves no shard behind" {
+    printf '1 1\nACGT IIII IIII IIII\nACGTT\n' > bad.in
+    run -2 hk split bad.in a.in b.in
+    [ ! -e a.in ] && [ ! -e b.in ]
+}
