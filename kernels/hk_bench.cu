@@ -37,11 +37,17 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
 
     /* the whole batch as one chunk */
+    uint64_t items = 16;             /* the planner's bound on the work items */
+    for (size_t g = 0; g < b->n_regions; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
+        items += (uint64_t)rg->n_reads * (rg->n_haps + hcols / HK_ITEM_COLS + 1);
+    }
     hk_plan_limits lim;
-    lim.in_bytes = lim.min_in_bytes = b->n_read_pos * 5 + b->n_hap_pos + (b->n_reads + b->n_haps) * 4 +
-                                      (b->n_pairs + b->n_reads) * sizeof(hk_item) + 4096;
+    lim.in_bytes = lim.min_in_bytes = 5 * (b->n_read_pos + 16 * b->n_reads) + b->n_hap_pos + 16 * b->n_haps +
+                                      (b->n_reads + b->n_haps) * 4 + items * sizeof(hk_item) + 4096;
     lim.pairs = lim.min_pairs = b->n_pairs;
-    lim.items = b->n_pairs + b->n_reads * 2 + 16;
+    lim.items = items;
     lim.cells = ~0ull;
     hk_slot *s = &d->slot[0];
     int rc = hk_slot_reserve(d, s, &lim, b->max_hap_len, err, errlen);

@@ -16,6 +16,10 @@ struct hk_item {
 
 /* Most haplotypes in one item (the per-group table of C/n values). */
 #define HK_MAX_ITEM_HAPS 32
+/* Haplotype columns per item, at most (unless one haplotype is longer):
+ * short enough that a chunk's items spread over the whole GPU, long enough to
+ * amortise the pipeline fill. */
+#define HK_ITEM_COLS 1024u
 
 /* The device view of one chunk. */
 struct hk_chunk_dev {

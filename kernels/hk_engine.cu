@@ -92,7 +92,8 @@ static void slot_free(hk_slot *s)
     if (s->h_in) cudaFreeHost(s->h_in);
     if (s->h_out) cudaFreeHost(s->h_out);
     if (s->d_in) cudaFree(s->d_in);
-    if (s->d_lk) cudaFree(s->d_lk);
+    if (s->d_nredo) cudaFree(s->d_nredo);   /* the base of the results block */
+    else if (s->d_lk) cudaFree(s->d_lk);
     if (s->d_redo) cudaFree(s->d_redo);
     if (s->d_scratch) cudaFree(s->d_scratch);
     s->h_in = s->h_out = s->d_in = nullptr;
@@ -190,9 +191,6 @@ static int pick_config(uint32_t m, bool dbl)
     return -1;
 }
 
-/* Haplotype columns per item, at most: short enough that the items of a
- * chunk spread over the whole GPU, long enough to amortise the pipeline fill. */
-#define HK_ITEM_COLS 1024u
 
 /* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
 static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
@@ -411,14 +409,16 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
         cudaError_t e;
         const char *what = "cudaMalloc";
         if ((e = cudaMalloc(&s->d_in, lim->in_bytes)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_lk, lk_bytes + 16)) == cudaSuccess &&
+            (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_redo, lim->pairs * sizeof(hk_item))) == cudaSuccess &&
             (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
             (what = "cudaHostAlloc", e = cudaHostAlloc(&s->h_in, lim->in_bytes, cudaHostAllocDefault)) == cudaSuccess &&
-            (e = cudaHostAlloc(&s->h_out, lk_bytes + 16, cudaHostAllocDefault)) == cudaSuccess) {
+            (e = cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
             s->in_cap = lim->in_bytes;
             s->pairs_cap = lim->pairs;
-            s->d_nredo = reinterpret_cast<uint32_t *>(reinterpret_cast<char *>(s->d_lk) + lk_bytes);
+            /* [redo count, 16 bytes][results]: one copy brings both back */
+            s->d_nredo = reinterpret_cast<uint32_t *>(s->d_lk);
+            s->d_lk = reinterpret_cast<double *>(reinterpret_cast<char *>(s->d_lk) + 16);
             s->scratch.ptr = s->d_scratch;
             s->scratch.cols = cols;
             s->scratch.groups = (uint32_t)groups;
@@ -508,9 +508,9 @@ static int score_on_device(hk_dev *d, hk_batch_t *b, size_t r0, size_t r1, int p
         if (s->busy) {              /* collect the chunk this slot held */
             e = cudaEventSynchronize(s->done);
             if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
-            const double *lk = reinterpret_cast<const double *>(s->h_out);
+            const double *lk = reinterpret_cast<const double *>(s->h_out + 16);
             uint32_t nredo;
-            memcpy(&nredo, s->h_out + align16(s->ch.n_pairs * sizeof(double)), 4);
+            memcpy(&nredo, s->h_out, 4);
             memcpy(b->lk + s->ch.pair0, lk, s->ch.n_pairs * sizeof(double));
             for (uint64_t i = 0; i < s->ch.n_pairs; i++)     /* degenerate pairs */
                 if (s->degen && std::isinf(s->lk_host[i])) b->lk[s->ch.pair0 + i] = -INFINITY;
@@ -536,11 +536,11 @@ static int score_on_device(hk_dev *d, hk_batch_t *b, size_t r0, size_t r1, int p
         cudaStream_t st = d->st[k & 1];
         hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
         const char *what = "cudaMemcpyAsync";
-        const size_t lk_bytes = align16(s->ch.n_pairs * sizeof(double));
         if ((e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.in_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
             (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
             (e = hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, &what)) != cudaSuccess ||
-            (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_lk, lk_bytes + 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+            (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
+                                                   cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
             (what = "cudaEventRecord", e = cudaEventRecord(s->done, st)) != cudaSuccess) {
             rc = hk_cu_fail(e, what, d->ord, err, errlen);
             break;

@@ -146,7 +146,9 @@ int hk_outfile_commit(hk_outfile_t *o)
         outfile_free(o);
         return rc;
     }
-    if (ferror(o->fp) || fflush(o->fp) || fsync(fileno(o->fp))) {
+    /* no fsync: rename gives all-or-nothing against failures of haplik; a
+     * fsync of a large table would cost more than writing it */
+    if (ferror(o->fp) || fflush(o->fp)) {
         hk_log_error("%s: write failed: %s", o->path, strerror(errno));
         rc = -1;
     }

@@ -69,7 +69,12 @@ char *hk_table_put_string(char *p, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     *p++ = '"';
-    for (size_t i = 0; i < len; i++) {
+    size_t plain = 0;   /* sequences need no escaping: find the first byte that does */
+    while (plain < len && (unsigned char)s[plain] >= 0x20 && s[plain] != '"' && s[plain] != '\\')
+        plain++;
+    memcpy(p, s, plain);
+    p += plain;
+    for (size_t i = plain; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') { *p++ = (char)c; continue; }
         *p++ = '\\';

@@ -1,0 +1,113 @@
+/* time_gpu.c - time the GPU phase of scoring whole inputs.
+ *
+ *   time_gpu [-r RUNS] [-p mixed|float|double] [-d DEV[,DEV...]] FILE...
+ *
+ * Reads every FILE with the project's reader into one batch (parsing is not
+ * timed), then times hk_cuda_score on it: packing, copies in, kernels,
+ * recomputes, copies out, results in place. One warm-up call, then RUNS
+ * calls (default 5); prints each, the median, and TCUPS = cells / median.
+ * Exit 77 without a usable GPU.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hk_batch.h"
+#include "hk_cuda.h"
+#include "hk_model.h"
+#include "hk_reader.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5, prec = HK_PREC_MIXED, a = 1, devs[64], nd = 0;
+    for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
+        if (!strcmp(argv[a], "-r") && a + 1 < argc) runs = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "-p") && a + 1 < argc) {
+            const char *p = argv[++a];
+            prec = !strcmp(p, "float") ? HK_PREC_FLOAT : !strcmp(p, "double") ? HK_PREC_DOUBLE : HK_PREC_MIXED;
+        } else if (!strcmp(argv[a], "-d") && a + 1 < argc) {
+            for (char *s = argv[++a]; *s && nd < 64;) {
+                devs[nd++] = (int)strtol(s, &s, 10);
+                if (*s == ',') s++;
+            }
+        } else {
+            fprintf(stderr, "usage: time_gpu [-r RUNS] [-p mixed|float|double] [-d DEVS] FILE...\n");
+            return 2;
+        }
+    }
+    if (a >= argc || runs < 1) {
+        fprintf(stderr, "usage: time_gpu [-r RUNS] [-p mixed|float|double] [-d DEVS] FILE...\n");
+        return 2;
+    }
+#ifndef HAVE_CUDA
+    printf("SKIP: time_gpu: built without CUDA\n");
+    return 77;
+#else
+    char err[512];
+    int n;
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK) {
+        printf("SKIP: time_gpu: %s\n", err);
+        return 77;
+    }
+    if (nd == 0) devs[nd++] = 0;
+    hk_model_t m = { prec, 1e-28, 6, -1, 0 };
+    hk_batch_t b;
+    hk_batch_init(&b);
+    double t0 = now();
+    for (int f = a; f < argc; f++) {
+        hk_reader_t *r = hk_reader_open(argv[f], HK_FMT_AUTO, &m);
+        if (!r) return 2;
+        int rc;
+        while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+        hk_reader_close(r);
+        if (rc < 0) return 2;
+    }
+    double t_read = now() - t0;
+    hk_cuda_t *cu;
+    if (hk_cuda_open(devs, nd, &cu, err, sizeof err) != HK_CUDA_OK) {
+        fprintf(stderr, "hk_cuda_open: %s\n", err);
+        return 3;
+    }
+    hk_cuda_device_t info;
+    if (hk_cuda_device_info(devs[0], &info, err, sizeof err) != HK_CUDA_OK) return 3;
+    printf("# %s x%d; %zu regions, %zu reads, %zu haps, %zu pairs, %.4g cells; parsing %.3f s\n",
+           info.name, nd, b.n_regions, b.n_reads, b.n_haps, b.n_pairs, (double)b.cells, t_read);
+    double *t = malloc(sizeof *t * (size_t)runs);
+    for (int r = -1; r < runs; r++) {
+        b.n_recomputed = 0;
+        double s = now();
+        if (hk_cuda_score(cu, &b, prec, 1e-28, err, sizeof err) != HK_CUDA_OK) {
+            fprintf(stderr, "hk_cuda_score: %s\n", err);
+            return 3;
+        }
+        double e = now() - s;
+        if (r >= 0) t[r] = e;
+        printf("  run %2d: %.4f s  %.3f TCUPS  recomputed %llu\n", r, e, b.cells / e / 1e12,
+               (unsigned long long)b.n_recomputed);
+    }
+    qsort(t, (size_t)runs, sizeof *t, cmp);
+    printf("median %.4f s  %.3f TCUPS (%s, GPU phase: packing, transfers, kernels, results)\n",
+           t[runs / 2], b.cells / t[runs / 2] / 1e12,
+           prec == HK_PREC_MIXED ? "mixed" : prec == HK_PREC_FLOAT ? "float" : "double");
+    free(t);
+    hk_cuda_close(cu);
+    hk_batch_free(&b);
+    return 0;
+#endif
+}
