@@ -104,10 +104,10 @@ static double brand(double a, double b)
     return x / (x + y);
 }
 
-/* One region: R reads copied from the haplotypes with quality-driven errors. */
+/* One region (H <= 32 haplotypes and lengths <= 1024): R reads copied from the haplotypes with quality-driven errors. */
 static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl)
 {
-    static char hap[16][1024], seq[1024], q[1024], gi[1024], gg[1024];
+    static char hap[32][1024], seq[1024], q[1024], gi[1024], gg[1024];
     const char *bad;
     int maxh = 0;
     for (int h = 0; h < H; h++) if (hl[h] > maxh) maxh = hl[h];

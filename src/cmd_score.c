@@ -32,6 +32,7 @@ typedef struct {
     char **inputs;
     int    n_inputs;
     size_t batch_pairs;
+    int    parse_threads;     /* threads that normalise each batch */
     int    check;             /* compare with expected values */
     hk_table_t *table;        /* NULL: no table (check without -o) */
     hk_engine_t *engine;
@@ -106,6 +107,7 @@ static void *read_stage(void *arg)
             if (next_input == r->n_inputs) break;
             rd = hk_reader_open(r->inputs[next_input++], r->cfg->input_format, &r->cfg->model);
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
+            hk_reader_set_threads(rd, r->parse_threads);
         }
         int got = hk_reader_next(rd, b, r->batch_pairs);
         if (got < 0) { fail(r, HK_EXIT_INPUT); goto out; }
@@ -183,6 +185,7 @@ static int run(run_t *r, const char *output)
     for (int i = 0; i < NBATCH; i++) { hk_batch_init(&pool[i]); r->free_q.item[i] = &pool[i]; }
     r->free_q.n = NBATCH;
     r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
+    r->parse_threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     /* the batch size is the engine's, known only once it is open: the reader
      * starts with the size of the backend it is most likely to get */
     r->batch_pairs = c->max_batch_pairs > 0 ? (size_t)c->max_batch_pairs

@@ -23,7 +23,7 @@ void hk_batch_free(hk_batch_t *b)
     if (!b) return;
     hk_batch_clear(b);
     free(b->regions);
-    free(b->read_off); free(b->read_text); free(b->read_base);
+    free(b->read_off); free(b->read_line); free(b->hap_line); free(b->read_text); free(b->read_base);
     free(b->read_q); free(b->read_i); free(b->read_d); free(b->read_g);
     free(b->hap_off); free(b->hap_text); free(b->hap_base);
     free(b->lk); free(b->expected);
@@ -96,28 +96,30 @@ static void base_init(void)
     for (int c = 0; c < 256; c++) base_code[c] = (int8_t)hk_model_base_code(c);
 }
 
-static int encode_bases(const hk_model_t *m, const char *in, uint8_t *code, uint32_t len,
-                        const char **bad)
+/* Letters to base codes (one branch-free pass; the error located after).
+ * Returns the position of the first letter that is no base, or -1. */
+static long encode_bases(const hk_model_t *m, const char *in, uint8_t *code, uint32_t len)
 {
-    pthread_once(&base_once, base_init);
     int8_t all = 0;
-    for (uint32_t i = 0; i < len; i++) {   /* one pass, branch-free; errors located after */
+    for (uint32_t i = 0; i < len; i++) {
         int8_t c = base_code[(unsigned char)in[i]];
         all |= c;
         code[i] = (uint8_t)c;
     }
-    if (all >= 0) return 0;
+    if (all >= 0) return -1;
     for (uint32_t i = 0; i < len; i++) {
         if ((int8_t)code[i] >= 0) continue;
-        if (!m->unknown_as_n) { *bad = in + i; return HK_BATCH_EBASE; }
+        if (!m->unknown_as_n) return (long)i;
         code[i] = HK_BASE_N;
     }
-    return 0;
+    return -1;
 }
 
-/* Phred+33 characters '!'..'~' to Phred values, raised to at least floor. */
-static int decode_qual(const char *in, uint8_t *out, uint32_t len, int floor,
-                       const char **bad)
+/* Phred+33 characters '!'..'~' to Phred values raised to at least floor;
+ * in and out may be the same array. Returns the position of the first bad
+ * character, or -1. A bad character leaves out[i] = its value - 33 (mod 256),
+ * above 93, which is how it is found after an in-place pass. */
+static long decode_qual(const char *in, uint8_t *out, uint32_t len, int floor)
 {
     uint8_t worst = 0;
     for (uint32_t i = 0; i < len; i++) {   /* vectorisable: no branch on the data */
@@ -125,34 +127,33 @@ static int decode_qual(const char *in, uint8_t *out, uint32_t len, int floor,
         worst = q > worst ? q : worst;
         out[i] = q < floor ? (uint8_t)floor : q;
     }
-    if (worst <= 93) return 0;
+    if (worst <= 93) return -1;
     for (uint32_t i = 0; i < len; i++)
-        if ((uint8_t)((unsigned char)in[i] - 33) > 93) { *bad = in + i; break; }
-    return HK_BATCH_EQUAL;
+        if (out[i] > 93) return (long)i;
+    return -1;
 }
 
-int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
-                      const char *qual, const char *ins, const char *del,
-                      const char *gcp, uint32_t len, const char **bad)
+int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
+                          const char *ins, const char *del, const char *gcp, uint32_t len,
+                          long line)
 {
-    if (len > HK_MAX_SEQ_LEN) { *bad = bases; return HK_BATCH_ELONG; }
+    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_reads + 2, b->m_reads);
     if (cap != b->m_reads) {
-        if (grow((void **)&b->read_off, sizeof *b->read_off, cap, cap)) return HK_BATCH_ENOMEM;
+        if (grow((void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
+            grow((void **)&b->read_line, sizeof *b->read_line, cap, cap))
+            return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
     if (reserve_read_pos(b, len)) return HK_BATCH_ENOMEM;
     const size_t o = b->n_read_pos;
-    int rc;
-    if ((rc = encode_bases(m, bases, b->read_base + o, len, bad)) ||
-        (rc = decode_qual(qual, b->read_q + o, len, m->min_base_quality, bad)) ||
-        (rc = decode_qual(ins, b->read_i + o, len, 0, bad)) ||
-        (rc = decode_qual(del, b->read_d + o, len, 0, bad)) ||
-        (rc = decode_qual(gcp, b->read_g + o, len, 0, bad)))
-        return rc;
-    if (m->gcp >= 0) memset(b->read_g + o, m->gcp, len);
     memcpy(b->read_text + o, bases, len);
+    memcpy(b->read_q + o, qual, len);
+    memcpy(b->read_i + o, ins, len);
+    memcpy(b->read_d + o, del, len);
+    memcpy(b->read_g + o, gcp, len);
     if (b->n_reads == 0) b->read_off[0] = 0;
+    b->read_line[b->n_reads] = line;
     b->n_read_pos += len;
     b->read_off[++b->n_reads] = b->n_read_pos;
     if (len > b->max_read_len) b->max_read_len = len;
@@ -160,26 +161,156 @@ int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
     return 0;
 }
 
-int hk_batch_add_hap(hk_batch_t *b, const hk_model_t *m, const char *bases, uint32_t len,
-                     const char **bad)
+int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long line)
 {
-    if (len > HK_MAX_SEQ_LEN) { *bad = bases; return HK_BATCH_ELONG; }
+    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_haps + 2, b->m_haps);
     if (cap != b->m_haps) {
-        if (grow((void **)&b->hap_off, sizeof *b->hap_off, cap, cap)) return HK_BATCH_ENOMEM;
+        if (grow((void **)&b->hap_off, sizeof *b->hap_off, cap, cap) ||
+            grow((void **)&b->hap_line, sizeof *b->hap_line, cap, cap))
+            return HK_BATCH_ENOMEM;
         b->m_haps = cap;
     }
     if (reserve_hap_pos(b, len)) return HK_BATCH_ENOMEM;
-    const size_t o = b->n_hap_pos;
-    int rc = encode_bases(m, bases, b->hap_base + o, len, bad);
-    if (rc) return rc;
-    memcpy(b->hap_text + o, bases, len);
+    memcpy(b->hap_text + b->n_hap_pos, bases, len);
     if (b->n_haps == 0) b->hap_off[0] = 0;
+    b->hap_line[b->n_haps] = line;
     b->n_hap_pos += len;
     b->hap_off[++b->n_haps] = b->n_hap_pos;
     if (len > b->max_hap_len) b->max_hap_len = len;
     hk_batch_last_region(b)->n_haps++;
     return 0;
+}
+
+/* Normalise read k in place; 0, or an error code with e filled. */
+static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
+{
+    const size_t o = b->read_off[k];
+    const uint32_t len = hk_batch_read_len(b, k);
+    uint8_t *q[4] = { b->read_q + o, b->read_i + o, b->read_d + o, b->read_g + o };
+    long pos = encode_bases(m, b->read_text + o, b->read_base + o, len);
+    int field = 0;
+    for (int f = 0; pos < 0 && f < 4; f++) {
+        pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? m->min_base_quality : 0);
+        field = f + 1;
+    }
+    if (pos >= 0) {
+        *e = (hk_batch_error_t){
+            .code = field ? HK_BATCH_EQUAL : HK_BATCH_EBASE, .is_read = 1, .index = k,
+            .line = b->read_line[k], .field = field, .pos = (uint32_t)pos,
+            .bad = field ? (unsigned char)(q[field - 1][pos] + 33) : (unsigned char)b->read_text[o + (size_t)pos],
+        };
+        return e->code;
+    }
+    if (m->gcp >= 0) memset(b->read_g + o, m->gcp, len);
+    return 0;
+}
+
+static int normalize_hap(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
+{
+    const size_t o = b->hap_off[k];
+    long pos = encode_bases(m, b->hap_text + o, b->hap_base + o, hk_batch_hap_len(b, k));
+    if (pos < 0) return 0;
+    *e = (hk_batch_error_t){ .code = HK_BATCH_EBASE, .is_read = 0, .index = k,
+                             .line = b->hap_line[k], .field = 0, .pos = (uint32_t)pos,
+                             .bad = (unsigned char)b->hap_text[o + (size_t)pos] };
+    return e->code;
+}
+
+typedef struct {
+    hk_batch_t       *b;
+    const hk_model_t *m;
+    size_t            read0, hap0;
+    int               nthreads, part;   /* this thread's slice of the work */
+    hk_batch_error_t  err;              /* its first error (code 0 if none) */
+} norm_job_t;
+
+/* Items [lo, hi) of n for part p of np. */
+static void slice(size_t n, int p, int np, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)p / (size_t)np;
+    *hi = n * (size_t)(p + 1) / (size_t)np;
+}
+
+static void *normalize_part(void *arg)
+{
+    norm_job_t *j = arg;
+    size_t lo, hi;
+    hk_batch_error_t he;
+    j->err.code = 0;
+    slice(j->b->n_reads - j->read0, j->part, j->nthreads, &lo, &hi);
+    for (size_t k = j->read0 + lo; k < j->read0 + hi; k++)
+        if (normalize_read(j->b, j->m, k, &j->err)) break;
+    slice(j->b->n_haps - j->hap0, j->part, j->nthreads, &lo, &hi);
+    for (size_t k = j->hap0 + lo; k < j->hap0 + hi; k++)
+        if (normalize_hap(j->b, j->m, k, &he)) {
+            if (!j->err.code || he.line < j->err.line) j->err = he;
+            break;
+        }
+    return NULL;
+}
+
+#define MAX_NORM_THREADS 64
+
+int hk_batch_normalize(hk_batch_t *b, const hk_model_t *m, size_t read0, size_t hap0,
+                       int nthreads, hk_batch_error_t *err)
+{
+    pthread_once(&base_once, base_init);
+    const size_t work = b->n_read_pos - (read0 < b->n_reads ? b->read_off[read0] : b->n_read_pos);
+    if (nthreads < 1 || work < (1u << 18)) nthreads = 1;   /* threads cost more than small work */
+    if (nthreads > MAX_NORM_THREADS) nthreads = MAX_NORM_THREADS;
+    norm_job_t job[MAX_NORM_THREADS];
+    pthread_t tid[MAX_NORM_THREADS];
+    int started = 1;
+    for (int t = 0; t < nthreads; t++)
+        job[t] = (norm_job_t){ .b = b, .m = m, .read0 = read0, .hap0 = hap0,
+                               .nthreads = nthreads, .part = t };
+    while (started < nthreads && !pthread_create(&tid[started], NULL, normalize_part, &job[started]))
+        started++;
+    for (int t = started; t < nthreads; t++) normalize_part(&job[t]);   /* no thread: here */
+    normalize_part(&job[0]);
+    for (int t = 1; t < started; t++) pthread_join(tid[t], NULL);
+    int rc = 0;
+    for (int t = 0; t < nthreads; t++)   /* the error earliest in the input */
+        if (job[t].err.code && (!rc || job[t].err.line < err->line)) {
+            *err = job[t].err;
+            rc = job[t].err.code;
+        }
+    return rc;
+}
+
+int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
+                      const char *qual, const char *ins, const char *del,
+                      const char *gcp, uint32_t len, const char **bad)
+{
+    pthread_once(&base_once, base_init);
+    int rc = hk_batch_add_read_raw(b, bases, qual, ins, del, gcp, len, 0);
+    if (rc) { *bad = bases; return rc; }
+    hk_batch_error_t e;
+    if ((rc = normalize_read(b, m, b->n_reads - 1, &e))) {
+        const char *src[5] = { bases, qual, ins, del, gcp };
+        *bad = src[e.field] + e.pos;
+        hk_batch_last_region(b)->n_reads--;   /* take the read back */
+        b->n_reads--;
+        b->n_read_pos = b->read_off[b->n_reads];
+    }
+    return rc;
+}
+
+int hk_batch_add_hap(hk_batch_t *b, const hk_model_t *m, const char *bases, uint32_t len,
+                     const char **bad)
+{
+    pthread_once(&base_once, base_init);
+    int rc = hk_batch_add_hap_raw(b, bases, len, 0);
+    if (rc) { *bad = bases; return rc; }
+    hk_batch_error_t e;
+    if ((rc = normalize_hap(b, m, b->n_haps - 1, &e))) {
+        *bad = bases + e.pos;
+        hk_batch_last_region(b)->n_haps--;
+        b->n_haps--;
+        b->n_hap_pos = b->hap_off[b->n_haps];
+    }
+    return rc;
 }
 
 int hk_batch_end_region(hk_batch_t *b)

@@ -63,6 +63,8 @@ typedef struct {
     double   *lk;                    /* results, log10 */
     double   *expected;              /* the input's own value per pair, NaN if none */
 
+    long     *read_line, *hap_line;  /* input line of each read / hap (for errors) */
+
     uint64_t  cells;                 /* sum of the regions' cells */
     uint64_t  n_recomputed;          /* pairs the scorer recomputed in double */
     uint32_t  max_read_len, max_hap_len;
@@ -82,6 +84,31 @@ void hk_batch_init(hk_batch_t *b);
 void hk_batch_clear(hk_batch_t *b);
 /* Release everything; accepts NULL. */
 void hk_batch_free(hk_batch_t *b);
+
+/* A character error found by normalisation. */
+typedef struct {
+    int      code;      /* HK_BATCH_EBASE or HK_BATCH_EQUAL */
+    int      is_read;   /* 1: read `index`, 0: haplotype `index` */
+    size_t   index;
+    long     line;      /* its input line (read_line / hap_line) */
+    int      field;     /* 0 bases, 1 base qualities, 2 ins, 3 del, 4 gcp */
+    uint32_t pos;       /* position in the sequence */
+    unsigned char bad;  /* the offending character */
+} hk_batch_error_t;
+
+/* Fast path for readers: copy sequences as text (qualities as Phred+33
+ * characters), recording their input line, and normalise later, in bulk and
+ * in parallel, with hk_batch_normalize. */
+int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
+                          const char *ins, const char *del, const char *gcp, uint32_t len,
+                          long line) __attribute__((warn_unused_result));
+int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long line)
+    __attribute__((warn_unused_result));
+/* Normalise reads [read0, n_reads) and haps [hap0, n_haps) added raw, with up
+ * to nthreads threads. Returns 0, or the code of the error earliest in the
+ * input, described in *err. */
+int hk_batch_normalize(hk_batch_t *b, const struct hk_model *m, size_t read0, size_t hap0,
+                       int nthreads, hk_batch_error_t *err) __attribute__((warn_unused_result));
 
 /* Building a batch: begin a region, add its reads and haplotypes (in any
  * order), end it. Sequences are normalised with the model's rules. On

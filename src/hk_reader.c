@@ -50,6 +50,9 @@ struct hk_reader {
     char       *name;        /* current region tag, NULL for none */
     long        source_line; /* from "# source-line N", 0 when none */
     int         eof, failed;
+    long        err_line;    /* the first error: line (0 if none) and text */
+    char        err_msg[512];
+    int         nthreads;    /* for normalising batches */
     int         bgzf_unterminated; /* BGZF without its end-of-file marker */
     /* results-file reconstruction (see top) */
     record_t   *recs;
@@ -115,16 +118,18 @@ int hk_reader_format(const hk_reader_t *r) { return r->format; }
 
 #define FAIL(r, line, ...) do { reader_error(r, line, __VA_ARGS__); return -1; } while (0)
 
+/* Errors are kept, not printed, until the batch they belong to has been
+ * normalised: a bad character on an earlier line must win over a structural
+ * error found first by the sequential scan. */
 __attribute__((format(printf, 3, 4)))
 static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
 {
-    char msg[512];
+    if (r->failed) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
     va_end(ap);
-    if (line > 0) hk_log_error("%s:%ld: %s", r->path, line, msg);
-    else hk_log_error("%s: %s", r->path, msg);
+    r->err_line = line;
     r->failed = 1;
 }
 
@@ -204,17 +209,28 @@ static long parse_count(const char *s, size_t len, long max)
     return v;
 }
 
-/* Report a batch add error at the input position of *bad. */
-static int add_error(hk_reader_t *r, long line, int rc, const char *what, const char *bad)
+/* Report a character error found by normalisation (unless an earlier
+ * error is already kept). */
+static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
 {
-    if (rc == HK_BATCH_EBASE)
-        reader_error(r, line, "%s: invalid base '%c' (expected A, C, G, T or N%s)", what, *bad,
+    static const char *const field[] = { "bases", "base qualities", "insertion qualities",
+                                         "deletion qualities", "gap-continuation qualities" };
+    if (r->failed && r->err_line <= e->line) return;
+    r->failed = 0;
+    if (e->code == HK_BATCH_EBASE)
+        reader_error(r, e->line, "%s: invalid base '%c' at position %u (expected A, C, G, T or N%s)",
+                     e->is_read ? "read" : "haplotype", e->bad, e->pos + 1,
                      r->m->unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
-    else if (rc == HK_BATCH_EQUAL)
-        reader_error(r, line, "%s: invalid quality character (0x%02x; expected Phred+33 '!'..'~')",
-                     what, (unsigned char)*bad);
-    else if (rc == HK_BATCH_ELONG)
-        reader_error(r, line, "%s: sequence longer than %u bases", what, HK_MAX_SEQ_LEN);
+    else
+        reader_error(r, e->line, "read %s: invalid quality character 0x%02x at position %u "
+                     "(expected Phred+33 '!'..'~')", field[e->field], e->bad, e->pos + 1);
+}
+
+/* Report an error of the raw add functions (length, memory). */
+static int add_error(hk_reader_t *r, long line, int rc, const char *what)
+{
+    if (rc == HK_BATCH_ELONG)
+        reader_error(r, line, "%s longer than %u bases", what, HK_MAX_SEQ_LEN);
     else
         reader_error(r, line, "out of memory");
     return -1;
@@ -274,7 +290,6 @@ static int read_batch_region(hk_reader_t *r, hk_batch_t *b)
              MAX_REGION_PAIRS);
     if (hk_batch_begin_region(b, r->name, region_line(r, head)))
         FAIL(r, head, "out of memory");
-    const char *bad;
     int rc;
     for (long k = 0; k < R + H; k++) {
         int got = next_line(r);
@@ -292,14 +307,14 @@ static int read_batch_region(hk_reader_t *r, hk_batch_t *b)
                     FAIL(r, r->line, "field %d has %zu characters but the read has %zu bases",
                          i + 1, fl[i], fl[0]);
             if (fl[0] == 0) FAIL(r, r->line, "empty read");
-            rc = hk_batch_add_read(b, r->m, f[0], f[1], f[2], f[3], f[4], (uint32_t)fl[0], &bad);
-            if (rc) return add_error(r, r->line, rc, "read", bad);
+            rc = hk_batch_add_read_raw(b, f[0], f[1], f[2], f[3], f[4], (uint32_t)fl[0], r->line);
+            if (rc) return add_error(r, r->line, rc, "read");
         } else {
             nf = split_fields(r->ks.s, r->ks.l, f, fl, 1);
             if (nf != 1 || fl[0] == 0)
                 FAIL(r, r->line, "expected a haplotype line (one field of bases)");
-            rc = hk_batch_add_hap(b, r->m, f[0], (uint32_t)fl[0], &bad);
-            if (rc) return add_error(r, r->line, rc, "haplotype", bad);
+            rc = hk_batch_add_hap_raw(b, f[0], (uint32_t)fl[0], r->line);
+            if (rc) return add_error(r, r->line, rc, "haplotype");
         }
     }
     if (hk_batch_end_region(b)) FAIL(r, head, "out of memory");
@@ -325,20 +340,19 @@ static int emit_gatk_region(hk_reader_t *r, hk_batch_t *b)
              "accepts", R, H);
     if (hk_batch_begin_region(b, r->name, region_line(r, r->recs[0].line)))
         FAIL(r, r->recs[0].line, "out of memory");
-    const char *bad;
     int rc;
     for (size_t h = 0; h < H; h++) {
         const record_t *x = &r->recs[h];
-        rc = hk_batch_add_hap(b, r->m, arena_at(r, x->hap), (uint32_t)x->hap_len, &bad);
-        if (rc) return add_error(r, x->line, rc, "haplotype", bad);
+        rc = hk_batch_add_hap_raw(b, arena_at(r, x->hap), (uint32_t)x->hap_len, x->line);
+        if (rc) return add_error(r, x->line, rc, "haplotype");
     }
     for (size_t k = 0; k < R; k++) {
         const record_t *x = &r->recs[k * H];
         const char *s = arena_at(r, x->read);
         const uint32_t L = (uint32_t)((x->read_len - 4) / 5);
-        rc = hk_batch_add_read(b, r->m, s, s + (L + 1), s + 2 * (L + 1), s + 3 * (L + 1),
-                               s + 4 * (L + 1), L, &bad);
-        if (rc) return add_error(r, x->line, rc, "read", bad);
+        rc = hk_batch_add_read_raw(b, s, s + (L + 1), s + 2 * (L + 1), s + 3 * (L + 1),
+                                   s + 4 * (L + 1), L, x->line);
+        if (rc) return add_error(r, x->line, rc, "read");
     }
     if (hk_batch_end_region(b)) FAIL(r, r->recs[0].line, "out of memory");
     hk_region_t *rg = hk_batch_last_region(b);
@@ -459,9 +473,28 @@ static int detect_format(hk_reader_t *r)
     return 0;
 }
 
+static int fill(hk_reader_t *r, hk_batch_t *b, size_t max_pairs);
+
+void hk_reader_set_threads(hk_reader_t *r, int nthreads) { r->nthreads = nthreads; }
+
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
     if (r->failed) return -1;
+    const size_t read0 = b->n_reads, hap0 = b->n_haps;
+    int got = fill(r, b, max_pairs);
+    hk_batch_error_t e;
+    if (hk_batch_normalize(b, r->m, read0, hap0, r->nthreads, &e)) char_error(r, &e);
+    if (r->failed) {
+        if (r->err_line > 0) hk_log_error("%s:%ld: %s", r->path, r->err_line, r->err_msg);
+        else hk_log_error("%s: %s", r->path, r->err_msg);
+        return -1;
+    }
+    return got;
+}
+
+/* Scan lines into b (raw) until it holds max_pairs pairs; see hk_reader_next. */
+static int fill(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
+{
     const size_t regions0 = b->n_regions;
     while (b->n_regions == regions0 || b->n_pairs < max_pairs) {
         if (r->eof) {

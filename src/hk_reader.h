@@ -31,6 +31,9 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     __attribute__((warn_unused_result));
 
+/* Threads that normalise each batch (default 1). */
+void hk_reader_set_threads(hk_reader_t *r, int nthreads);
+
 /* The detected (or forced) format; HK_FMT_AUTO until the first record. */
 int hk_reader_format(const hk_reader_t *r);
 /* Name of a format for messages and the table ("gatk", "batch"). */

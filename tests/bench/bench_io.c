@@ -1,6 +1,6 @@
 /* bench_io.c - how long parsing and table writing take, without scoring.
  *
- *   tests/bench/bench_io INPUT [OUT]   (build: make tests/bench/bench_io)
+ *   tests/bench/bench_io INPUT [OUT [THREADS]]   (build: make tests/bench/bench_io)
  *
  * Reads INPUT into batches as `score` does (default GPU batch size), fills
  * every likelihood with a varied value, writes the table to OUT (default
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
     hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, &c.model);
     hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null.haplik-bench", &c);
     if (!r) return 2;
+    const int threads = argc > 3 ? atoi(argv[3]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    hk_reader_set_threads(r, threads);
     if (!t) { fprintf(stderr, "(writing to a temporary file beside %s failed; give OUT)\n",
                       argc > 2 ? argv[2] : "/dev/null"); return 3; }
     hk_batch_t b;
@@ -56,6 +59,7 @@ int main(int argc, char **argv)
     write += now() - t0;
     struct stat st;
     double mb = stat(argv[1], &st) == 0 ? st.st_size / 1e6 : 0;
+    printf("%d parsing threads\n", threads);
     printf("input %.1f MB, %llu regions, %llu pairs, %.3g cells\n", mb, regions, pairs, (double)cells);
     printf("parse %.3f s (%.0f MB/s)\nwrite %.3f s (%.2f M pairs/s)\n", parse, mb / parse, write,
            pairs / write / 1e6);
