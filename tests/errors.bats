@@ -110,3 +110,14 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     run -3 --separate-stderr "$HAPLIK" score --backend cpu -o /nonexistent-dir/t.json "$DATA/tiny.in"
     assert_stderr --partial "/nonexistent-dir/t.json: cannot create a temporary file"
 }
+
+@test "the error earliest in the input is reported, also across parallel parsing" {
+    printf '1 1\nACGT IIII IIII IIII IIII\nAXGT\n1 1\nACGT III IIII IIII IIII\nACGT\n' > bad.in
+    expect_input_error bad.in 3 "haplotype: invalid base 'X' at position 2"
+    # a big input (parsed by several threads): a bad quality on line 5000, a bad line on 7000
+    awk 'NR == 5000 { $2 = "\x01" substr($2, 2) } NR == 7000 { $0 = $0 " extra" } { print }' \
+        "$DATA/1m.in" > big.in
+    expect_input_error big.in 5000 "read base qualities: invalid quality character 0x01 at position 1"
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --threads 1 -o out/t.json big.in
+    assert_stderr --partial "big.in:5000: read base qualities"
+}
