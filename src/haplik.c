@@ -15,6 +15,8 @@ static const struct {
     { "check",   hk_cmd_check,   "score and compare with the expected values of a results file" },
     { "split",   hk_cmd_split,   "cut a dump into N shards balanced by cells" },
     { "merge",   hk_cmd_merge,   "join shard tables into one" },
+    { "shard",   hk_cmd_shard,   "make N genome shards (BED) balanced by length from a .fai" },
+    { "bench",   hk_cmd_bench,   "synthetic GPU kernel benchmark (TCUPS per configuration)" },
     { "devices", hk_cmd_devices, "list the usable GPUs, or say why there is none" },
 };
 
