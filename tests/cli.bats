@@ -89,3 +89,12 @@ setup() { load test_helper/common-setup; _common_setup; }
     run -0 --separate-stderr hk score --quiet -o "$BATS_TEST_TMPDIR/t.json" "$DATA/tiny.in"
     [ -z "$stderr" ] || fail "stderr: $stderr"
 }
+
+@test "a progress line on stderr when it is a terminal, none otherwise" {
+    command -v script >/dev/null || skip "SKIPPED: no 'script' command to give haplik a terminal"
+    cd "$BATS_TEST_TMPDIR"
+    run -0 script -qec "'$HAPLIK' score --backend cpu -o t.json '$DATA/10s.in' 2>&1 >/dev/null" /dev/null
+    assert_output --regexp "haplik: 7 regions, 3550 pairs, [0-9.]+ GCUPS"
+    run -0 --separate-stderr "$HAPLIK" score --backend cpu -o t2.json "$DATA/10s.in"
+    [[ "$stderr" != *GCUPS* ]] || fail "progress written to a non-terminal: $stderr"
+}
