@@ -102,6 +102,82 @@ double hk_model_score_pair(const hk_model_t *m,
     return log10(s) - LOG10_SCALE_D;
 }
 
+#define MAX_LANES 8
+
+/* FORWARD_LANES(NAME, N, TARGET): the pass over N lanes.
+ * hcode: haplotype codes interleaved, hcode[j * N + l] for j < hmax; hlen:
+ * each lane's length; rows: 3 * (hmax + 1) vectors; sums: the N results. */
+#define FORWARD_LANES(NAME, N, TARGET)                                                  \
+typedef float NAME##_vf __attribute__((vector_size(N * sizeof(float))));                \
+typedef int32_t NAME##_vi __attribute__((vector_size(N * sizeof(int32_t))));            \
+TARGET static void NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,        \
+                        const uint8_t *del, const uint8_t *gcp, uint32_t rlen,          \
+                        const int32_t *hcode_, const int32_t *hlen, uint32_t hmax,      \
+                        void *rows, float *sums)                                        \
+{                                                                                       \
+    typedef NAME##_vf vf;                                                               \
+    typedef NAME##_vi vi;                                                               \
+    const vi *hcode = (const vi *)hcode_;                                               \
+    vf *M = rows, *I = M + (hmax + 1), *D = I + (hmax + 1);                             \
+    vf init, zero = { 0 };                                                              \
+    vi len;                                                                             \
+    for (int l = 0; l < N; l++) { init[l] = SCALE_F / (float)hlen[l]; len[l] = hlen[l]; } \
+    for (uint32_t j = 0; j <= hmax; j++) { M[j] = zero; I[j] = zero; D[j] = init; }      \
+    for (uint32_t i = 0; i < rlen; i++) {                                               \
+        const double e = err_of_q[q[i]], ei = err_of_q[ins[i]];                         \
+        const double ed = err_of_q[del[i]], eg = err_of_q[gcp[i]];                      \
+        const float mm = (float)(1.0 - (ei + ed)), gm = (float)(1.0 - eg);              \
+        const float mi = (float)ei, ii = (float)eg, md = (float)ed, dd = (float)eg;     \
+        const vi match = (vi)(zero + (float)(1.0 - e)), mism = (vi)(zero + (float)(e / 3.0)); \
+        const int32_t r = rb[i];                                                        \
+        const vi read_n = (vi){ 0 } + (r == HK_BASE_N ? -1 : 0); /* N matches all */    \
+        vf dM = M[0], dI = I[0], dD = D[0], lM = zero, lD = zero;                       \
+        M[0] = zero; I[0] = zero; D[0] = zero;                                          \
+        for (uint32_t j = 1; j <= hmax; j++) {                                          \
+            const vi h = hcode[j - 1];                                                  \
+            const vi is_match = (h == r) | (h == HK_BASE_N) | read_n;                   \
+            const vf emit = (vf)((is_match & match) | (~is_match & mism));              \
+            const vf oM = M[j], oI = I[j], oD = D[j];                                   \
+            const vf nM = emit * (mm * dM + gm * (dI + dD));                            \
+            const vf nI = mi * oM + ii * oI;                                            \
+            const vf nD = md * lM + dd * lD;                                            \
+            M[j] = nM; I[j] = nI; D[j] = nD;                                            \
+            dM = oM; dI = oI; dD = oD; lM = nM; lD = nD;                                \
+        }                                                                               \
+    }                                                                                   \
+    vf sum = zero;                                                                      \
+    for (uint32_t j = 1; j <= hmax; j++) {                                              \
+        const vi in = (vi){ 0 } + (int32_t)j <= len;                                    \
+        sum += (vf)(in & (vi)(M[j] + I[j]));                                            \
+    }                                                                                   \
+    for (int l = 0; l < N; l++) sums[l] = sum[l];                                       \
+}
+
+/* Column j of the DP depends only on columns <= j, so the haplotypes of a
+ * group are padded to the longest and each lane sums its own columns. Lanes
+ * are floats: SSE2 (any x86-64) or, where the CPU has it, AVX2 with FMA. */
+FORWARD_LANES(forward_lanes4, 4, )
+#if defined(__x86_64__) && defined(__GNUC__)
+FORWARD_LANES(forward_lanes8, 8, __attribute__((target("avx2,fma"))))
+#endif
+
+typedef void (*forward_lanes_fn)(const uint8_t *, const uint8_t *, const uint8_t *,
+                                 const uint8_t *, const uint8_t *, uint32_t,
+                                 const int32_t *, const int32_t *, uint32_t, void *, float *);
+
+/* The widest lane function this CPU runs, and its lane count. */
+static forward_lanes_fn pick_lanes(int *n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        *n = 8;
+        return forward_lanes8;
+    }
+#endif
+    *n = 4;
+    return forward_lanes4;
+}
+
 /* ---- threads over the reads of a batch ---- */
 
 typedef struct {
@@ -115,35 +191,89 @@ typedef struct {
 
 #define READS_PER_GRAB 8
 
+/* Workspace of one thread: DP rows and interleaved haplotype codes. */
+typedef struct {
+    void    *ws;        /* double path: hk_model_ws_size(max_hap_len) */
+    void    *rows;      /* lanes: 3 * (max_hap_len + 1) vectors */
+    int32_t *hcode;     /* lanes: max_hap_len * MAX_LANES codes */
+    forward_lanes_fn lanes_fn;
+    int      lanes;
+} worker_mem_t;
+
+/* Score read k against the haplotypes of its region; the count recomputed. */
+static unsigned score_read(const hk_model_t *m, hk_batch_t *b, const hk_region_t *rg,
+                           size_t k, worker_mem_t *w)
+{
+    const uint64_t o = b->read_off[k];
+    const uint32_t rlen = hk_batch_read_len(b, k);
+    double *out = b->lk + rg->pair0 + (uint64_t)(k - rg->read0) * rg->n_haps;
+    unsigned recomputed = 0;
+    const int L = w->lanes;
+    for (uint32_t h0 = 0; h0 < rg->n_haps; h0 += (uint32_t)L) {
+        const uint32_t n = rg->n_haps - h0 < (uint32_t)L ? rg->n_haps - h0 : (uint32_t)L;
+        float sum[MAX_LANES];
+        int need_double[MAX_LANES] = { 0 };
+        if (m->precision != HK_PREC_DOUBLE) {
+            int32_t hlen[MAX_LANES];
+            uint32_t hmax = 0;
+            for (int l = 0; l < L; l++) {   /* spare lanes repeat the group's first haplotype */
+                const size_t hk = rg->hap0 + h0 + ((uint32_t)l < n ? (uint32_t)l : 0);
+                hlen[l] = (int32_t)hk_batch_hap_len(b, hk);
+                if ((uint32_t)hlen[l] > hmax) hmax = (uint32_t)hlen[l];
+            }
+            for (int l = 0; l < L; l++) {
+                const size_t hk = rg->hap0 + h0 + ((uint32_t)l < n ? (uint32_t)l : 0);
+                const uint8_t *hb = b->hap_base + b->hap_off[hk];
+                for (uint32_t j = 0; j < hmax; j++)
+                    w->hcode[(size_t)j * L + l] = j < (uint32_t)hlen[l] ? hb[j] : HK_BASE_N;
+            }
+            w->lanes_fn(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                        b->read_g + o, rlen, w->hcode, hlen, hmax, w->rows, sum);
+            for (uint32_t l = 0; l < n; l++) {
+                need_double[l] = m->precision == HK_PREC_MIXED && (double)sum[l] < m->float_threshold;
+                if (!need_double[l]) out[h0 + l] = log10((double)sum[l]) - LOG10_SCALE_F;
+            }
+        }
+        for (uint32_t l = 0; l < n; l++) {
+            if (m->precision != HK_PREC_DOUBLE && !need_double[l]) continue;
+            const size_t hk = rg->hap0 + h0 + l;
+            double *d = w->ws;
+            const uint32_t hl = hk_batch_hap_len(b, hk);
+            double s = forward_d(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                 b->read_g + o, rlen, b->hap_base + b->hap_off[hk], hl,
+                                 d, d + (hl + 1), d + 2 * (hl + 1));
+            out[h0 + l] = log10(s) - LOG10_SCALE_D;
+            recomputed += (unsigned)need_double[l];
+        }
+    }
+    return recomputed;
+}
+
 static void *score_worker(void *arg)
 {
     score_job_t *job = arg;
     hk_batch_t *b = job->b;
-    void *ws = malloc(hk_model_ws_size(b->max_hap_len));
-    if (!ws) { atomic_store(&job->failed, 1); return NULL; }
+    worker_mem_t w;
+    const size_t hl = (size_t)b->max_hap_len + 1;
+    w.ws = malloc(hk_model_ws_size(b->max_hap_len));
+    w.lanes_fn = pick_lanes(&w.lanes);
+    w.rows = aligned_alloc(MAX_LANES * sizeof(float), 3 * hl * MAX_LANES * sizeof(float));
+    w.hcode = aligned_alloc(MAX_LANES * sizeof(int32_t), hl * MAX_LANES * sizeof(int32_t));
     unsigned long long recomputed = 0;
+    if (!w.ws || !w.rows || !w.hcode) { atomic_store(&job->failed, 1); goto out; }
+    pthread_once(&err_once, err_init);
     for (;;) {
         size_t k0 = atomic_fetch_add(&job->next, READS_PER_GRAB);
         if (k0 >= b->n_reads) break;
         size_t k1 = k0 + READS_PER_GRAB < b->n_reads ? k0 + READS_PER_GRAB : b->n_reads;
-        for (size_t k = k0; k < k1; k++) {
-            const hk_region_t *rg = &b->regions[job->read_region[k]];
-            const uint64_t o = b->read_off[k];
-            const uint32_t rlen = hk_batch_read_len(b, k);
-            double *out = b->lk + rg->pair0 + (uint64_t)(k - rg->read0) * rg->n_haps;
-            for (uint32_t h = 0; h < rg->n_haps; h++) {
-                const size_t hk = rg->hap0 + h;
-                int rc;
-                out[h] = hk_model_score_pair(job->m, b->read_base + o, b->read_q + o,
-                                             b->read_i + o, b->read_d + o, b->read_g + o, rlen,
-                                             b->hap_base + b->hap_off[hk],
-                                             hk_batch_hap_len(b, hk), ws, &rc);
-                recomputed += (unsigned)rc;
-            }
-        }
+        for (size_t k = k0; k < k1; k++)
+            recomputed += score_read(job->m, b, &b->regions[job->read_region[k]], k, &w);
     }
     atomic_fetch_add(&job->recomputed, recomputed);
-    free(ws);
+out:
+    free(w.ws);
+    free(w.rows);
+    free(w.hcode);
     return NULL;
 }
 
