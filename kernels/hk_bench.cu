@@ -1,5 +1,6 @@
 /* hk_bench.cu - kernel timing for `haplik bench` (see hk_cuda.h). */
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -56,8 +57,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
         hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
         return HK_CUDA_ENOMEM;
     }
-    s->lk_host.assign(s->ch.n_pairs, 0.0);
-    hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, s->lk_host.data(), &s->degen);
+    hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, &s->degen, d->pool.get());
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
         const uint32_t n = ch->n_items;
@@ -78,7 +78,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
             what = "cudaMemsetAsync";
             if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
             if ((e = hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
-                                     &what)) != cudaSuccess)
+                                     getenv("HK_CUDA_ONE_STREAM") ? nullptr : &s->side, &what)) != cudaSuccess)
                 break;
             what = "cudaEventRecord";
             if ((e = cudaEventRecord(ev1, st)) != cudaSuccess) break;

@@ -3,20 +3,33 @@
  * X(P, K): one read-haplotype pair per group of P threads, each thread holding
  * K read rows in registers, so one tile covers P*K read rows. A read goes to
  * the first configuration of its list whose tile holds it (lists are ordered
- * by tile size); reads longer than the last tile use that configuration's
- * multi-tile kernel. Instantiations (hk_kernel_*.cu), dispatch (hk_engine.cu)
+ * by tile size; an entry whose tile is not larger than an earlier one's is
+ * never dispatched, only benchmarked); reads longer than the last tile use
+ * that configuration's multi-tile kernel. Instantiations (hk_kernel_*.cu), dispatch (hk_engine.cu)
  * and the benchmark (hk_bench.cu) are all generated from these lists.
  */
 #ifndef HK_CONFIGS_H
 #define HK_CONFIGS_H
 
-/* float path, scaled recurrence (6 FP32 instructions per cell) */
+/* float path, scaled recurrence (5 FP32 instructions per cell). 12 rows per
+ * lane run best (4 blocks of 128 lanes per SM at 128 registers); 10 and 14
+ * fill the gaps between them, so that a read wastes few padding rows. 2x16
+ * (1.68 TCUPS) lost to 4x8 (1.99) and 8x8 (2.03) to 4x16 (2.41) on an H100:
+ * see docs/PERFORMANCE.md. */
 #define HK_FLOAT_CONFIGS(X) \
     X(4, 4)   /* reads    1..16  */ \
     X(4, 8)   /* reads   17..32  */ \
-    X(8, 8)   /* reads   33..64  */ \
-    X(8, 16)  /* reads   65..128 */ \
-    X(16, 16) /* reads  129..256 */ \
+    X(4, 10)  /* reads   33..40  */ \
+    X(4, 12)  /* reads   41..48  */ \
+    X(4, 14)  /* reads   49..56  */ \
+    X(4, 16)  /* reads   57..64  */ \
+    X(8, 10)  /* reads   65..80  */ \
+    X(8, 12)  /* reads   81..96  */ \
+    X(8, 14)  /* reads   97..112 */ \
+    X(8, 16)  /* reads  113..128 */ \
+    X(16, 10) /* reads  129..160 */ \
+    X(16, 12) /* reads  161..192 */ \
+    X(16, 16) /* reads  193..256 */ \
     X(32, 16) /* reads  257..512, longer reads: multi-tile */
 
 /* double path (double mode and mixed-mode recomputes), plain recurrence */

@@ -14,6 +14,10 @@
  *   HK_PREC_FLOAT  float only (may give -inf: for measuring);
  *   HK_PREC_DOUBLE double only.
  * The number of pairs recomputed in double is added to batch->n_recomputed.
+ *
+ * Two environment variables exist for tests and measurements only:
+ * HK_CUDA_CHUNK_CELLS=N caps a chunk at about N cells (many small chunks), and
+ * HK_CUDA_ONE_STREAM (set) launches a chunk's configurations on one stream.
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H
@@ -59,6 +63,25 @@ int  hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
                    double float_threshold, char *err, size_t errlen);
 /* Accepts NULL. */
 void hk_cuda_close(hk_cuda_t *cu);
+
+/* Where the wall time of the last hk_cuda_score went (host side, summed
+ * over the devices' threads). */
+typedef struct {
+    double   total_s;   /* the whole call */
+    double   pack_s;    /* planning and packing chunks into pinned buffers */
+    double   wait_s;    /* waiting for a device to finish a chunk */
+    double   unpack_s;  /* copying results into the batch */
+    double   kernel_s;  /* GPU: sum over chunks of first kernel start to last kernel end */
+    double   h2d_s;     /* GPU: sum over chunks of the copies in */
+    double   gpu_span_s; /* GPU: first copy in to the end of the last kernels (largest over devices) */
+    unsigned chunks;
+    /* the first device's first HK_TRACE_CHUNKS chunks, in ms from the start of
+     * the call on the GPU: copy in, kernels start, kernels end; and on the
+     * host: when the chunk was handed to the GPU */
+    unsigned n_trace;
+    float    trace[16][4];
+} hk_cuda_stats_t;
+void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st);
 
 /* ---- benchmark support (haplik bench) ---- */
 

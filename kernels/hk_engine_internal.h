@@ -3,8 +3,13 @@
 #ifndef HK_ENGINE_INTERNAL_H
 #define HK_ENGINE_INTERNAL_H
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 #include <cuda_runtime.h>
 #include "hk_cuda.h"
@@ -28,6 +33,38 @@ struct hk_plan_limits {
     uint64_t pairs, min_pairs, items, cells;
 };
 
+/* A few host threads that pack and unpack chunks (one pool per device, so
+ * that the devices' threads never wait on each other). run(n, fn) calls
+ * fn(0..n-1), the caller taking part, and returns when all are done. */
+class hk_pool {
+public:
+    explicit hk_pool(unsigned workers);
+    ~hk_pool();
+    unsigned size() const { return (unsigned)th_.size() + 1; }
+    void run(unsigned n, const std::function<void(unsigned)> &fn);
+private:
+    void work();
+    std::vector<std::thread> th_;
+    std::mutex mu_;
+    std::condition_variable go_, done_;
+    const std::function<void(unsigned)> *fn_ = nullptr;
+    unsigned n_ = 0, next_ = 0, left_ = 0;
+    uint64_t gen_ = 0;
+    bool stop_ = false;
+};
+
+/* Side streams of a slot: its configurations' kernels run side by side. */
+#define HK_SIDE_STREAMS 2
+struct hk_side {
+    cudaStream_t st[HK_SIDE_STREAMS];
+    cudaEvent_t  fork, join[HK_SIDE_STREAMS];
+};
+
+/* Chunks in flight per device: while three are queued or run on the GPU,
+ * the host packs the next one (chunks that run side by side finish close
+ * together, so fewer slots leave the GPU idle while the host refills). */
+#define HK_SLOTS 4
+
 /* One staging slot: pinned host and device buffers of one chunk in flight. */
 struct hk_slot {
     unsigned char *h_in, *h_out;   /* pinned: packed input; results + redo count */
@@ -41,32 +78,48 @@ struct hk_slot {
     uint64_t       pairs_cap;
     bool           busy;
     hk_chunk       ch;
-    uint64_t       degen;
-    std::vector<double> lk_host;   /* -inf where a pair is degenerate */
+    std::vector<uint64_t> degen;   /* pairs of the chunk with an empty sequence */
+    cudaEvent_t    c0, k0, k1;     /* copy in, kernels start, kernels end (timing) */
+    hk_side        side;
+    unsigned       trace_ix;       /* chunk number, for the stats' trace */
+    double         t_enqueued;     /* host time it was handed to the GPU */
     cudaEvent_t    done;           /* kept by slot_free: must stay last */
 };
 
 struct hk_dev {
     int            ord;
     cudaDeviceProp prop;
-    cudaStream_t   st[2];
-    hk_slot        slot[2];
+    cudaStream_t   st[HK_SLOTS];
+    hk_slot        slot[HK_SLOTS];
+    std::unique_ptr<hk_pool> pool;
+    cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
 };
 
 struct hk_cuda {
     std::vector<hk_dev> dev;
+    hk_cuda_stats_t     stats;     /* of the last hk_cuda_score */
 };
+
+static inline size_t hk_align16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* Run fn(0..n-1) on the pool (or here, in order, when there is none). */
+template <typename F> static inline void hk_par_run(hk_pool *pool, unsigned n, F fn)
+{
+    if (!pool || n <= 1) { for (unsigned i = 0; i < n; i++) fn(i); return; }
+    pool->run(n, std::function<void(unsigned)>(fn));
+}
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
-                   double *lk_out, uint64_t *degenerate);
+                   std::vector<uint64_t> *degenerate, hk_pool *pool);
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr);
 cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,
-                            const hk_scratch *sc, cudaStream_t st, const char **what);
+                            const hk_scratch *sc, cudaStream_t st, const hk_side *xs,
+                            const char **what);
 int  hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                      char *err, size_t errlen);
 

@@ -19,8 +19,9 @@
  * both into one FMA per cell:
  *   I'(i,j) = M(i-1,j) + (ii_i mi_{i-1} / mi_i) I'(i-1,j)
  *   D'(i,j) = M(i,j-1) + dd_i D'(i,j-1)
- *   M(i,j)  = e(i,j) (mm_i M + gm_i mi_{i-1} I' + gm_i md_{i-1} D')(i-1,j-1)
- * 6 FP32 instructions per cell instead of 8. Both stay below C times the row
+ *   M(i,j)  = e(i,j) mm_i (M + (gm_i mi_{i-1}/mm_i) I' + (gm_i md_{i-1}/mm_i) D')(i-1,j-1)
+ * with e(i,j) mm_i precomputed in the emission table: 5 FP32 instructions per
+ * cell (M 3, I' 1, D' 1) instead of 8. Both stay below C times the row
  * mass; an overflow (only with extreme qualities) gives a non-finite sum,
  * which mixed mode recomputes in double. The double path uses the plain
  * recurrence (8 instructions), which cannot overflow.
@@ -34,19 +35,30 @@
 #include "hk_cuda_internal.h"
 #include "hk_err_table.h"
 
+/* Steps of the wavefront per loop iteration (a tuning knob). */
+#ifndef HK_STEP_UNROLL
+#define HK_STEP_UNROLL 2
+#endif
+
 template <typename T> struct hk_real;
 template <> struct hk_real<float> {
-    typedef float4 vec_t;
-    enum { VEC = 4 };
+    enum { VEC = 4 };                            /* widest emission load: 16 bytes */
     static __device__ __forceinline__ float scale() { return 0x1p120f; }
     static constexpr double log10_scale = 120.0 * 0.30102999566398119521;
 };
 template <> struct hk_real<double> {
-    typedef double2 vec_t;
     enum { VEC = 2 };
     static __device__ __forceinline__ double scale() { return 0x1p1020; }
     static constexpr double log10_scale = 1020.0 * 0.30102999566398119521;
 };
+
+/* The vector type of V elements of T (one shared-memory load). */
+template <typename T, int V> struct hk_vec;
+template <> struct hk_vec<float, 4> { typedef float4 type; };
+template <> struct hk_vec<float, 2> { typedef float2 type; };
+template <> struct hk_vec<float, 1> { typedef float type; };
+template <> struct hk_vec<double, 2> { typedef double2 type; };
+template <> struct hk_vec<double, 1> { typedef double type; };
 
 /* One row of scratch for the multi-tile kernels. */
 template <typename T> struct __align__(4 * sizeof(T)) hk_cell3 { T m, i, d, pad; };
@@ -54,17 +66,19 @@ template <typename T> struct __align__(4 * sizeof(T)) hk_cell3 { T m, i, d, pad;
 template <typename T, int P, int K, bool SCALED, bool MULTI>
 struct hk_fwd {
     typedef hk_real<T> R;
-    typedef typename R::vec_t vec_t;
     typedef hk_cell3<T> cell3;
-    static constexpr int VEC = R::VEC;
+    /* rows per emission load: the widest vector that divides K */
+    static constexpr int VEC = K % R::VEC == 0 ? R::VEC : K % 2 == 0 ? 2 : 1;
+    typedef typename hk_vec<T, VEC>::type vec_t;
+    static constexpr int STEP_UNROLL = HK_STEP_UNROLL;
     static constexpr int ROWS = P * K;
     static constexpr int GROUPS = HK_BLOCK_THREADS / P;      /* groups per block */
     static constexpr int WARP_ITEMS = 32 / P;                /* groups per warp */
     static constexpr int SMEM_GROUP = 5 * ROWS + HK_MAX_ITEM_HAPS; /* elements */
     static constexpr size_t SMEM_BYTES = (size_t)GROUPS * SMEM_GROUP * sizeof(T);
 
-    static_assert(P == 4 || P == 8 || P == 16 || P == 32, "group size must be 4, 8, 16 or 32 lanes");
-    static_assert(K % VEC == 0, "rows per lane must fill whole 16-byte emission loads");
+    static_assert(P == 2 || P == 4 || P == 8 || P == 16 || P == 32, "group size must be 2, 4, 8, 16 or 32 lanes");
+    static_assert(K % VEC == 0, "rows per lane must fill whole emission loads");
     static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit padding mask");
     static_assert(HK_BLOCK_THREADS % 32 == 0, "blocks are whole warps");
     static_assert((SMEM_GROUP * sizeof(T)) % 16 == 0, "group tables stay 16-byte aligned");
@@ -131,15 +145,17 @@ struct hk_fwd {
                             double eip = 1.0, edp = 1.0;  /* row 0: I' = 0, D' = D */
                             if (i > 0) { eip = hk_err_tab[c.ri[o - 1]]; edp = hk_err_tab[c.rd[o - 1]]; }
                             const double mm = 1.0 - (ei + ed), gm = 1.0 - eg;
+                            double em_scale = 1.0;
                             c0[r] = (T)mm;
-                            if (SCALED) {
-                                c1[r] = (T)(gm * eip); c2[r] = (T)(gm * edp);
+                            if (SCALED) {              /* mm folded into the emission */
+                                c1[r] = (T)(gm * eip / mm); c2[r] = (T)(gm * edp / mm);
                                 c3[r] = (T)(eg * eip / ei); c4[r] = (T)eg;
+                                em_scale = mm;
                             } else {
                                 c1[r] = (T)gm; c2[r] = (T)ei; c3[r] = (T)ed; c4[r] = (T)eg;
                             }
                             if (r == K - 1) milast = SCALED ? (T)ei : (T)1;
-                            const T match = (T)(1.0 - e), mism = (T)(e / 3.0);
+                            const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
 #pragma unroll
                             for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
                             em[4] = match;
@@ -166,34 +182,46 @@ struct hk_fwd {
                 for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
                 T pM = 0, pI = 0, pD = 0;                  /* row above, previous column */
                 T sumM = 0, sumI = 0, cnh = 0;
-                int h = -1, code_prev = 0;
-                /* lane 0 fetches codes (and the row above, from scratch) 2 steps ahead */
-                int l0 = 0, l1 = 0;
+                int h = -1;
+                /* Each lane reads the code of its own column g = s - t, three
+                 * steps ahead: bits 0-2 the base, bit 3 the first column of a
+                 * haplotype, bit 4 the column after the item's last. */
+                const uint8_t *hp = c.hbase + ho;
+                const uint32_t tot = tv ? total : 0;
+                auto code_at = [&](uint32_t g) -> int {
+                    return g < tot ? (int)__ldg(hp + g) : g == tot && tv ? 16 : 0;
+                };
+                int l0 = code_at(0u - (uint32_t)t), l1 = code_at(1u - (uint32_t)t);
+                int l2 = code_at(2u - (uint32_t)t);
+                /* lane 0 of a later tile reads the row above from scratch, 2 steps ahead */
                 cell3 u0 = {0, 0, 0, 0}, u1 = {0, 0, 0, 0};
-                if (tv && t == 0) {
-                    l0 = __ldg(c.hbase + ho);
-                    if (total > 1) l1 = __ldg(c.hbase + ho + 1);
-                    if (from_scratch) { u0 = sc_in[0]; if (total > 1) u1 = sc_in[1]; }
-                }
+                if (from_scratch && tv) { u0 = sc_in[0]; if (total > 1) u1 = sc_in[1]; }
 
-                for (uint32_t s = 0; s < steps; s++) {
+                /* Lanes compute every step, also before their first column and
+                 * after their last: the first column of a haplotype resets the
+                 * state (so what came before does not matter), and lane P-1
+                 * takes its sums at the end marker (what comes after is never
+                 * used). The only per-step branch is warp-uniform and rarely
+                 * taken. */
+                const bool lane0 = t == 0, lastlane = t == P - 1;
+                const bool fin = tv && last && lastlane;
+                const T *et0 = tab + t * VEC;
+#pragma unroll STEP_UNROLL
+                for (uint32_t s = 0; s < steps + 1; s++) {
                     T rM = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
                     T rI = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
                     T rD = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
-                    int rc = __shfl_up_sync(0xffffffffu, code_prev, 1, P);
-                    if (t == 0) {
-                        rc = l0; l0 = l1;
-                        l1 = tv && s + 2 < total ? __ldg(c.hbase + ho + s + 2) : 0;
-                        rM = 0; rI = 0;
-                        if (from_scratch) {
-                            rM = u0.m; rI = u0.i; rD = u0.d; u0 = u1;
-                            if (tv && s + 2 < total) u1 = sc_in[s + 2];
-                        }
+                    const int rc = l0;
+                    l0 = l1; l1 = l2;
+                    l2 = code_at(s + 3 - (uint32_t)t);
+                    if (lane0) { rM = 0; rI = 0; }
+                    if (MULTI && from_scratch) {
+                        rM = u0.m; rI = u0.i; rD = u0.d; u0 = u1;
+                        if (tv && s + 2 < total) u1 = sc_in[s + 2];
                     }
-                    const uint32_t g = s - (uint32_t)t;
-                    if (tv && g < total) {
+                    if (__any_sync(0xffffffffu, rc & 24) && (rc & 24)) {
+                        if (fin && h >= 0) finish(c, it, h, sumM, sumI, milast);
                         if (rc & 8) {                      /* first column of a haplotype */
-                            if (last && t == P - 1 && h >= 0) finish(c, it, h, sumM, sumI, milast);
                             h++;
                             cnh = cn[h];
                             pM = 0; pI = 0; pD = above_pad ? cnh : (T)0;
@@ -202,45 +230,46 @@ struct hk_fwd {
                                 M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
                             }
                             sumM = 0; sumI = 0;
+                        } else {
+                            h = 64;                        /* past the end: nothing more to finish */
                         }
-                        if (t == 0 && !from_scratch) rD = cnh;
-                        const T *et = tab + (rc & 7) * ROWS + t * VEC;
-                        T e[K];
+                    }
+                    if (lane0 && !from_scratch) rD = cnh;
+                    const T *et = et0 + (rc & 7) * ROWS;
+                    T dM = pM, dI = pI, dD = pD;           /* row above, column g-1 */
+                    T uM = rM, uI = rI;                    /* row above, column g */
 #pragma unroll
-                        for (int q = 0; q < K / VEC; q++) {
-                            const vec_t v = *reinterpret_cast<const vec_t *>(et + q * VEC * P);
-                            const T *pv = reinterpret_cast<const T *>(&v);
+                    for (int q = 0; q < K / VEC; q++) {    /* VEC rows per emission load */
+                        const vec_t v = *reinterpret_cast<const vec_t *>(et + q * VEC * P);
+                        const T *pv = reinterpret_cast<const T *>(&v);
 #pragma unroll
-                            for (int j = 0; j < VEC; j++) e[q * VEC + j] = pv[j];
-                        }
-                        T dM = pM, dI = pI, dD = pD;       /* row above, column g-1 */
-                        T uM = rM, uI = rI;                /* row above, column g */
-#pragma unroll
-                        for (int r = 0; r < K; r++) {
+                        for (int j = 0; j < VEC; j++) {
+                            const int r = q * VEC + j;
                             const T oM = M[r], oI = I[r], oD = D[r];
                             T nM, nI, nD;
-                            if (SCALED) {
-                                nM = e[r] * fma(c0[r], dM, fma(c1[r], dI, c2[r] * dD));
+                            if (SCALED) {              /* e = emission * mm */
+                                nM = pv[j] * fma(c1[r], dI, fma(c2[r], dD, dM));
                                 nI = fma(c3[r], uI, uM);
                                 nD = fma(c4[r], oD, oM);
                             } else {
-                                nM = e[r] * fma(c0[r], dM, c1[r] * (dI + dD));
+                                nM = pv[j] * fma(c0[r], dM, c1[r] * (dI + dD));
                                 nI = fma(c2[r], uM, c4[r] * uI);
                                 nD = fma(c3[r], oM, c4[r] * oD);
                             }
                             M[r] = nM; I[r] = nI; D[r] = nD;
                             dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
                         }
-                        sumM += M[K - 1]; sumI += I[K - 1];
-                        if (MULTI && t == P - 1 && !last) {
+                    }
+                    sumM += M[K - 1]; sumI += I[K - 1];
+                    if (MULTI && lastlane && !last) {
+                        const uint32_t g = s - (uint32_t)t;
+                        if (tv && g < total) {
                             cell3 v = {M[K - 1], I[K - 1], D[K - 1], 0};
                             sc_out[g] = v;
                         }
-                        pM = rM; pI = rI; pD = rD;
-                        code_prev = rc;
                     }
+                    pM = rM; pI = rI; pD = rD;
                 }
-                if (tv && last && t == P - 1 && h >= 0) finish(c, it, h, sumM, sumI, milast);
             }
         }
     }

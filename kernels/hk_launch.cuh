@@ -5,9 +5,21 @@
 
 #include "hk_fwd.cuh"
 
+/* Blocks of HK_BLOCK_THREADS per multiprocessor that the register allocation
+ * must allow: 3 (168 registers) above 12 rows of floats per lane, else 4 (128
+ * registers); HK_MIN_BLOCKS > 0 forces one value for all (a tuning knob, see
+ * docs/PERFORMANCE.md). */
+#ifndef HK_MIN_BLOCKS
+#define HK_MIN_BLOCKS 0
+#endif
+template <typename T, int K> constexpr int hk_min_blocks()
+{
+    return HK_MIN_BLOCKS > 0 ? HK_MIN_BLOCKS : (int)sizeof(T) * K > 48 ? 3 : 4;
+}
+
 /* Thin kernel: the configuration's device struct does the work. */
 template <typename T, int P, int K, bool SCALED, bool MULTI>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS)
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K>()))
 hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
               const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {

@@ -46,10 +46,10 @@ if [ "${HK_WF_NO_APT:-0}" != 1 ]; then
 fi
 
 want="snakemake==$SNAKEMAKE_VERSION snakemake-executor-plugin-slurm==$SLURM_PLUGIN_VERSION"
+have_plugin=$("$VENV/bin/python" -m pip show snakemake-executor-plugin-slurm 2>/dev/null || true)
 if [ -x "$VENV/bin/snakemake" ] \
    && [ "$("$VENV/bin/snakemake" --version 2>/dev/null)" = "$SNAKEMAKE_VERSION" ] \
-   && "$VENV/bin/python" -m pip show snakemake-executor-plugin-slurm 2>/dev/null \
-        | grep -qx "Version: $SLURM_PLUGIN_VERSION"; then
+   && grep -qx "Version: $SLURM_PLUGIN_VERSION" <<<"$have_plugin"; then
     say "snakemake $SNAKEMAKE_VERSION and the SLURM plugin $SLURM_PLUGIN_VERSION already in $VENV"
 else
     say "creating $VENV with $want"

@@ -5,7 +5,8 @@
 #                          [-j N] [--no-bats]
 #
 # The folder (default .bundle/) gets:
-#   bin/haplik        built here for the given CUDA architectures (default 90)
+#   bin/haplik        built here for the given CUDA architectures (default 90),
+#                     and bgzip (the tests make BGZF files) when this host has it
 #   lib/              the shared libraries it needs that are not glibc's (from ldd:
 #                     htslib, cJSON, libdeflate, libcurl, ...), found through env.sh
 #   tests/            a copy of tests/, with the built test programs (make check's
@@ -71,10 +72,12 @@ if [ "$build" = 1 ]; then
     rm -rf "$b"
     mkdir -p "$b"
     if git -C "$src" rev-parse >/dev/null 2>&1; then
-        (cd "$src" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$b"
+        (cd "$src" && git ls-files -co --exclude-standard -z |
+            xargs -0 tar -cf - --no-recursion --ignore-failed-read 2>/dev/null) | tar -xf - -C "$b"
     else
         (cd "$src" && tar -cf - --exclude=./.bundle --exclude=./.git .) | tar -xf - -C "$b"
     fi
+    mkdir -p "$b/m4"                  # kept empty in git (generated macros are ignored)
     say "building for CUDA architectures $arch"
     (cd "$b" && autoreconf -fi >/dev/null &&
         ./configure --enable-cuda=yes --with-cuda-arch="$arch" >configure.out &&
@@ -88,6 +91,10 @@ fi
 rm -rf "$out/bin" "$out/lib" "$out/tests" "$out/tools"
 mkdir -p "$out/bin" "$out/lib" "$out/tools"
 cp "$b/haplik" "$out/bin/"
+# tools the tests call that a bare GPU node may lack (htslib's bgzip)
+for tool in bgzip; do
+    p=$(command -v "$tool" 2>/dev/null) && cp -L "$p" "$out/bin/" || say "no $tool here: tests that need it will fail there"
+done
 cp -R "$b/tests" "$out/tests"
 find "$out/tests" \( -name '*.o' -o -name '*.log' -o -name '*.trs' -o -name .deps -o -name .dirstamp \) \
     -prune -exec rm -rf {} + 2>/dev/null || true

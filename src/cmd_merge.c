@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct {
     char    *backend;         /* common backend, or "mixed" */
     cJSON   *devices;         /* union of device names */
     cJSON   *parts;           /* each input's summary, with its file */
+    int      write_failed;    /* the output could not be written (exit 3, not 2) */
 } merge_t;
 
 static void usage(FILE *fp)
@@ -48,6 +50,14 @@ static void usage(FILE *fp)
 
 #define MERGE_FAIL(...) do { hk_log_error(__VA_ARGS__); goto fail; } while (0)
 
+/* A failed write of the output (e.g. a full disk): logged, -1. */
+static int write_error(merge_t *m)
+{
+    hk_log_error("merge: write failed: %s", strerror(errno));
+    m->write_failed = 1;
+    return -1;
+}
+
 /* A region line: {"index": N, ... ; write it re-indexed, without any
  * trailing comma. */
 static int copy_region(merge_t *m, const char *path, long line, char *s, size_t len)
@@ -59,10 +69,10 @@ static int copy_region(merge_t *m, const char *path, long line, char *s, size_t 
         hk_log_error("%s:%ld: not a haplik region line", path, line);
         return -1;
     }
-    if (m->format == HK_OUT_JSON && m->index && fputs(",\n", m->fp) == EOF) return -1;
-    fprintf(m->fp, "{\"index\": %llu", (unsigned long long)m->index++);
-    if (fwrite(p, 1, len - (size_t)(p - s), m->fp) != len - (size_t)(p - s)) return -1;
-    if (m->format == HK_OUT_JSONL && fputc('\n', m->fp) == EOF) return -1;
+    if (m->format == HK_OUT_JSON && m->index && fputs(",\n", m->fp) == EOF) return write_error(m);
+    if (fprintf(m->fp, "{\"index\": %llu", (unsigned long long)m->index++) < 0) return write_error(m);
+    if (fwrite(p, 1, len - (size_t)(p - s), m->fp) != len - (size_t)(p - s)) return write_error(m);
+    if (m->format == HK_OUT_JSONL && fputc('\n', m->fp) == EOF) return write_error(m);
     return 0;
 }
 
@@ -296,7 +306,10 @@ int hk_cmd_merge(int argc, char **argv)
                 "\"regions\": [\n", PACKAGE_VERSION, model);
     status = HK_EXIT_INPUT;
     for (int i = optind; i < argc; i++)
-        if (merge_one(&m, argv[i])) goto done;
+        if (merge_one(&m, argv[i])) {
+            if (m.write_failed) status = HK_EXIT_RUNTIME;
+            goto done;
+        }
     status = HK_EXIT_RUNTIME;
     if (write_summary(&m)) { hk_log_error("merge: write failed"); goto done; }
     hk_outfile_t *o = out;

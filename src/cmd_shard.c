@@ -8,9 +8,10 @@
  * contiguous in genome order (the merged likelihood table keeps that order).
  *
  * A cut moves a boundary by at most window/2, so shard lengths differ from T/N by at most
- * one window; the window is lowered to T/(200 N) when needed, so they stay within 1% of
- * each other. Always N files (some empty when N exceeds the genome length), each written
- * to a temporary file and renamed into place (hk_outfile), BED 0-based half-open.
+ * one window (and a base of rounding); the window is lowered to T/(200 N) or below, to a
+ * round 1, 2 or 5 x 10^k, when needed, so they stay within 1% of each other.
+ * Always N files (some empty when N exceeds the genome length), each written to a
+ * temporary file and renamed into place (hk_outfile), BED 0-based half-open.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -141,6 +142,14 @@ fail:
     return rc;
 }
 
+/* Largest 1, 2 or 5 x 10^k not above v (v >= 1): round cut points for people to read. */
+static int64_t shard_round_down(int64_t v)
+{
+    int64_t p = 1;
+    while (p <= v / 10) p *= 10;
+    return v >= 5 * p ? 5 * p : v >= 2 * p ? 2 * p : p;
+}
+
 /* Index of the contig holding concatenated position p (0 <= p < total). */
 static size_t shard_find_contig(const shard_genome_t *g, int64_t p)
 {
@@ -255,7 +264,7 @@ int hk_cmd_shard(int argc, char **argv)
     /* 1% balance: each boundary moves <= w/2, so |len - T/N| <= w; keep w <= T/(200N). */
     int64_t w = window, wmax = g.total / (200 * n);
     if (wmax < 1) wmax = 1;
-    if (w > wmax) w = wmax;
+    if (w > wmax) w = shard_round_down(wmax);
 
     int digits = SHARD_MIN_DIGITS;
     for (int64_t t = n; t >= 10000; t /= 10) digits++;

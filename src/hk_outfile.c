@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,13 +15,22 @@ struct hk_outfile {
     char *path;      /* destination; NULL for stdout */
     char *tmp;       /* temporary path; NULL for stdout's spool */
     FILE *fp;
-    int   slot;      /* index in pending[], -1 if none */
+    struct pending *slot;   /* its entry in the list of pending files, NULL if none */
 };
 
-/* Temporary paths a signal handler must remove. Written only with signals
- * blocked, read only by the handler. */
-#define MAX_PENDING 256
-static char *volatile pending[MAX_PENDING];
+/* Temporary paths a signal handler must remove: a list that only grows
+ * (entries are reused, never freed), so that the handler, which may run in
+ * any thread at any time, always walks valid memory. An entry is published
+ * whole by one pointer store; it is free again when its path is NULL. Written
+ * only with signals blocked (in the writing thread) under pending_mu, read
+ * by the handler. There is no limit on the number of outputs (split writes
+ * one per shard). */
+struct pending {
+    char *volatile tmp;
+    struct pending *next;
+};
+static struct pending *volatile pending_head;
+static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void block_signals(sigset_t *old)
 {
@@ -31,30 +41,40 @@ static void block_signals(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
-static int register_tmp(char *tmp)
+/* NULL when out of memory. */
+static struct pending *register_tmp(char *tmp)
 {
     sigset_t old;
-    int slot = -1;
+    struct pending *e;
     block_signals(&old);
-    for (int i = 0; i < MAX_PENDING; i++)
-        if (!pending[i]) { pending[i] = tmp; slot = i; break; }
+    pthread_mutex_lock(&pending_mu);
+    for (e = pending_head; e && e->tmp; e = e->next) {}
+    if (e) e->tmp = tmp;
+    else if ((e = malloc(sizeof *e))) {
+        e->tmp = tmp;
+        e->next = pending_head;
+        pending_head = e;
+    }
+    pthread_mutex_unlock(&pending_mu);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return slot;
+    return e;
 }
 
-static void unregister_tmp(int slot)
+static void unregister_tmp(struct pending *e)
 {
-    if (slot < 0) return;
+    if (!e) return;
     sigset_t old;
     block_signals(&old);
-    pending[slot] = NULL;
+    e->tmp = NULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void on_signal(int sig)
 {
-    for (int i = 0; i < MAX_PENDING; i++)
-        if (pending[i]) unlink(pending[i]);
+    for (struct pending *e = pending_head; e; e = e->next) {
+        char *tmp = e->tmp;
+        if (tmp) unlink(tmp);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
     _exit(128 + sig);
@@ -74,7 +94,7 @@ hk_outfile_t *hk_outfile_open(const char *path)
 {
     hk_outfile_t *o = calloc(1, sizeof *o);
     if (!o) { hk_log_error("out of memory"); return NULL; }
-    o->slot = -1;
+    o->slot = NULL;
     if (!path || !strcmp(path, "-")) {
         if (!(o->fp = tmpfile())) {
             hk_log_error("cannot create a temporary file to spool standard output: %s",
@@ -95,8 +115,7 @@ hk_outfile_t *hk_outfile_open(const char *path)
         hk_log_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         goto fail;
     }
-    o->slot = register_tmp(o->tmp);
-    if (!(o->fp = fdopen(fd, "w"))) {
+    if (!(o->slot = register_tmp(o->tmp)) || !(o->fp = fdopen(fd, "w"))) {
         hk_log_error("%s: %s", o->tmp, strerror(errno));
         close(fd);
         unlink(o->tmp);
@@ -140,6 +159,10 @@ int hk_outfile_commit(hk_outfile_t *o)
     if (!o->path) {
         if (copy_to_stdout(o->fp) < 0) {
             hk_log_error("writing standard output: %s", strerror(errno));
+            /* reported: drop what stdout still buffers, so that the final
+             * check of standard output (hk_cli_close_stdout) stays quiet */
+            __fpurge(stdout);
+            clearerr(stdout);
             rc = -1;
         }
         fclose(o->fp);

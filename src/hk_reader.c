@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/hfile.h>
 #include <htslib/hts.h>
 #include <htslib/kseq.h>
 #include <htslib/kstring.h>
@@ -30,6 +31,12 @@
 #define MAX_REGION_READS   10000000L
 #define MAX_REGION_HAPS    100000L
 #define MAX_REGION_PAIRS   200000000L
+/* The longest line that can be valid: a results-file record of the longest
+ * sequences (haplotype, read and its four quality strings, HK_MAX_SEQ_LEN
+ * each), with room for spaces, the expected value and a line end. Longer
+ * lines are refused as soon as they pass it, not held in memory whole. */
+#define MAX_LINE_LEN       (6 * (size_t)HK_MAX_SEQ_LEN + 4096)
+#define READ_CHUNK         (256u << 10)
 
 typedef struct {
     size_t hap, hap_len;    /* haplotype bases, offsets into arena */
@@ -54,6 +61,9 @@ struct hk_reader {
     char        err_msg[512];
     int         nthreads;    /* for normalising batches */
     int         bgzf_unterminated; /* BGZF without its end-of-file marker */
+    char       *buf;         /* input read ahead of the lines (fetch_line) */
+    size_t      buf_pos, buf_len;
+    int         buf_eof;
     /* results-file reconstruction (see top) */
     record_t   *recs;
     size_t      n, m_recs, n_done, n_haps;
@@ -84,11 +94,29 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
     errno = 0;
     r->fp = hts_open(path, "r");
     if (!r->fp || r->fp->is_bin) {
+        char *what = r->fp ? hts_format_description(&r->fp->format) : NULL;
         if (errno == ENOEXEC || (r->fp && r->fp->is_bin))
             hk_log_error("%s:1: binary content (%s), not a text dump", path,
-                         r->fp ? hts_format_description(&r->fp->format) : "unknown format");
+                         what ? what : "unknown format");
         else
             hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
+        free(what);
+        hk_reader_close(r);
+        return NULL;
+    }
+    /* htslib recognises xz (and more) but reads text only plain or through
+     * BGZF (gzip, BGZF); hts_getline would abort on the others */
+    const int comp = r->fp->format.compression;
+    if (comp != no_compression && comp != gzip && comp != bgzf) {
+        char *what = hts_format_description(&r->fp->format);
+        hk_log_error("%s:1: unsupported compression (%s): haplik reads plain text, gzip or BGZF",
+                     path, what ? what : "unknown");
+        free(what);
+        hk_reader_close(r);
+        return NULL;
+    }
+    if (!(r->buf = malloc(READ_CHUNK))) {
+        hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
         return NULL;
     }
@@ -111,6 +139,7 @@ void hk_reader_close(hk_reader_t *r)
     free(r->name);
     free(r->recs);
     free(r->arena.s);
+    free(r->buf);
     free(r);
 }
 
@@ -133,13 +162,46 @@ static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
     r->failed = 1;
 }
 
-/* Read one line into *ks without its line end: 1, 0 at EOF, -1 on error. */
+/* Read one line into *ks without its line end: 1, 0 at EOF, -1 on error.
+ * Like hts_getline (one "\r\n" or "\n" line end; a last line without one),
+ * but through r->buf, so that a line longer than MAX_LINE_LEN is refused
+ * (as line r->line + 1, the line being read ahead) before it grows *ks. */
 static int fetch_line(hk_reader_t *r, kstring_t *ks)
 {
-    int ret = hts_getline(r->fp, KS_SEP_LINE, ks);
-    if (ret < -1) return -1;
-    if (ret == -1) return 0;
-    if (ks->l && ks->s[ks->l - 1] == '\r') ks->s[--ks->l] = '\0';
+    int nl_seen = 0;
+    ks->l = 0;
+    for (;;) {
+        if (r->buf_pos == r->buf_len) {
+            if (r->buf_eof) break;
+            ssize_t n = r->fp->format.compression == no_compression
+                        ? hread(r->fp->fp.hfile, r->buf, READ_CHUNK)
+                        : bgzf_read(r->fp->fp.bgzf, r->buf, READ_CHUNK);
+            if (n < 0) return -1;
+            r->buf_pos = 0;
+            r->buf_len = (size_t)n;
+            if (n == 0) { r->buf_eof = 1; break; }
+        }
+        const char *p = r->buf + r->buf_pos;
+        const char *nl = memchr(p, '\n', r->buf_len - r->buf_pos);
+        const size_t take = nl ? (size_t)(nl - p) : r->buf_len - r->buf_pos;
+        if (ks->l + take > MAX_LINE_LEN) {
+            reader_error(r, r->line + 1, "line longer than %zu bytes, longer than any valid "
+                         "record (sequences have at most %u bases)", MAX_LINE_LEN, HK_MAX_SEQ_LEN);
+            return -1;
+        }
+        if (ks_resize(ks, ks->l + take + 2) < 0) {
+            reader_error(r, r->line + 1, "out of memory");
+            return -1;
+        }
+        memcpy(ks->s + ks->l, p, take);
+        ks->l += take;
+        r->buf_pos += take + (nl != NULL);
+        if (nl) { nl_seen = 1; break; }
+    }
+    if (!nl_seen && ks->l == 0) return 0;
+    if (nl_seen && ks->l && ks->s[ks->l - 1] == '\r') ks->l--;
+    if (ks->l && ks->s[ks->l - 1] == '\r') ks->l--;
+    ks->s[ks->l] = '\0';
     return 1;
 }
 
@@ -436,7 +498,16 @@ static int place_gatk_record(hk_reader_t *r, hk_batch_t *b)
 {
     for (;;) {
         if (continues(r)) {
+            /* refuse an oversized region now, not after holding all of it
+             * (and checking each new haplotype against all before it) */
+            if (r->n_haps == 0 && (long)r->n > MAX_REGION_HAPS)
+                FAIL(r, r->line, "region with more than %ld haplotypes (the first read's records, "
+                     "from line %ld, have as many distinct haplotypes)", MAX_REGION_HAPS,
+                     r->recs[0].line);
             if (r->n_haps && r->n - r->n_done == r->n_haps) r->n_done = r->n;
+            if (r->n_haps && (long)(r->n_done / r->n_haps) > MAX_REGION_READS)
+                FAIL(r, r->line, "region with more than %ld reads (from line %ld)",
+                     MAX_REGION_READS, r->recs[0].line);
             return 0;
         }
         if (r->n_haps == 0) {           /* the first read ended: its haplotypes are the list */

@@ -10,13 +10,16 @@
  * same on random batches: reads longer than 1024, Ns, qualities that force
  * the double recompute, extreme gap qualities, one-read and one-haplotype
  * regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the pipeline turns.
- * -q skips the random batches (for compute-sanitizer runs), -v says more.
- * Without a usable GPU it prints a SKIP line and exits 77 (automake's skip).
+ * -q skips the random batches (for compute-sanitizer runs), -v says more;
+ * HK_TEST_DEVICES=0,1 scores on several devices at once. Output is TAP.
+ * Without a usable GPU it prints a SKIP line and exits 77 (automake's skip
+ * code), or 0 under automake's TAP driver, for which "1..0 # SKIP" is the skip.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,30 @@
 
 static int verbose;
 static int n_fail;
+static int n_test;
+
+/* One TAP result line: "ok N - ..." or "not ok N - ...". */
+static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void result(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%sok %d - ", ok ? "" : "not ", ++n_test);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    if (!ok) n_fail++;
+    fflush(stdout);
+}
+
+/* Skip everything: TAP's skip plan. Exit 77 (automake's skip) unless run by
+ * automake's TAP driver (which sets AM_TAP_AWK), which wants status 0. */
+static int skip_all(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    fprintf(stderr, "SKIP: %s\n", why);
+    return getenv("AM_TAP_AWK") ? 0 : 77;
+}
 
 static double now(void)
 {
@@ -57,8 +84,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     int rc = hk_cuda_score(cu, b, prec, 1e-28, err, sizeof err);
     double t1 = now();
     if (rc) {
-        printf("FAIL %s [%s]: hk_cuda_score: %s (%d)\n", what, prec_name(prec), err, rc);
-        n_fail++;
+        result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, prec_name(prec), err, rc);
         return;
     }
     size_t unwritten = 0, nonfinite = 0, over = 0, worst = 0;
@@ -67,7 +93,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
         const double g = b->lk[i];
         if (g == SENTINEL) { unwritten++; continue; }
         if (!isfinite(g)) {
-            if (!isfinite(ref[i]) && g == ref[i]) continue;
+            if (!isfinite(ref[i]) && (g == ref[i] || (isnan(g) && isnan(ref[i])))) continue;
             nonfinite++;
             continue;
         }
@@ -77,14 +103,12 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     }
     const int strict = prec != HK_PREC_FLOAT;
     const int bad = unwritten || (strict && (nonfinite || over));
-    printf("%s %-28s %-6s pairs %9zu  max|diff| %.3g  over %zu  non-finite %zu  unwritten %zu  "
-           "recomputed %llu  %.3f s\n",
-           bad ? "FAIL" : "ok  ", what, prec_name(prec), b->n_pairs, maxd, over, nonfinite,
+    result(!bad, "%-28s %-6s pairs %9zu  max|diff| %.3g  over %zu  non-finite %zu  unwritten %zu  "
+           "recomputed %llu  %.3f s",
+           what, prec_name(prec), b->n_pairs, maxd, over, nonfinite,
            unwritten, (unsigned long long)b->n_recomputed, t1 - t0);
-    if (bad && b->n_pairs) {
-        printf("     worst pair %zu: gpu %.9g cpu %.9g\n", worst, b->lk[worst], ref[worst]);
-        n_fail++;
-    }
+    if (bad && b->n_pairs)
+        printf("#    worst pair %zu: gpu %.9g cpu %.9g\n", worst, b->lk[worst], ref[worst]);
 }
 
 /* CPU references in double (returned) and mixed (recompute count). */
@@ -106,8 +130,8 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 {
     unsigned long long cpu_rec = 0;
     double *ref = cpu_ref(b, &cpu_rec);
-    if (!ref) { printf("FAIL %s: CPU reference failed\n", what); n_fail++; return; }
-    if (verbose) printf("     %s: CPU mixed recomputed %llu\n", what, cpu_rec);
+    if (!ref) { result(0, "%s: CPU reference failed", what); return; }
+    if (verbose) printf("#    %s: CPU mixed recomputed %llu\n", what, cpu_rec);
     check_mode(cu, b, ref, what, HK_PREC_MIXED);
     check_mode(cu, b, ref, what, HK_PREC_DOUBLE);
     check_mode(cu, b, ref, what, HK_PREC_FLOAT);
@@ -118,13 +142,13 @@ static void check_file(hk_cuda_t *cu, const char *path)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, &m);
-    if (!r) { printf("FAIL %s: cannot read\n", path); n_fail++; return; }
+    if (!r) { result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
     hk_batch_init(&b);
     int rc;
     while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
     hk_reader_close(r);
-    if (rc < 0) { printf("FAIL %s: read error\n", path); n_fail++; hk_batch_free(&b); return; }
+    if (rc < 0) { result(0, "%s: read error", path); hk_batch_free(&b); return; }
     const char *base = strrchr(path, '/');
     check_batch(cu, &b, base ? base + 1 : path);
     hk_batch_free(&b);
@@ -133,7 +157,7 @@ static void check_file(hk_cuda_t *cu, const char *path)
 static void check_path(hk_cuda_t *cu, const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) { printf("FAIL %s: no such file or folder\n", path); n_fail++; return; }
+    if (stat(path, &st) != 0) { result(0, "%s: no such file or folder", path); return; }
     if (!S_ISDIR(st.st_mode)) { check_file(cu, path); return; }
     struct dirent **list;
     int n = scandir(path, &list, NULL, alphasort);
@@ -192,7 +216,8 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
             seq[i] = c;
             qb[i] = (char)(33 + rnd(42));
             if (s->wild_gaps) {
-                qi[i] = (char)(33 + rnd(94)); qd[i] = (char)(33 + rnd(94)); qg[i] = (char)(33 + rnd(94));
+                /* gap opens from Q4 (mm = 1 - ei - ed stays positive), continuations anything */
+                qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(33 + rnd(94));
             } else {
                 qi[i] = qd[i] = (char)(33 + 40 + (i == rl - 1) * 5); qg[i] = '+';
             }
@@ -212,8 +237,7 @@ static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, in
         if (g % 5 == 1) nr = 1;
         if (g % 7 == 2) nh = 1;
         if (add_random_region(&b, &m, s, nr, nh)) {
-            printf("FAIL %s: building the batch\n", what);
-            n_fail++;
+            result(0, "%s: building the batch", what);
             hk_batch_free(&b);
             return;
         }
@@ -233,9 +257,7 @@ static void check_api(void)
     int rc2 = hk_cuda_open(bad, 1, &cu, err, sizeof err);
     hk_cuda_close(cu);
     int ok = rc1 == HK_CUDA_EINVAL && rc2 == HK_CUDA_ENODEV;
-    printf("%s api: duplicate ordinal -> %d, missing ordinal -> %d (%s)\n", ok ? "ok  " : "FAIL",
-           rc1, rc2, err);
-    if (!ok) n_fail++;
+    result(ok, "api: duplicate ordinal -> %d, missing ordinal -> %d (%s)", rc1, rc2, err);
 }
 #endif
 
@@ -249,22 +271,34 @@ int main(int argc, char **argv)
     }
 #ifndef HAVE_CUDA
     (void)argc; (void)argv;
-    printf("SKIP: gpu_vs_cpu: haplik was built without CUDA\n");
-    return 77;
+    return skip_all("gpu_vs_cpu: haplik was built without CUDA, the CUDA engine is NOT tested");
 #else
     char err[512];
     int n;
     if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
-        printf("SKIP: gpu_vs_cpu: no usable GPU, the CUDA engine is NOT tested here (%s)\n", err);
-        return 77;
+        char why[700];
+        snprintf(why, sizeof why, "gpu_vs_cpu: no usable GPU, the CUDA engine is NOT tested here (%s)", err);
+        return skip_all(why);
     }
     hk_cuda_device_t info;
     if (hk_cuda_device_info(0, &info, err, sizeof err) == HK_CUDA_OK)
         printf("# device 0: %s, %d SMs, cc %d.%d\n", info.name, info.sm_count, info.cc_major, info.cc_minor);
-    int ord = 0;
+    /* HK_TEST_DEVICES=0,1,...: score on several devices at once (the split by cells) */
+    int ords[64], nord = 0;
+    const char *dl = getenv("HK_TEST_DEVICES");
+    for (char *p = (char *)(dl ? dl : ""); *p && nord < 64;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        ords[nord++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (nord == 0) ords[nord++] = 0;
+    printf("# scoring on %d device%s\n", nord, nord == 1 ? "" : "s");
     hk_cuda_t *cu;
-    if (hk_cuda_open(&ord, 1, &cu, err, sizeof err) != HK_CUDA_OK) {
-        printf("FAIL hk_cuda_open: %s\n", err);
+    if (hk_cuda_open(ords, nord, &cu, err, sizeof err) != HK_CUDA_OK) {
+        result(0, "hk_cuda_open: %s", err);
+        printf("1..%d\n", n_test);
         return 1;
     }
     check_api();
@@ -293,7 +327,7 @@ int main(int argc, char **argv)
     unsetenv("HK_CUDA_CHUNK_CELLS");
 done:
     hk_cuda_close(cu);
-    printf("%s: %d failure%s\n", n_fail ? "FAIL" : "PASS", n_fail, n_fail == 1 ? "" : "s");
+    printf("1..%d\n# %s: %d failure%s\n", n_test, n_fail ? "FAIL" : "PASS", n_fail, n_fail == 1 ? "" : "s");
     return n_fail ? 1 : 0;
 #endif
 }

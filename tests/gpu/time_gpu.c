@@ -101,10 +101,23 @@ int main(int argc, char **argv)
         printf("  run %2d: %.4f s  %.3f TCUPS  recomputed %llu\n", r, e, b.cells / e / 1e12,
                (unsigned long long)b.n_recomputed);
     }
+    hk_cuda_stats_t st;
+    hk_cuda_last_stats(cu, &st);
+    printf("  last run: total %.4f s = pack %.4f + wait %.4f + unpack %.4f + rest; %u chunks;"
+           " GPU: copies in %.4f s, kernels %.4f s, span %.4f s\n",
+           st.total_s, st.pack_s, st.wait_s, st.unpack_s, st.chunks, st.h2d_s, st.kernel_s, st.gpu_span_s);
+    for (unsigned i = 0; i < st.n_trace; i++)
+        printf("    chunk %2u: host enqueued %7.3f ms; GPU copy in %7.3f, kernels %7.3f .. %7.3f ms\n", i,
+               st.trace[i][3], st.trace[i][0], st.trace[i][1], st.trace[i][2]);
     qsort(t, (size_t)runs, sizeof *t, cmp);
     printf("median %.4f s  %.3f TCUPS (%s, GPU phase: packing, transfers, kernels, results)\n",
            t[runs / 2], b.cells / t[runs / 2] / 1e12,
            prec == HK_PREC_MIXED ? "mixed" : prec == HK_PREC_FLOAT ? "float" : "double");
+    double ks;
+    if (prec != HK_PREC_DOUBLE && hk_cuda_bench(cu, &b, -1, prec, runs, &ks, err, sizeof err) == HK_CUDA_OK)
+        printf("kernels alone: median %.4f s  %.3f TCUPS\n", ks, b.cells / ks / 1e12);
+    else if (prec != HK_PREC_DOUBLE)
+        printf("kernels alone: %s\n", err);
     free(t);
     hk_cuda_close(cu);
     hk_batch_free(&b);

@@ -3,7 +3,9 @@
 #
 #   cluster.sh start DIR   bring it up under DIR (created; must not hold a running cluster)
 #   cluster.sh stop DIR    stop every daemon by its pid file, cancel leftover jobs
-#   cluster.sh env DIR     print the exports that point SLURM's commands at it
+#   cluster.sh env DIR     print the exports that point SLURM's commands at it: SLURM_CONF,
+#                          and PATH with DIR/bin first (see below)
+#   cluster.sh logs DIR    print the end of every daemon's log
 #
 # Everything lives in DIR: configs, munge key and socket, MariaDB data, SLURM state, pid
 # files and logs; nothing under /etc or /run is touched, so it can run beside a real one.
@@ -11,8 +13,13 @@
 # the SLURM executor's default status checks work), slurmctld, slurmd -N localhost. The node
 # declares a GPU generic resource (gres/gpu, File=/dev/null, AutoDetect=off) that SLURM
 # schedules for real, and more CPUs and memory than the machine has (config_overrides).
-# Run as root on Debian 12 with slurm-wlm, slurmdbd, munge and mariadb-server installed
+# (File=/dev/null,/dev/zero: slurmd insists on device files, else the node drains or
+# the GPUs get no CUDA_VISIBLE_DEVICES.) Run as root on Debian 12 with slurm-wlm, slurmdbd, munge and mariadb-server installed
 # (scripts/install-workflow-deps.sh); no systemd needed. Bring-up takes a few seconds.
+#
+# DIR/bin/srun wraps srun to set SLURM_CONF again: the SLURM executor's job step plugin drops
+# every SLURM_* variable before its nested srun, so without it srun inside a job would look
+# for /etc/slurm/slurm.conf (a real cluster's place, which this one leaves alone).
 #
 # Environment: HK_SLURM_PORT (base TCP port on 127.0.0.1, default 16817; uses 4 ports),
 # HK_SLURM_CPUS (default 4), HK_SLURM_GPUS (default 2), HK_SLURM_MEM_MB (default 16000).
@@ -57,12 +64,11 @@ render() { # render TEMPLATE OUT: @VAR@ -> value
         -e "s|@GPU_FILES@|$(gpu_files)|g" "$1" >"$2"
 }
 
-gpu_files() { # one stand-in device file per GPU; SLURM never opens them (no cgroups here)
-    local f=() i
-    for ((i = 0; i < GPUS; i++)); do
-        ln -sf /dev/null "$D/dev/gpu$i"
-        f+=("$D/dev/gpu$i")
-    done
+gpu_files() { # stand-in GPU device files: harmless character devices (slurmd wants
+    # character or block devices; nothing opens them, there are no cgroups here)
+    local devs=(/dev/null /dev/zero /dev/full /dev/urandom /dev/random) f=() i
+    [ "$GPUS" -le ${#devs[@]} ] || { say "HK_SLURM_GPUS: at most ${#devs[@]}"; exit 2; }
+    for ((i = 0; i < GPUS; i++)); do f+=("${devs[$i]}"); done
     (IFS=,; echo "${f[*]}")
 }
 
@@ -84,12 +90,13 @@ start() {
     mkdir -p "$D"
     D=$(cd "$D" && pwd)
     chmod 755 "$D"
-    mkdir -p "$D"/{etc,run,log,state,spool,dev,db}
+    runuser -u munge -- test -x "$D" || { say "the munge user cannot reach $D: use a directory every user can enter"; exit 2; }
+    mkdir -p "$D"/{etc,run,log,state,spool/slurmd-localhost,db}
     # munge: private key and socket, owned by the munge user, who runs munged
     mkdir -p "$D/munge"
     dd if=/dev/urandom of="$D/munge/munge.key" bs=1024 count=1 status=none
     chown -R munge:munge "$D/munge"
-    chmod 700 "$D/munge"
+    chmod 755 "$D/munge" # clients need to reach the socket
     chmod 400 "$D/munge/munge.key"
     runuser -u munge -- munged --force --key-file="$D/munge/munge.key" \
         --socket="$D/munge/munge.socket" --pid-file="$D/munge/munged.pid" \
@@ -115,19 +122,22 @@ EOF
     render "$here/gres.conf.in" "$D/etc/gres.conf"
     render "$here/slurmdbd.conf.in" "$D/etc/slurmdbd.conf"
     chmod 600 "$D/etc/slurmdbd.conf"
-    : >"$D/etc/cgroup.conf"
+    mkdir -p "$D/bin"
+    printf '#!/bin/sh\n# see tests/slurm/cluster.sh\nSLURM_CONF=%s/etc/slurm.conf exec %s "$@"\n' \
+        "$D" "$(command -v srun)" >"$D/bin/srun"
+    chmod 755 "$D/bin/srun"
     slurm_env
 
     slurmdbd
-    wait_for 30 slurmdbd sacctmgr -n list cluster
+    wait_for 30 slurmdbd timeout 5 sacctmgr -n list cluster
     sacctmgr -i add cluster "$CLUSTER" >/dev/null
     sacctmgr -i add account haplik Cluster="$CLUSTER" Description=haplik-ci Organization=haplik >/dev/null
     sacctmgr -i add user root Account=haplik DefaultAccount=haplik Cluster="$CLUSTER" >/dev/null
 
     slurmctld
-    wait_for 30 slurmctld scontrol ping
+    wait_for 30 slurmctld timeout 5 scontrol ping
     slurmd -N localhost
-    node_idle() { sinfo -h -N -n localhost -o '%T' | grep -Eq '^(idle|mixed|allocated)'; }
+    node_idle() { timeout 5 sinfo -h -N -n localhost -o '%T' | grep -Eq '^(idle|mixed|allocated)'; }
     if ! wait_for 30 "node localhost to be idle" node_idle; then
         sinfo -N -l >&2 || true
         dump_logs
@@ -173,7 +183,7 @@ stop() {
 case $cmd in
     start) start ;;
     stop) stop ;;
-    env) D=$(cd "$D" && pwd); echo "export SLURM_CONF=$D/etc/slurm.conf" ;;
+    env) D=$(cd "$D" && pwd); echo "export SLURM_CONF=$D/etc/slurm.conf PATH=$D/bin:\$PATH" ;;
     logs) dump_logs ;;
     *) echo "usage: $0 start|stop|env|logs DIR" >&2; exit 2 ;;
 esac

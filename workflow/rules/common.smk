@@ -86,19 +86,19 @@ def _haplik_path():
 HAPLIK = _haplik_path()
 
 
-def get_haplik_config(lock):
-    """haplik's own JSON config for the scoring jobs: config `haplik_config`, the scoring
-    settings, and (when `lock` is true) engine.gpu_lock_dir."""
+def get_haplik_config_json():
+    """haplik's JSON config for the scoring jobs: config `haplik_config` and the scoring
+    settings; engine.gpu_lock_dir, when set, is the placeholder @GPU_LOCK_DIR@ that the job
+    fills in (rules/score.smk)."""
     cfg = json.loads(json.dumps(config.get("haplik_config") or {}))
     engine = cfg.setdefault("engine", {})
     scoring = config["scoring"]
     engine["backend"] = scoring["backend"]
     engine["devices"] = scoring["devices"]
-    if lock and get_gpu_lock_dir():
-        engine["gpu_lock_dir"] = get_gpu_lock_dir()
-    else:
-        engine.pop("gpu_lock_dir", None)
-    return cfg
+    engine.pop("gpu_lock_dir", None)
+    if get_gpu_lock_dir():
+        engine["gpu_lock_dir"] = "@GPU_LOCK_DIR@"
+    return json.dumps(cfg, sort_keys=True)
 
 
 def get_gpu_lock_dir():

@@ -15,4 +15,4 @@ if not GENOME_MODE and N_SHARDS > 1:
         params:
             haplik=HAPLIK,
         shell:
-            "{params.haplik} split {input:q} {output:q} 2> {log:q}"
+            "{params.haplik:q} split {input:q} {output:q} 2> {log:q}"

@@ -18,9 +18,9 @@ if GENOME_MODE:
             haplik=HAPLIK,
             n=N_SHARDS,
             window=config["genome"]["window"],
-            prefix="results/genome/shards/",
+            prefix=lambda wildcards, output: os.path.join(os.path.dirname(output[0]), ""),
         shell:
-            "{params.haplik} shard --fai {input.fai:q} -n {params.n} --window {params.window}"
+            "{params.haplik:q} shard --fai {input.fai:q} -n {params.n} --window {params.window}"
             " {params.prefix:q} 2> {log:q}"
 
 

@@ -1,34 +1,17 @@
 # score.smk - score each shard on a GPU of its own (or the CPU), then merge the tables.
 
 
-rule haplik_config:
-    output:
-        lock="results/haplik/config.json",
-        nolock="results/haplik/config-nolock.json",
-    log:
-        "logs/haplik_config.log",
-    conda:
-        "../../envs/haplik.yaml"
-    localrule: True
-    params:
-        lock=json.dumps(get_haplik_config(lock=True), indent=2),
-        nolock=json.dumps(get_haplik_config(lock=False), indent=2),
-        lock_dir=get_gpu_lock_dir(),
-    shell:
-        "(if [ -n {params.lock_dir:q} ]; then mkdir -p {params.lock_dir:q}; fi"
-        " && printf '%s\\n' {params.lock:q} > {output.lock:q}"
-        " && printf '%s\\n' {params.nolock:q} > {output.nolock:q}) 2> {log:q}"
-
-
-# One job per shard; `gpu=1` makes Snakemake run at most as many at once as --resources
-# gpu=N allows (a SLURM job asks for --gpus=1), and haplik's engine.gpu_lock_dir makes
-# jobs of one host take different GPUs. In a SLURM job SLURM has allocated the GPU
-# (CUDA_VISIBLE_DEVICES), so the config without the lock directory is used there.
+# One job per shard. `gpu=1` lets Snakemake run at most as many at once as --resources
+# gpu=N allows (a SLURM job asks for --gpus=1), and haplik's engine.gpu_lock_dir makes the
+# jobs of one host take different GPUs (haplik waits while all are taken). The job writes
+# haplik's config (logged first) with the lock directory filled in: scoring.gpu_lock_dir,
+# or inside a SLURM allocation, a node-local directory of that allocation, since SLURM has
+# already chosen the GPUs it sees (CUDA_VISIBLE_DEVICES): jobs of one allocation (a local
+# run inside salloc) share them through it, jobs of their own allocation (the SLURM
+# executor) find theirs free.
 rule score_shard:
     input:
-        dump=get_score_input,
-        config="results/haplik/config.json",
-        config_nolock="results/haplik/config-nolock.json",
+        get_score_input,
     output:
         "results/tables/{dump}/{shard}.json",
     log:
@@ -44,10 +27,24 @@ rule score_shard:
         runtime=config["scoring"]["runtime"],
     params:
         haplik=HAPLIK,
+        config_json=get_haplik_config_json(),
+        lock_dir=get_gpu_lock_dir(),
     shell:
-        "cfg={input.config:q}; if [ -n \"${{SLURM_JOB_ID:-}}\" ]; then cfg={input.config_nolock:q}; fi;"
-        " {params.haplik} score -c \"$cfg\" --threads {threads} -o {output:q} {input.dump:q}"
-        " 2> {log:q}"
+        """
+        (
+        lock={params.lock_dir:q}
+        if [ -n "$lock" ] && [ -n "${{SLURM_JOB_ID:-}}" ]; then
+            lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
+        fi
+        if [ -n "$lock" ]; then mkdir -p "$lock"; fi
+        cfg=$(mktemp "${{TMPDIR:-/tmp}}/haplik-config.XXXXXX")
+        trap 'rm -f "$cfg"' EXIT
+        json={params.config_json:q}
+        printf '%s\n' "${{json//@GPU_LOCK_DIR@/$lock}}" >"$cfg"
+        echo "haplik config: $(tr -d '\n' <"$cfg")" >&2
+        {params.haplik:q} score -c "$cfg" --threads {threads} -o {output:q} {input:q}
+        ) 2> {log:q}
+        """
 
 
 rule merge_tables:
@@ -63,4 +60,4 @@ rule merge_tables:
     params:
         haplik=HAPLIK,
     shell:
-        "{params.haplik} merge {input:q} -o {output:q} 2> {log:q}"
+        "{params.haplik:q} merge {input:q} -o {output:q} 2> {log:q}"

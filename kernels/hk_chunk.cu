@@ -1,0 +1,399 @@
+/* hk_chunk.cu - chunks of a batch: planning, packing into the pinned input
+ * block (on a few host threads), the device view, and the launches of one
+ * chunk's kernels. Host code only; see hk_engine_internal.h. */
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "hk_cuda.h"
+#include "hk_cuda_internal.h"
+#include "hk_engine_internal.h"
+
+/* The configuration of a read of length m: index in the family's list, or
+ * -1 for the multi-tile kernel. */
+static int pick_config_slow(uint32_t m, bool dbl)
+{
+    const int n = dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS;
+    for (int c = 0; c < n; c++)
+        if (m <= (uint32_t)(dbl ? hk_double_rows(c) : hk_float_rows(c))) return c;
+    return -1;
+}
+
+/* The same through a table for the common lengths. */
+#define HK_PICK_TABLE 1024
+static int8_t pick_table[2][HK_PICK_TABLE + 1];
+static std::once_flag pick_once;
+static int pick_config(uint32_t m, bool dbl)
+{
+    std::call_once(pick_once, [] {
+        for (int d = 0; d < 2; d++)
+            for (uint32_t k = 0; k <= HK_PICK_TABLE; k++) pick_table[d][k] = (int8_t)pick_config_slow(k, d);
+    });
+    return m <= HK_PICK_TABLE ? pick_table[dbl][m] : pick_config_slow(m, dbl);
+}
+
+
+/* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
+static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
+{
+    const size_t rp = b->read_off[r1] - b->read_off[r0];
+    const size_t hp = b->hap_off[h1] - b->hap_off[h0];
+    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) + hk_align16(hp);
+}
+
+int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
+                  size_t r_end, hk_chunk *ch)
+{
+    /* grow the chunk while it fits: whole regions at once, else read by read */
+    memset(ch, 0, sizeof *ch);
+    ch->reg0 = reg;
+    ch->r0 = r0;
+    size_t r = r0, g = reg;
+    const size_t h0 = b->regions[reg].hap0;
+    uint64_t pairs = 0, cells = 0, items = 0;
+    bool full = false;
+    while (r < r_end && !full) {
+        const hk_region_t *rg = &b->regions[g];
+        const size_t rend = (size_t)rg->read0 + rg->n_reads;
+        if (r >= rend) { g++; continue; }
+        const size_t e1 = std::min(r_end, rend), h1 = (size_t)rg->hap0 + rg->n_haps;
+        const uint64_t hcols = b->hap_off[h1] - b->hap_off[rg->hap0];
+        const uint64_t it1 = rg->n_haps + hcols / HK_ITEM_COLS + 1;  /* items of one read, at most */
+        {
+            const uint64_t n = e1 - r, it = items + n * it1, np = pairs + n * rg->n_haps;
+            const uint64_t c = cells + (b->read_off[e1] - b->read_off[r]) * hcols;
+            const size_t bytes = chunk_data_bytes(b, r0, e1, h0, h1) + hk_align16(it * sizeof(hk_item));
+            if (bytes <= lim->in_bytes && np <= lim->pairs && it <= lim->items && c <= lim->cells) {
+                items = it; pairs = np; cells = c;
+                ch->reg1 = g + 1;
+                r = e1;
+                continue;
+            }
+        }
+        for (; r < e1; r++) {
+            const uint32_t m = hk_batch_read_len(b, r);
+            const size_t bytes = chunk_data_bytes(b, r0, r + 1, h0, h1) + hk_align16((items + it1) * sizeof(hk_item));
+            const uint64_t np = pairs + rg->n_haps;
+            if (r > r0 && (bytes > lim->in_bytes || np > lim->pairs ||
+                           cells >= lim->cells || items + it1 > lim->items)) {
+                full = true;
+                break;
+            }
+            if (bytes > lim->in_bytes || np > lim->pairs || items + it1 > lim->items) return -1;
+            pairs = np;
+            items += it1;
+            cells += (uint64_t)m * hcols;
+            ch->reg1 = g + 1;
+        }
+    }
+    ch->r1 = r;
+    ch->h0 = h0;
+    const hk_region_t *last = &b->regions[ch->reg1 - 1];
+    ch->h1 = (size_t)last->hap0 + last->n_haps;
+    const hk_region_t *first = &b->regions[reg];
+    ch->pair0 = first->pair0 + (uint64_t)(r0 - first->read0) * first->n_haps;
+    ch->n_pairs = pairs;
+    ch->cells = cells;
+    return 0;
+}
+
+/* ---- host thread pool ---- */
+
+hk_pool::hk_pool(unsigned workers)
+{
+    for (unsigned i = 0; i < workers; i++) {
+        try { th_.emplace_back(&hk_pool::work, this); } catch (...) { break; }
+    }
+}
+
+hk_pool::~hk_pool()
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        stop_ = true;
+    }
+    go_.notify_all();
+    for (auto &t : th_) t.join();
+}
+
+void hk_pool::work()
+{
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+        go_.wait(lk, [&] { return stop_ || gen_ != seen; });
+        if (stop_) return;
+        seen = gen_;
+        while (next_ < n_) {
+            const unsigned i = next_++;
+            lk.unlock();
+            (*fn_)(i);
+            lk.lock();
+            if (--left_ == 0) done_.notify_all();
+        }
+    }
+}
+
+void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
+{
+    if (n <= 1 || th_.empty()) {
+        for (unsigned i = 0; i < n; i++) fn(i);
+        return;
+    }
+    std::unique_lock<std::mutex> lk(mu_);
+    fn_ = &fn;
+    n_ = n;
+    next_ = 0;
+    left_ = n;
+    gen_++;
+    go_.notify_all();
+    while (next_ < n_) {
+        const unsigned i = next_++;
+        lk.unlock();
+        fn(i);
+        lk.lock();
+        --left_;
+    }
+    done_.wait(lk, [&] { return left_ == 0; });
+    fn_ = nullptr;
+}
+
+/* Parts to pack a chunk of nr reads in. */
+static unsigned pack_parts(size_t nr, const hk_pool *pool)
+{
+    if (!pool) return 1;
+    return (unsigned)std::min<size_t>(nr / 2048 + 1, pool->size());
+}
+
+/* Pack chunk ch into the staging block `in` and describe it in ch: work
+ * items first (binned by configuration, longest first inside each bin, so
+ * that the groups of a warp finish together), then offsets and sequences.
+ * Reads are split among a few host threads. dbl: the double configurations.
+ * Degenerate pairs (an empty sequence) get no item: their chunk-relative
+ * indices go to *degenerate (their result is log10(0) = -inf). */
+void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
+                   std::vector<uint64_t> *degenerate, hk_pool *pool)
+{
+    const int ncfg = (dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS) + 1; /* + multi */
+    enum { NB = 64 };                                  /* column buckets per configuration */
+    const size_t nkeys = (size_t)ncfg * NB;
+    const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
+    const unsigned nt = pack_parts(nr, pool);
+    struct part {
+        std::vector<hk_item> items;
+        std::vector<uint16_t> key;
+        std::vector<uint32_t> count;
+        std::vector<uint64_t> degen;
+    };
+    /* kept from chunk to chunk (no allocations); a reference, so that the
+     * pool's threads see this thread's copy, not their own */
+    static thread_local std::vector<part> parts_tl;
+    std::vector<part> &parts = parts_tl;
+    if (parts.size() < nt) parts.resize(nt);
+    const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
+    const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
+
+    /* pass 1: items and counts per thread */
+    hk_par_run(pool, nt, [&](unsigned t) {
+        part &pt = parts[t];
+        pt.count.assign(nkeys, 0);
+        pt.degen.clear();
+        pt.items.clear();
+        pt.key.clear();
+        const size_t ra = ch->r0 + nr * t / nt, rb = ch->r0 + nr * (t + 1) / nt;
+        pt.items.reserve((rb - ra) * 2 + 16);
+        pt.key.reserve((rb - ra) * 2 + 16);
+        /* region of read ra */
+        size_t lo = ch->reg0, hi = ch->reg1;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (b->regions[mid].read0 <= ra) lo = mid; else hi = mid;
+        }
+        size_t g = lo;
+        for (size_t r = ra; r < rb; r++) {
+            while (r >= (size_t)b->regions[g].read0 + b->regions[g].n_reads) g++;
+            const hk_region_t *rg = &b->regions[g];
+            const uint32_t m = hk_batch_read_len(b, r);
+            const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
+            int cfg = pick_config(m, dbl);
+            if (cfg < 0) cfg = ncfg - 1;
+            const bool multi = cfg == ncfg - 1;
+            const uint64_t *hoff = b->hap_off + rg->hap0;
+            uint32_t h = 0;
+            while (h < rg->n_haps) {
+                uint32_t nhp = 0;
+                uint64_t cols = 0;
+                while (h + nhp < rg->n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
+                    const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
+                    if (nhp > 0 && cols + n > HK_ITEM_COLS) break;
+                    if (n == 0 || m == 0) break;
+                    cols += n;
+                    nhp++;
+                }
+                if (nhp == 0) {          /* an empty sequence: no alignment, log10(0) */
+                    pt.degen.push_back(out0 + h);
+                    h++;
+                    continue;
+                }
+                hk_item it;
+                it.read = (uint32_t)(r - ch->r0);
+                it.hap = (uint32_t)(rg->hap0 + h - ch->h0);
+                it.out = (uint32_t)(out0 + h);
+                it.n_haps = nhp;
+                h += nhp;
+                const uint32_t bucket = (uint32_t)std::min<uint64_t>(cols / 32, NB - 1);
+                const uint16_t k = (uint16_t)((uint32_t)cfg * NB + (NB - 1 - bucket));
+                pt.count[k]++;
+                pt.items.push_back(it);
+                pt.key.push_back(k);
+            }
+        }
+    });
+
+    /* offsets of the blocks */
+    size_t n_items = 0;
+    for (unsigned t = 0; t < nt; t++) n_items += parts[t].items.size();
+    size_t o = hk_align16(n_items * sizeof(hk_item));
+    ch->off_read_off = o;
+    o += hk_align16((nr + 1) * 4);
+    ch->off_hap_off = o;
+    o += hk_align16((nh + 1) * 4);
+    for (int k = 0; k < 5; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
+    ch->off_hbase = o;
+    o += hk_align16(hp);
+    ch->in_bytes = o;
+
+    /* where each thread's items of each key go */
+    std::vector<uint32_t> start(nkeys + 1, 0);
+    for (size_t k = 0; k < nkeys; k++) {
+        uint32_t c = 0;
+        for (unsigned t = 0; t < nt; t++) c += parts[t].count[k];
+        start[k + 1] = start[k] + c;
+    }
+    for (int c = 0; c < ncfg; c++) {
+        ch->cfg_begin[c] = start[(size_t)c * NB];
+        ch->cfg_end[c] = start[(size_t)(c + 1) * NB];
+    }
+    ch->n_cfg = ncfg;
+    ch->n_items = (uint32_t)n_items;
+    static thread_local std::vector<std::vector<uint32_t>> pos_tl;
+    std::vector<std::vector<uint32_t>> &pos = pos_tl;
+    if (pos.size() < nt) pos.resize(nt);
+    {
+        std::vector<uint32_t> next(start.begin(), start.end() - 1);
+        for (unsigned t = 0; t < nt; t++) {
+            pos[t] = next;
+            for (size_t k = 0; k < nkeys; k++) next[k] += parts[t].count[k];
+        }
+    }
+    degenerate->clear();
+    for (unsigned t = 0; t < nt; t++)
+        degenerate->insert(degenerate->end(), parts[t].degen.begin(), parts[t].degen.end());
+
+    /* pass 2: scatter items, copy sequences */
+    hk_item *items = reinterpret_cast<hk_item *>(in);
+    uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
+    uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
+    uint8_t *hb = in + ch->off_hbase;
+    const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
+    hk_par_run(pool, nt, [&](unsigned t) {
+        part &pt = parts[t];
+        std::vector<uint32_t> &p = pos[t];
+        for (size_t i = 0; i < pt.items.size(); i++) items[p[pt.key[i]]++] = pt.items[i];
+        const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt + (t + 1 == nt);
+        for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
+        const size_t pa = b->read_off[ch->r0 + nr * t / nt] - rbase0;
+        const size_t pb = b->read_off[ch->r0 + nr * (t + 1) / nt] - rbase0;
+        for (int k = 0; k < 5; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
+        const size_t ha = nh * t / nt, hb_ = nh * (t + 1) / nt;
+        for (size_t i = ha; i < hb_ + (t + 1 == nt); i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
+        const size_t qa = b->hap_off[ch->h0 + ha] - hbase0, qb = b->hap_off[ch->h0 + hb_] - hbase0;
+        memcpy(hb + qa, b->hap_base + hbase0 + qa, qb - qa);
+        for (size_t i = ha; i < hb_; i++) {                 /* first base of each haplotype */
+            const size_t x = b->hap_off[ch->h0 + i] - hbase0;
+            if (x < b->hap_off[ch->h0 + i + 1] - hbase0) hb[x] |= 8;
+        }
+    });
+}
+
+/* The device view of a packed chunk at d_in. */
+hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
+                           hk_item *d_redo, uint32_t *d_nredo, int precision, double thr)
+{
+    hk_chunk_dev c;
+    c.rbase = d_in + ch->off_read[0];
+    c.rq = d_in + ch->off_read[1];
+    c.ri = d_in + ch->off_read[2];
+    c.rd = d_in + ch->off_read[3];
+    c.rg = d_in + ch->off_read[4];
+    c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
+    c.hbase = d_in + ch->off_hbase;
+    c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);
+    c.lk = d_lk;
+    c.redo = d_redo;
+    c.n_redo = d_nredo;
+    c.threshold = thr;
+    c.precision = precision;
+    return c;
+}
+
+/* Launch every kernel of a chunk on stream st; with xs, the configurations
+ * are spread over st and xs's side streams, so that one launch's last wave
+ * overlaps the others (mixed mode's recompute waits for all of them). */
+cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,
+                            const hk_scratch *sc, cudaStream_t st, const hk_side *xs,
+                            const char **what)
+{
+    cudaError_t e = cudaSuccess;
+    const bool dbl = c->precision == HK_PREC_DOUBLE;
+    const int nsingle = ch->n_cfg - 1;
+    cudaStream_t lane[1 + HK_SIDE_STREAMS];
+    int nl = 1;
+    lane[0] = st;
+    if (xs) {
+        *what = "cudaEventRecord";
+        if ((e = cudaEventRecord(xs->fork, st)) != cudaSuccess) return e;
+        *what = "cudaStreamWaitEvent";
+        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
+            if ((e = cudaStreamWaitEvent(xs->st[i], xs->fork, 0)) != cudaSuccess) return e;
+            lane[nl++] = xs->st[i];
+        }
+    }
+    /* longest tiles first: they have the fewest groups and the longest runs */
+    *what = "hk_cuda multi-tile kernel launch";
+    int li = 0;
+    {
+        const uint32_t b0 = ch->cfg_begin[nsingle], n = ch->cfg_end[nsingle] - b0;
+        if (n) {
+            e = dbl ? hk_launch_double_multi(c, d_items + b0, n, nullptr, sc, st)
+                    : hk_launch_float_multi(c, d_items + b0, n, sc, st);
+            li++;
+        }
+        if (e != cudaSuccess) return e;
+    }
+    *what = "hk_cuda kernel launch";
+    for (int k = nsingle - 1; k >= 0; k--) {
+        const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
+        if (!n) continue;
+        cudaStream_t s = lane[li++ % nl];
+        e = dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
+        if (e != cudaSuccess) return e;
+    }
+    if (xs) {
+        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
+            *what = "cudaEventRecord";
+            if ((e = cudaEventRecord(xs->join[i], xs->st[i])) != cudaSuccess) return e;
+            *what = "cudaStreamWaitEvent";
+            if ((e = cudaStreamWaitEvent(st, xs->join[i], 0)) != cudaSuccess) return e;
+        }
+    }
+    if (c->precision == HK_PREC_MIXED && ch->n_pairs) {
+        *what = "hk_cuda double recompute launch";
+        e = hk_launch_double_multi(c, c->redo, (uint32_t)ch->n_pairs, c->n_redo, sc, st);
+    }
+    return e;
+}
+

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# run.sh - build the fuzz targets with clang (libFuzzer + ASan + UBSan) against
+# the project's C sources and run each for its share of SECONDS (default 90).
+# Fails (exit 1) on any crash, sanitizer report, hang (an input running over 10 s)
+# or failed check, and says where the input that caused it was saved. Before
+# fuzzing, each target runs every input of its seed corpus (tests/fuzz/corpus/),
+# so the crashes found so far stay fixed.
+#
+# Usage: tests/fuzz/run.sh [SECONDS]
+#        tests/fuzz/run.sh --repro TARGET FILE...   run the given inputs once
+# Targets: reader (hk_reader_open/next, both formats, plain/gzip/BGZF; see
+# fuzz_reader.c for the option byte that starts each input), config
+# (hk_config_load and the flags' setters).
+# Environment: CC (default clang, else clang-14), FUZZ_WORK (keep the build,
+# the grown corpora and any crash there instead of a temporary folder),
+# FUZZ_ARGS (more libFuzzer flags).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+repro=0
+if [ "${1:-}" = --repro ]; then repro=1; shift; target=${1:?TARGET}; shift; fi
+total=${1:-90}
+case $total in ''|*[!0-9]*) [ "$repro" = 1 ] || { echo "usage: $0 [SECONDS]" >&2; exit 2; } ;; esac
+
+cc=${CC:-}
+if [ -z "$cc" ]; then
+    for c in clang clang-14 clang-15 clang-16; do command -v "$c" >/dev/null && { cc=$c; break; }; done
+fi
+[ -n "$cc" ] || { echo "fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)" >&2; exit 2; }
+pkg-config --exists htslib libcjson || { echo "fuzz: pkg-config finds no htslib or libcjson" >&2; exit 2; }
+
+keep=0
+if [ -n "${FUZZ_WORK:-}" ]; then work=$FUZZ_WORK; keep=1; mkdir -p "$work"
+else work=$(mktemp -d "${TMPDIR:-/tmp}/haplik-fuzz.XXXXXX"); fi
+cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; else echo "fuzz: work folder kept: $work" >&2; fi; }
+trap cleanup EXIT
+
+# ---- build ----
+t0=$(date +%s)
+mkdir -p "$work/obj" "$work/bin"
+echo '#define PACKAGE_VERSION "fuzz"' > "$work/obj/config.h"
+san='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
+cflags="-g -O1 -std=c11 -D_GNU_SOURCE $san -I$work/obj -I$src/src -I$src/kernels $(pkg-config --cflags htslib libcjson)"
+libs="$(pkg-config --libs htslib libcjson) -lz -lm -lpthread"
+objs=()
+for f in "$src"/src/*.c; do
+    b=$(basename "$f" .c)
+    case $b in haplik|cmd_*) continue ;; esac
+    "$cc" $cflags -fsanitize=fuzzer-no-link -c "$f" -o "$work/obj/$b.o" &
+    objs+=("$work/obj/$b.o")
+    # two at a time
+    if (( ${#objs[@]} % 2 == 0 )); then wait; fi
+done
+wait
+for t in reader config; do
+    "$cc" $cflags -fsanitize=fuzzer -I"$here" "$here/fuzz_$t.c" "${objs[@]}" $libs -o "$work/bin/fuzz_$t"
+done
+echo "fuzz: built with $cc in $(( $(date +%s) - t0 )) s" >&2
+
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+common=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -close_fd_mask=2 -print_final_stats=1)
+
+if [ "$repro" = 1 ]; then
+    keep=0
+    "$work/bin/fuzz_$target" "${common[@]}" -runs=1 "$@"; exit $?
+fi
+
+# ---- fuzz: the reader gets two thirds of the time ----
+status=0
+for t in reader config; do
+    case $t in reader) secs=$(( total * 2 / 3 )) ;; *) secs=$(( total - total * 2 / 3 )) ;; esac
+    (( secs >= 1 )) || secs=1
+    rm -rf "$work/crashes/$t"
+    mkdir -p "$work/corpus/$t" "$work/crashes/$t"
+    echo "fuzz: $t for $secs s (seeds: tests/fuzz/corpus/$t)" >&2
+    rc=0
+    "$work/bin/fuzz_$t" "${common[@]}" -max_len=8192 -max_total_time="$secs" \
+        -artifact_prefix="$work/crashes/$t/" ${FUZZ_ARGS:-} \
+        "$work/corpus/$t" "$here/corpus/$t" > "$work/$t.log" 2>&1 || rc=$?
+    grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/$t.log" >&2 || true
+    if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$work/crashes/$t")" ]; then
+        status=1
+        keep=1
+        echo "fuzz: $t FAILED (exit $rc); last lines of its log ($work/$t.log):" >&2
+        tail -n 60 "$work/$t.log" >&2
+        for f in "$work/crashes/$t"/*; do
+            [ -e "$f" ] || continue
+            echo "fuzz: input saved: $f (reproduce: tests/fuzz/run.sh --repro $t $f)" >&2
+        done
+    fi
+done
+echo "fuzz: total $(( $(date +%s) - t0 )) s; $([ "$status" = 0 ] && echo passed || echo FAILED)" >&2
+exit "$status"

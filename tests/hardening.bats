@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# Hardening (issue 5): absurd input gets a clear error early, and SIGINT / SIGTERM
+# during score, split and merge leave no output and no temporary file behind.
+# See docs/RELIABILITY.md.
+
+setup_file() {
+    GEN="python3 $BATS_TEST_DIRNAME/../scripts/gen_batches.py"
+    # many tiny pairs (23 MB; more than one batch of split, 65536 pairs): little arithmetic
+    $GEN --format gatk --profile equal --read-len 16 --hap-len 16 --pairs 200000 --seed 7 \
+        > "$BATS_FILE_TMPDIR/tiny-pairs.txt"
+    # fewer, larger pairs (28 MB, 3.1e9 cells): some seconds on one CPU thread
+    $GEN --format gatk --profile equal --read-len 256 --hap-len 1024 --pairs 12000 --seed 8 \
+        > "$BATS_FILE_TMPDIR/long-run.txt"
+    echo '{"engine": {"max_batch_pairs": 200}}' > "$BATS_FILE_TMPDIR/small-batches.json"
+}
+
+setup() {
+    load test_helper/common-setup; _common_setup
+    cd "$BATS_TEST_TMPDIR"
+    mkdir out
+    IN=$BATS_FILE_TMPDIR
+    PIDS=()
+}
+
+teardown() {
+    # writers still holding a FIFO open, and haplik if a test failed before killing it
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+}
+
+# wait_for COMMAND...: retry for up to 60 s (sanitizer builds are slow).
+wait_for() {
+    local i
+    for ((i = 0; i < 3000; i++)); do "$@" && return 0; sleep 0.02; done
+    return 1
+}
+
+# A temporary output file of haplik exists in out/ (and holds more than $1 bytes).
+tmp_written() {
+    [ -n "$(find out -name '.*.tmp*' ${1:+-size +"$1"c} -print -quit)" ]
+}
+
+# There are $1 temporary output files in out/.
+n_tmp_files() { [ "$(find out -name '.*.tmp*' | wc -l)" -eq "$1" ]; }
+
+# start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID.
+start_haplik() {
+    "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&- &
+    HK_PID=$!
+    PIDS+=("$HK_PID")
+}
+
+# feed_fifo FIFO FILE: write FILE into FIFO and keep the FIFO open (no end of input).
+feed_fifo() {
+    (cat "$2"; exec sleep 120) >"$1" 2>/dev/null 3>&- &
+    PIDS+=("$!")
+}
+
+# kill_and_check SIGNAL: send it to haplik; it must exit 128+signal leaving out/ empty.
+kill_and_check() {
+    local sig=$1 status=0 num
+    num=$(kill -l "$sig")
+    kill -s "$sig" "$HK_PID"
+    wait "$HK_PID" || status=$?
+    [ "$status" -eq $((128 + num)) ] ||
+        fail "exit status $status after SIG$sig, expected $((128 + num)); stderr: $(cat hk.err)"
+    assert_dir_only out
+}
+
+# ---- absurd input ----
+
+@test "a line longer than any valid record is refused at its line, without reading it whole" {
+    { echo "1 1"; head -c 67108864 /dev/zero | tr '\0' A; echo " x"; } > long.txt
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json long.txt
+    [[ "$stderr" == "haplik: error: long.txt:2: line longer than "*"bytes, longer than any valid record"* ]] ||
+        fail "unexpected stderr: $stderr"
+    assert_dir_only out
+    # the same in a results file, gzip-compressed
+    { echo "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result"
+      head -c 67108864 /dev/zero | tr '\0' A; echo; } | gzip -1 > long.txt.gz
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json long.txt.gz
+    [[ "$stderr" == "haplik: error: long.txt.gz:2: line longer than "* ]] || fail "unexpected stderr: $stderr"
+    assert_dir_only out
+}
+
+@test "the over-long line costs no memory of its size" {
+    [ -x /usr/bin/time ] || skip "no /usr/bin/time"
+    if ldd "$HAPLIK" 2>/dev/null | grep -q 'libasan'; then skip "sanitizer build: RSS not comparable"; fi
+    { echo "1 1"; head -c 134217728 /dev/zero | tr '\0' A; echo " x"; } > long.txt
+    run -2 /usr/bin/time -f 'maxrss_kb=%M' "$HAPLIK" score --backend cpu --quiet -o out/t.json long.txt
+    local kb
+    kb=$(sed -n 's/^maxrss_kb=//p' <<<"$output")
+    [ -n "$kb" ] && [ "$kb" -lt 65536 ] || fail "peak RSS ${kb} KB for a 128 MB line: $output"
+}
+
+@test "an absurd batch header is refused before anything is allocated" {
+    printf '10000000 100000\nA I I I I\n' > big.in
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json big.in
+    [[ "$stderr" == "haplik: error: big.in:1: batch of 10000000 reads x 100000 haplotypes is larger than haplik accepts"* ]] ||
+        fail "unexpected stderr: $stderr"
+    printf '99999999999999999999999 1\nA I I I I\n' > big.in
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json big.in
+    [[ "$stderr" == "haplik: error: big.in:1: "*"larger than haplik accepts"* ]] || fail "unexpected stderr: $stderr"
+    assert_dir_only out
+}
+
+@test "xz-, zstd- and bzip2-compressed input is an input error, not an abort" {
+    head -c 3000 "$DATA/tiny.in" > t.in
+    local tried=0
+    if command -v xz >/dev/null; then
+        xz -k t.in
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json t.in.xz
+        [[ "$stderr" == "haplik: error: t.in.xz:1: unsupported compression ("*"XZ"*"): haplik reads plain text, gzip or BGZF" ]] ||
+            fail "unexpected stderr: $stderr"
+        tried=1
+    fi
+    if command -v bzip2 >/dev/null; then
+        bzip2 -k t.in
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json t.in.bz2
+        [[ "$stderr" == "haplik: error: t.in.bz2:1: "* ]] || fail "unexpected stderr: $stderr"
+        tried=1
+    fi
+    if command -v zstd >/dev/null; then
+        zstd -q t.in
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json t.in.zst
+        [[ "$stderr" == "haplik: error: t.in.zst:1: "* ]] || fail "unexpected stderr: $stderr"
+        tried=1
+    fi
+    [ "$tried" = 1 ] || skip "none of xz, bzip2, zstd installed"
+    assert_dir_only out
+}
+
+@test "binary input (BAM) is an input error (and leaks nothing: sanitizer build)" {
+    printf 'BAM\001\0\0\0\0\0\0\0\0' | gzip > x.bam
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json x.bam
+    [[ "$stderr" == "haplik: error: x.bam:1: binary content (BAM"*"), not a text dump" ]] ||
+        fail "unexpected stderr: $stderr"
+    assert_dir_only out
+}
+
+@test "the fuzz corpus reads without a crash (exit 0 or 2, never a signal)" {
+    local f st
+    for f in "$BATS_TEST_DIRNAME"/fuzz/corpus/reader/*; do
+        # the corpus inputs start with the harness's option byte; the rest is the file
+        tail -c +2 "$f" > in.txt
+        st=0
+        "$HAPLIK" score --backend cpu --quiet -o out/t.json in.txt >/dev/null 2>err.txt || st=$?
+        [ "$st" -eq 0 ] || [ "$st" -eq 2 ] || fail "$f: exit $st: $(cat err.txt)"
+        rm -f out/t.json
+        st=0
+        "$HAPLIK" split --quiet in.txt out/a out/b >/dev/null 2>err.txt || st=$?
+        [ "$st" -eq 0 ] || [ "$st" -eq 2 ] || fail "split $f: exit $st: $(cat err.txt)"
+        rm -f out/a out/b
+    done
+    assert_dir_only out
+}
+
+# ---- signals: nothing left behind, exit status 128 + signal ----
+
+@test "SIGINT and SIGTERM during a long score of a file leave no output" {
+    local sig
+    for sig in INT TERM; do
+        start_haplik score --backend cpu --threads 1 --quiet -c "$IN/small-batches.json" \
+            -o out/t.json "$IN/long-run.txt"
+        # more than the 1 MiB stdio buffer: table data is in the file
+        wait_for tmp_written 1048576 || fail "no table data was written: $(cat hk.err)"
+        kill_and_check "$sig"
+    done
+}
+
+@test "SIGINT and SIGTERM while score is writing (input held open) leave no output" {
+    local sig
+    mkfifo in.fifo
+    for sig in INT TERM; do
+        start_haplik score --backend cpu --quiet -c "$IN/small-batches.json" -o out/t.json in.fifo
+        feed_fifo in.fifo "$IN/tiny-pairs.txt"
+        # more than the 1 MiB stdio buffer: table data is in the file, not only in memory
+        wait_for tmp_written 1048576 || fail "no table data was written: $(cat hk.err)"
+        kill_and_check "$sig"
+    done
+}
+
+@test "SIGINT and SIGTERM while split is writing its shards leave no shard" {
+    local sig
+    mkfifo in.fifo
+    for sig in INT TERM; do
+        start_haplik split --quiet in.fifo out/s1.txt out/s2.txt
+        # first pass: the whole input, then end of input
+        cat "$IN/tiny-pairs.txt" > in.fifo
+        # the shards are opened once the first pass is over (no second writer
+        # may open the FIFO before: its data would join the first pass)
+        wait_for tmp_written || fail "no shard was opened: $(cat hk.err)"
+        # second pass: the input again, held open
+        feed_fifo in.fifo "$IN/tiny-pairs.txt"
+        wait_for tmp_written 1048576 || fail "no shard data was written: $(cat hk.err)"
+        kill_and_check "$sig"
+    done
+}
+
+@test "SIGINT and SIGTERM while merge is writing leave no output" {
+    "$HAPLIK" score --backend cpu --quiet -o t1.json "$IN/tiny-pairs.txt"
+    head -n 3 t1.json > t2.part
+    local sig
+    mkfifo t2.fifo
+    for sig in INT TERM; do
+        # merge copies t1.json, then waits on the second table
+        start_haplik merge --quiet t1.json t2.fifo -o out/m.json
+        feed_fifo t2.fifo t2.part
+        wait_for tmp_written 1048576 || fail "no merged data was written: $(cat hk.err)"
+        kill_and_check "$sig"
+    done
+}
+
+@test "SIGINT during a split into 300 shards leaves none of them (more than 256 pending files)" {
+    mkfifo in.fifo
+    local outs=() i
+    for ((i = 1; i <= 300; i++)); do outs+=("out/s$i"); done
+    start_haplik split --quiet in.fifo "${outs[@]}"
+    cat "$DATA/tiny.in" > in.fifo
+    # all 300 temporary shards exist once the first pass is over; the second
+    # pass then waits for a writer of the FIFO that never comes
+    wait_for n_tmp_files 300 ||
+        fail "not all shards were opened: $(cat hk.err)"
+    kill_and_check INT
+}
+
+# on_full_disk CMD...: run CMD where small/ is a 1 MiB tmpfs (private mount namespace;
+# skips where none can be made); prints CMD's stderr, "status=N", then what small/ holds.
+on_full_disk() {
+    mkdir -p small
+    local ns=(unshare -rm)
+    [ "$(id -u)" = 0 ] && ns=(unshare -m)
+    command -v unshare >/dev/null && "${ns[@]}" true 2>/dev/null || skip "cannot make a private mount namespace"
+    run "${ns[@]}" sh -c 'mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || exit 99
+        "$@" 2>&1 >/dev/null; echo "status=$?"; ls -A small' sh "$@"
+    [ "$status" -ne 99 ] || skip "cannot mount a tmpfs"
+}
+
+@test "standard output that cannot be written is a runtime error (3) with one message" {
+    [ -w /dev/full ] || skip "no /dev/full"
+    local cmd
+    for cmd in "score --backend cpu --quiet $DATA/tiny.in" "merge --quiet $IN/t-tiny.json"; do
+        [ -f "$IN/t-tiny.json" ] || "$HAPLIK" score --backend cpu --quiet -o "$IN/t-tiny.json" "$DATA/tiny.in"
+        run -3 --separate-stderr sh -c "\"\$0\" $cmd > /dev/full" "$HAPLIK"
+        [ "$stderr" = "haplik: error: writing standard output: No space left on device" ] ||
+            fail "$cmd: stderr: $stderr"
+    done
+}
+
+@test "a full disk is a runtime error (3) with one message, and leaves nothing (score, split, merge)" {
+    on_full_disk "$HAPLIK" score --backend cpu --quiet -o small/t.json "$IN/tiny-pairs.txt"
+    assert_output "haplik: error: small/t.json: write failed: No space left on device
+status=3"
+    on_full_disk "$HAPLIK" split --quiet "$IN/tiny-pairs.txt" small/a small/b
+    [[ "${lines[0]}" == "haplik: error: "*"write failed"* ]] && [ "${lines[1]}" = "status=3" ] &&
+        [ "${#lines[@]}" -eq 2 ] || fail "split: $output"
+    "$HAPLIK" score --backend cpu --quiet -o t1.json "$IN/tiny-pairs.txt"
+    on_full_disk "$HAPLIK" merge --quiet t1.json t1.json -o small/m.json
+    [[ "${lines[0]}" == "haplik: error: merge: write failed: No space left on device" ]] &&
+        [ "${lines[1]}" = "status=3" ] && [ "${#lines[@]}" -eq 2 ] || fail "merge: $output"
+}

@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# The Snakemake workflow (workflow/): lint, dry-runs of every mode, real runs on the CPU
+# backend, genome mode with a stand-in `gatk`. Needs snakemake >= 8
+# (scripts/install-workflow-deps.sh); CI installs it, so there these tests really run.
+# Missing snakemake skips them, loudly, or fails them when HK_REQUIRE_WORKFLOW_TESTS=1.
+
+# not_here REASON: skip, or fail where the tests are required to run
+not_here() {
+    if [ "${HK_REQUIRE_WORKFLOW_TESTS:-0}" = 1 ]; then fail "$1 (HK_REQUIRE_WORKFLOW_TESTS=1)"; fi
+    skip "$1"
+}
+
+setup_file() {
+    SRC=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+    export SRC
+}
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+    WF="$DATA/workflow"
+    if ! command -v snakemake >/dev/null; then
+        not_here "SNAKEMAKE NOT FOUND: the workflow is NOT tested (run scripts/install-workflow-deps.sh)"
+    fi
+    local v
+    v=$(snakemake --version)
+    [ "${v%%.*}" -ge 8 ] || not_here "SNAKEMAKE $v IS TOO OLD (need >= 8): the workflow is NOT tested"
+    W="$BATS_TEST_TMPDIR/w"
+    mkdir -p "$W"
+    cd "$W"
+    # the default config names its example dumps relative to the repository root
+    ln -s "$SRC/tests" tests
+}
+
+# sm ARGS...: snakemake on the repository's workflow, in $W, on the CPU backend.
+sm() {
+    timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 \
+        --config haplik="$HAPLIK" "$@"
+}
+
+# config FILE: write a config; the first lines pin haplik and the CPU backend.
+config() {
+    local f=$1
+    shift
+    {
+        echo "haplik: $HAPLIK"
+        echo "scoring: {backend: cpu, threads: 1, gpu_lock_dir: .locks}"
+        printf '%s\n' "$@"
+    } >"$f"
+}
+
+# same_regions A B [--ignore-line]: the tables' regions are equal (every field, or every
+# field but `line`, the line in the file the region was read from).
+same_regions() {
+    python3 - "$@" <<'EOF'
+import json, sys
+a, b = (json.load(open(p))["regions"] for p in sys.argv[1:3])
+if "--ignore-line" in sys.argv:
+    for r in a + b:
+        r.pop("line", None)
+if a != b:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            sys.exit(f"region {i} differs:\n{json.dumps(x)[:300]}\n{json.dumps(y)[:300]}")
+    sys.exit(f"region counts differ: {len(a)} vs {len(b)}")
+EOF
+}
+
+whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
+
+@test "workflow: snakemake --lint is clean (dumps mode and genome mode)" {
+    run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --lint
+    assert_output --partial "Congratulations, your workflow is in a good condition!"
+    refute_output --partial "Lints for"
+    printf 'dumps: []\ngenome: {reference: ref.fa, bams: [a.bam]}\n' >genome.yaml
+    run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --configfile genome.yaml --lint
+    assert_output --partial "Congratulations, your workflow is in a good condition!"
+    refute_output --partial "Lints for"
+}
+
+@test "workflow: dry-runs of every mode pass" {
+    # the default config: the bundled example, 2 dumps x 2 shards
+    run -0 sm -n
+    assert_output --regexp "split_dump +2"
+    assert_output --regexp "score_shard +4"
+    assert_output --regexp "merge_tables +1"
+    # shards: 1 scores each dump whole (no split)
+    run -0 sm -n --config shards=1
+    refute_output --partial "split_dump"
+    assert_output --regexp "score_shard +2"
+    # several dumps, 3 shards, with the local profile
+    config c3.yaml "dumps: [$DATA/tiny.in, $DATA/10s.in, $DATA/1m.in]" "shards: 3"
+    run -0 sm -n --profile "$SRC/workflow/profiles/local" --configfile c3.yaml
+    assert_output --regexp "score_shard +9"
+    # genome mode
+    touch ref.fa a.bam b.bam
+    cp "$WF/genome.fai" ref.fa.fai
+    config g.yaml "dumps: []" "shards: 4" "genome: {reference: ref.fa, bams: [a.bam, b.bam]}"
+    run -0 sm -n --configfile g.yaml
+    assert_output --regexp "genome_shards +1"
+    assert_output --regexp "haplotype_caller +4"
+    assert_output --regexp "score_shard +4"
+    refute_output --partial "split_dump"
+    # the SLURM profile parses (its executor plugin is installed)
+    run -0 sm -n --profile "$SRC/workflow/profiles/slurm" --configfile g.yaml
+    assert_output --regexp "haplotype_caller +4"
+}
+
+@test "workflow: a bad config is refused before anything runs" {
+    run ! sm -n --config shards=0
+    assert_output --partial "shards"
+    config bad.yaml "dumps: []"
+    run ! sm -n --configfile bad.yaml
+    assert_output --partial "nothing to do"
+    config bad2.yaml "scoring: {backend: opencl}"
+    run ! sm -n --configfile bad2.yaml
+    assert_output --partial "opencl"
+    [ ! -e results ]
+}
+
+@test "workflow: a dump in 3 shards merges into exactly the table of scoring it whole" {
+    config c.yaml "dumps: [$DATA/1m.in]" "shards: 3"
+    run -0 sm --configfile c.yaml
+    for k in 1 2 3; do
+        [ -s "results/split/1m/000$k.txt" ] || fail "shard $k missing or empty"
+        [ -s "results/tables/1m/000$k.json" ] || fail "table $k missing"
+        [ -e "logs/score/1m/000$k.log" ] || fail "no log for shard $k"
+    done
+    whole whole.json "$DATA/1m.in"
+    run -0 same_regions whole.json results/likelihoods.json
+    run -0 $TABLE valid results/likelihoods.json
+    # each job was given haplik's gpu_lock_dir (its config is the first line of its log)
+    run -0 head -n 1 logs/score/1m/0002.log
+    assert_output "haplik config: {\"engine\": {\"backend\": \"cpu\", \"devices\": \"all\", \"gpu_lock_dir\": \"$W/.locks\"}}"
+    [ -d .locks ]
+    # nothing left to do
+    run -0 sm --configfile c.yaml -n
+    assert_output --partial "Nothing to be done"
+}
+
+@test "workflow: inside a SLURM allocation the GPU locks are the allocation's, node-local" {
+    config c.yaml "dumps: [$DATA/tiny.in]" "shards: 2" "haplik_config: {model: {precision: double}}"
+    mkdir tmp
+    SLURM_JOB_ID=4242 TMPDIR="$W/tmp" run -0 sm --configfile c.yaml
+    run -0 head -n 1 logs/score/tiny/0001.log
+    assert_output --partial "\"gpu_lock_dir\": \"$W/tmp/haplik-gpu-locks-slurm-4242\""
+    assert_output --partial "\"model\": {\"precision\": \"double\"}"
+    [ -d tmp/haplik-gpu-locks-slurm-4242 ]
+    [ ! -e .locks ]
+    # the job's config file is gone
+    run -0 ls tmp
+    assert_output "haplik-gpu-locks-slurm-4242"
+    # no lock directory at all when scoring.gpu_lock_dir is null
+    rm -rf results logs
+    printf 'haplik: %s\ndumps: [%s]\nscoring: {backend: cpu, gpu_lock_dir: null}\n' "$HAPLIK" "$DATA/tiny.in" >c2.yaml
+    run -0 sm --configfile c2.yaml
+    run -0 head -n 1 logs/score/tiny/0001.log
+    refute_output --partial "gpu_lock_dir"
+}
+
+@test "workflow: several dumps, regions in the order of dumps, then of shards" {
+    printf '' >empty.txt
+    config c.yaml "dumps: [$DATA/hc-NA12878-20_10000117.java.hmmresults.txt, $DATA/tiny.in, $W/empty.txt, $DATA/10s.in]" "shards: 2"
+    run -0 sm --configfile c.yaml
+    whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/tiny.in" empty.txt "$DATA/10s.in"
+    run -0 same_regions whole.json results/likelihoods.json
+    run -0 $TABLE get results/likelihoods.json "[p['table'] for p in t['summary']['parts']]"
+    assert_output "['results/tables/hc-NA12878-20_10000117.java/0001.json', 'results/tables/hc-NA12878-20_10000117.java/0002.json', 'results/tables/tiny/0001.json', 'results/tables/tiny/0002.json', 'results/tables/empty/0001.json', 'results/tables/empty/0002.json', 'results/tables/10s/0001.json', 'results/tables/10s/0002.json']"
+    # shards: 1 scores each dump whole, same table
+    rm -rf results
+    run -0 sm --configfile c.yaml --config shards=1
+    [ ! -e results/split ]
+    run -0 same_regions whole.json results/likelihoods.json
+}
+
+@test "workflow: an empty shard (2 regions in 3 shards) and an empty dump" {
+    printf '' >empty.txt
+    config c.yaml "dumps: [$DATA/hc-NA12878-20_10000117.java.hmmresults.txt, $W/empty.txt]" "shards: 3"
+    run -0 sm --configfile c.yaml
+    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    assert_output --regexp "^\[[0-9], [0-9], [0-9], 0, 0, 0\]$"
+    assert_output --partial ", 0, "
+    whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    run -0 same_regions whole.json results/likelihoods.json
+}
+
+@test "workflow: outputs are complete or absent; a failed shard reruns alone" {
+    # a haplik that fails on shard 0002 while fail-0002 exists, and logs every call
+    cat >haplik-flaky <<EOF
+#!/bin/sh
+echo "\$*" >>"$W/calls"
+case "\$*" in score*0002.txt*) [ -e "$W/fail-0002" ] && { echo "haplik-flaky: failing" >&2; exit 3; } ;; esac
+exec "$HAPLIK" "\$@"
+EOF
+    chmod +x haplik-flaky
+    touch fail-0002
+    config c.yaml "dumps: [$DATA/1m.in]" "shards: 3"
+    run ! sm --configfile c.yaml --config haplik="$W/haplik-flaky" --keep-going
+    [ -s results/tables/1m/0001.json ]
+    [ -s results/tables/1m/0003.json ]
+    [ ! -e results/tables/1m/0002.json ]
+    [ ! -e results/likelihoods.json ]
+    run -0 ls results/tables/1m
+    assert_output $'0001.json\n0003.json'
+    grep -q "haplik-flaky: failing" logs/score/1m/0002.log
+    # the rerun scores shard 2 only, then merges
+    rm fail-0002 calls
+    run -0 sm --configfile c.yaml --config haplik="$W/haplik-flaky"
+    run -0 cut -d' ' -f1 calls
+    assert_output $'score\nmerge'
+    grep -q "results/split/1m/0002.txt" calls
+    whole whole.json "$DATA/1m.in"
+    run -0 same_regions whole.json results/likelihoods.json
+}
+
+@test "workflow: genome mode with a stand-in gatk: shards, HaplotypeCaller per shard, scores, merge" {
+    mkdir bin
+    ln -s "$WF/gatk" bin/gatk
+    export HK_GATK_RECORDED="$WF/gatk-recorded" HK_GATK_CALLS="$W/gatk-calls"
+    touch ref.fa a.bam b.bam
+    cp "$WF/genome.fai" ref.fa.fai
+    config g.yaml "dumps: []" "shards: 3" \
+        "genome: {reference: ref.fa, bams: [a.bam, b.bam], extra: '--interval-padding 0'}"
+    PATH="$W/bin:$PATH" run -0 sm --configfile g.yaml
+    run -0 python3 "$WF/check_shards.py" ref.fa.fai 3 results/genome/shards/
+    run -0 sort gatk-calls
+    assert_output $'HaplotypeCaller 0001 a.bam b.bam\nHaplotypeCaller 0002 a.bam b.bam\nHaplotypeCaller 0003 a.bam b.bam'
+    for k in 1 2 3; do
+        [ -e "results/genome/dumps/000$k.txt" ] || fail "no dump for shard $k"
+        gzip -t "results/genome/vcf/000$k.vcf.gz"
+        grep -q "gatk (stand-in): 000$k: wrote" "logs/genome/haplotypecaller/000$k.log"
+    done
+    # the recorded dumps are the real dump's two regions in shards 1 and 3 (2 has none):
+    # the merged table is the whole dump's, lines apart (each shard is its own file)
+    whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    run -0 same_regions whole.json results/likelihoods.json --ignore-line
+    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    assert_output "[1, 0, 1]"
+}
+
+@test "workflow: genome mode reports a missing .fai before running anything" {
+    touch ref.fa a.bam
+    config g.yaml "dumps: []" "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"
+    run ! sm --configfile g.yaml
+    assert_output --partial "ref.fa.fai"
+    [ ! -e results/genome ]
+}
