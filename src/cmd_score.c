@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NBATCH 3
+#define NBATCH 4
 
 typedef struct {
     hk_batch_t *item[NBATCH + 1];
@@ -50,6 +50,8 @@ typedef struct {
     long     max_line;        /* input line of the worst pair's region */
     uint64_t max_region;
     uint32_t max_read, max_hap;
+    /* busy seconds of each stage (they overlap) */
+    double   t_read, t_score, t_write;
     /* progress */
     int      progress;
     double   t0, last_progress;
@@ -109,7 +111,9 @@ static void *read_stage(void *arg)
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
             hk_reader_set_threads(rd, r->parse_threads);
         }
+        const double t0 = now();
         int got = hk_reader_next(rd, b, r->batch_pairs);
+        r->t_read += now() - t0;
         if (got < 0) { fail(r, HK_EXIT_INPUT); goto out; }
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         if (b->n_pairs >= r->batch_pairs) { q_push(r, &r->score_q, b); b = NULL; }
@@ -160,7 +164,9 @@ static void *write_stage(void *arg)
     for (;;) {
         if (q_pop(r, &r->write_q, &b) < 0) return NULL;
         if (!b) return NULL;
+        const double t0 = now();
         if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
+        r->t_write += now() - t0;
         if (r->check) check_batch(r, b);
         r->regions += b->n_regions;
         r->pairs += b->n_pairs;
@@ -186,11 +192,7 @@ static int run(run_t *r, const char *output)
     r->free_q.n = NBATCH;
     r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
     r->parse_threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    /* the batch size is the engine's, known only once it is open: the reader
-     * starts with the size of the backend it is most likely to get */
-    r->batch_pairs = c->max_batch_pairs > 0 ? (size_t)c->max_batch_pairs
-                     : c->backend == HK_BACKEND_CPU ? (1u << 16) : (1u << 21);
-
+    r->batch_pairs = hk_engine_batch_pairs(c);
     if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
     reader_up = 1;
     int status = 0;
@@ -204,7 +206,9 @@ static int run(run_t *r, const char *output)
     for (;;) {
         hk_batch_t *b;
         if (q_pop(r, &r->score_q, &b) < 0) break;
+        const double t0 = now();
         if (b && hk_engine_score(r->engine, b)) { fail(r, HK_EXIT_RUNTIME); break; }
+        r->t_score += now() - t0;
         q_push(r, &r->write_q, b);
         if (!b) break;
     }
@@ -225,6 +229,11 @@ join:
         if (hk_table_finish(r->table, &s)) status = HK_EXIT_RUNTIME;
         r->table = NULL;
     }
+    if (!status)
+        hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: reading %.3f s, scoring %.3f s "
+                      "(%s), writing %.3f s", (unsigned long long)r->pairs, (double)r->cells,
+                      now() - r->t0, r->t_read, r->t_score, hk_engine_backend(r->engine),
+                      r->t_write);
     hk_table_abort(r->table);
     hk_engine_close(r->engine);
     for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);

@@ -13,10 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Default batch sizes: the CPU gains nothing from large batches, the GPU
- * needs them to fill the device and hide transfers. */
+/* Default batch sizes. The CPU gains nothing from large batches. A GPU batch
+ * must fill the device (2^18 NA12878-like pairs are ~6e9 cells, a few ms on an
+ * H100) yet be small against the input, so that parsing the next batch and
+ * writing the last overlap with it. */
 #define CPU_BATCH_PAIRS  (1u << 16)
-#define CUDA_BATCH_PAIRS (1u << 21)
+#define CUDA_BATCH_PAIRS (1u << 18)
 
 struct hk_engine {
     const hk_config_t *c;
@@ -179,10 +181,13 @@ int hk_engine_devices(const hk_engine_t *e, const char *const **names)
     return e->n_names;
 }
 
-size_t hk_engine_batch_pairs(const hk_engine_t *e)
+size_t hk_engine_batch_pairs(const hk_config_t *c)
 {
-    if (e->c->max_batch_pairs > 0) return (size_t)e->c->max_batch_pairs;
-    return e->cuda ? CUDA_BATCH_PAIRS : CPU_BATCH_PAIRS;
+    if (c->max_batch_pairs > 0) return (size_t)c->max_batch_pairs;
+#ifdef HAVE_CUDA
+    if (c->backend != HK_BACKEND_CPU) return CUDA_BATCH_PAIRS;
+#endif
+    return CPU_BATCH_PAIRS;
 }
 
 void hk_engine_close(hk_engine_t *e)

@@ -23,8 +23,10 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *b) __attribute__((warn_unused_re
 const char *hk_engine_backend(const hk_engine_t *e);
 /* Names of the devices in use (the CPU's model name for the CPU). */
 int hk_engine_devices(const hk_engine_t *e, const char *const **names);
-/* Pairs per batch: engine.max_batch_pairs, or the backend's default. */
-size_t hk_engine_batch_pairs(const hk_engine_t *e);
+/* Pairs per batch: engine.max_batch_pairs, or the default of the backend the
+ * config asks for (known before the engine is open, so that reading starts
+ * while the GPU is being set up). */
+size_t hk_engine_batch_pairs(const hk_config_t *c);
 /* Accepts NULL. */
 void hk_engine_close(hk_engine_t *e);
 

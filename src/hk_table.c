@@ -6,16 +6,28 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUF_SIZE (4u << 20)
+/* Regions are formatted into text buffers, by several threads for large
+ * batches (formatting numbers and copying sequences is most of writing), then
+ * written in order. */
+#define MAX_FORMAT_THREADS 16
+#define PAIRS_PER_THREAD   (1u << 14)   /* less work than this is not split */
+
+typedef struct {
+    char  *p;
+    size_t len, cap;
+    int    failed;     /* out of memory */
+} textbuf_t;
 
 struct hk_table {
     hk_outfile_t *out;
     FILE         *fp;
-    char         *buf;
-    size_t        len;
+    textbuf_t     buf[MAX_FORMAT_THREADS];
+    int           threads;
     int           format, decimals, sequences;
     uint64_t      index;      /* regions written */
     char          model[256];
@@ -31,39 +43,44 @@ void hk_table_model_json(char *buf, size_t n, const hk_model_t *m)
              m->min_base_quality, gcp);
 }
 
-static int flush_buf(hk_table_t *t)
+/* Room for n more bytes; NULL when memory ran out (then buf->failed). */
+static char *room(textbuf_t *buf, size_t n)
 {
-    if (t->len && fwrite(t->buf, 1, t->len, t->fp) != t->len) {
-        if (!t->failed) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
-        t->failed = 1;
+    if (buf->len + n > buf->cap) {
+        size_t cap = buf->cap ? buf->cap : (1u << 16);
+        while (cap < buf->len + n) cap *= 2;
+        char *p = realloc(buf->p, cap);
+        if (!p) { buf->failed = 1; return NULL; }
+        buf->p = p;
+        buf->cap = cap;
     }
-    t->len = 0;
-    return t->failed ? -1 : 0;
+    return buf->p + buf->len;
 }
 
-/* Room for n more bytes in the buffer (flushing as needed). Pieces larger than
- * the buffer never occur: callers reserve per sequence or per number. */
-static char *room(hk_table_t *t, size_t n)
+static int put(textbuf_t *buf, const char *s, size_t n)
 {
-    if (t->len + n > BUF_SIZE && flush_buf(t) < 0) return NULL;
-    if (n > BUF_SIZE) {
-        char *p = realloc(t->buf, n);
-        if (!p) return NULL;
-        t->buf = p;
-    }
-    return t->buf + t->len;
-}
-
-static int put(hk_table_t *t, const char *s, size_t n)
-{
-    char *p = room(t, n);
+    char *p = room(buf, n);
     if (!p) return -1;
     memcpy(p, s, n);
-    t->len += n;
+    buf->len += n;
     return 0;
 }
 
-static int puts_(hk_table_t *t, const char *s) { return put(t, s, strlen(s)); }
+static int puts_(textbuf_t *buf, const char *s) { return put(buf, s, strlen(s)); }
+
+/* Write a buffer to the file and empty it. */
+static int flush_buf(hk_table_t *t, textbuf_t *buf)
+{
+    if (buf->failed) {
+        if (!t->failed) hk_log_error("out of memory writing the table");
+        t->failed = 1;
+    } else if (buf->len && fwrite(buf->p, 1, buf->len, t->fp) != buf->len) {
+        if (!t->failed) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
+        t->failed = 1;
+    }
+    buf->len = 0;
+    return t->failed ? -1 : 0;
+}
 
 char *hk_table_put_string(char *p, const char *s, size_t len)
 {
@@ -91,124 +108,169 @@ char *hk_table_put_string(char *p, const char *s, size_t len)
     return p;
 }
 
-static int put_string(hk_table_t *t, const char *s, size_t len)
+static int put_string(textbuf_t *buf, const char *s, size_t len)
 {
-    char *p = room(t, 6 * len + 2);
+    char *p = room(buf, 6 * len + 2);
     if (!p) return -1;
-    t->len = (size_t)(hk_table_put_string(p, s, len) - t->buf);
+    buf->len = (size_t)(hk_table_put_string(p, s, len) - buf->p);
     return 0;
 }
 
-static int put_header(hk_table_t *t)
+static int put_header(const hk_table_t *t, textbuf_t *buf)
 {
     char head[512];
     snprintf(head, sizeof head, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
              "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s",
              PACKAGE_VERSION, t->model);
-    return puts_(t, head);
+    return puts_(buf, head);
 }
 
 hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
 {
     hk_table_t *t = calloc(1, sizeof *t);
-    if (!t || !(t->buf = malloc(BUF_SIZE))) {
-        hk_log_error("out of memory");
-        free(t);
-        return NULL;
-    }
-    if (!(t->out = hk_outfile_open(path))) { free(t->buf); free(t); return NULL; }
+    if (!t) { hk_log_error("out of memory"); return NULL; }
+    if (!(t->out = hk_outfile_open(path))) { free(t); return NULL; }
     t->fp = hk_outfile_fp(t->out);
     t->format = c->output_format;
     t->decimals = c->decimals;
     t->sequences = c->sequences;
+    t->threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (t->threads < 1) t->threads = 1;
+    if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
     hk_table_model_json(t->model, sizeof t->model, &c->model);
     if (t->format == HK_OUT_JSON &&
-        (puts_(t, "{") || put_header(t) || puts_(t, ",\n\"regions\": [\n"))) {
+        (puts_(&t->buf[0], "{") || put_header(t, &t->buf[0]) ||
+         puts_(&t->buf[0], ",\n\"regions\": [\n") || flush_buf(t, &t->buf[0]))) {
         hk_table_abort(t);
         return NULL;
     }
     return t;
 }
 
-static int put_seq_array(hk_table_t *t, const char *text, const uint64_t *off, uint32_t first,
+static int put_seq_array(textbuf_t *buf, const char *text, const uint64_t *off, uint32_t first,
                          uint32_t n)
 {
-    if (puts_(t, "[")) return -1;
+    if (puts_(buf, "[")) return -1;
     for (uint32_t k = 0; k < n; k++) {
-        if (k && puts_(t, ", ")) return -1;
-        if (put_string(t, text + off[first + k], off[first + k + 1] - off[first + k])) return -1;
+        if (k && puts_(buf, ", ")) return -1;
+        if (put_string(buf, text + off[first + k], off[first + k + 1] - off[first + k])) return -1;
     }
-    return puts_(t, "]");
+    return puts_(buf, "]");
+}
+
+/* Format region ri of b, which has table index `index`, onto buf. */
+static int format_region(const hk_table_t *t, textbuf_t *buf, const hk_batch_t *b, size_t ri,
+                         uint64_t index)
+{
+    const hk_region_t *rg = &b->regions[ri];
+    char head[96];
+    snprintf(head, sizeof head, "%s{\"index\": %llu, \"name\": ",
+             t->format == HK_OUT_JSON && index > 0 ? ",\n" : "", (unsigned long long)index);
+    if (puts_(buf, head)) return -1;
+    if (rg->name ? put_string(buf, rg->name, strlen(rg->name)) : puts_(buf, "null")) return -1;
+    snprintf(head, sizeof head, ", \"line\": %ld", rg->line);
+    if (puts_(buf, head)) return -1;
+    if (t->sequences) {
+        if (puts_(buf, ", \"haplotypes\": ") ||
+            put_seq_array(buf, b->hap_text, b->hap_off, rg->hap0, rg->n_haps) ||
+            puts_(buf, ", \"reads\": ") ||
+            put_seq_array(buf, b->read_text, b->read_off, rg->read0, rg->n_reads))
+            return -1;
+    }
+    if (puts_(buf, ", \"log10_likelihoods\": [")) return -1;
+    const double *lk = b->lk + rg->pair0;
+    const size_t per_row = (size_t)rg->n_haps * (HK_NUMFMT_MAX_LEN + 2) + 8;
+    for (uint32_t r = 0; r < rg->n_reads; r++) {
+        char *p = room(buf, per_row), *p0 = p;
+        if (!p) return -1;
+        if (r) { *p++ = ','; *p++ = ' '; }
+        *p++ = '[';
+        for (uint32_t h = 0; h < rg->n_haps; h++) {
+            if (h) { *p++ = ','; *p++ = ' '; }
+            p = hk_numfmt_fixed(p, lk[(size_t)r * rg->n_haps + h], t->decimals);
+        }
+        *p++ = ']';
+        buf->len += (size_t)(p - p0);
+    }
+    return puts_(buf, t->format == HK_OUT_JSON ? "]}" : "]}\n");
+}
+
+typedef struct {
+    const hk_table_t *t;
+    textbuf_t        *buf;
+    const hk_batch_t *b;
+    size_t            r0, r1;      /* regions [r0, r1) */
+    uint64_t          index0;      /* table index of region r0 */
+} format_job_t;
+
+static void *format_slice(void *arg)
+{
+    format_job_t *j = arg;
+    for (size_t ri = j->r0; ri < j->r1; ri++)
+        if (format_region(j->t, j->buf, j->b, ri, j->index0 + (ri - j->r0))) break;
+    return NULL;
 }
 
 int hk_table_write(hk_table_t *t, const hk_batch_t *b)
 {
-    char head[64];
-    for (size_t ri = 0; ri < b->n_regions; ri++) {
-        const hk_region_t *rg = &b->regions[ri];
-        if (t->format == HK_OUT_JSON && t->index > 0 && puts_(t, ",\n")) return -1;
-        snprintf(head, sizeof head, "{\"index\": %llu, \"name\": ", (unsigned long long)t->index++);
-        if (puts_(t, head)) return -1;
-        if (rg->name ? put_string(t, rg->name, strlen(rg->name)) : puts_(t, "null")) return -1;
-        snprintf(head, sizeof head, ", \"line\": %ld", rg->line);
-        if (puts_(t, head)) return -1;
-        if (t->sequences) {
-            if (puts_(t, ", \"haplotypes\": ") ||
-                put_seq_array(t, b->hap_text, b->hap_off, rg->hap0, rg->n_haps) ||
-                puts_(t, ", \"reads\": ") ||
-                put_seq_array(t, b->read_text, b->read_off, rg->read0, rg->n_reads))
-                return -1;
-        }
-        if (puts_(t, ", \"log10_likelihoods\": [")) return -1;
-        const double *lk = b->lk + rg->pair0;
-        const size_t per_row = (size_t)rg->n_haps * (HK_NUMFMT_MAX_LEN + 2) + 8;
-        for (uint32_t r = 0; r < rg->n_reads; r++) {
-            char *p = room(t, per_row), *p0 = p;
-            if (!p) return -1;
-            if (r) { *p++ = ','; *p++ = ' '; }
-            *p++ = '[';
-            for (uint32_t h = 0; h < rg->n_haps; h++) {
-                if (h) { *p++ = ','; *p++ = ' '; }
-                p = hk_numfmt_fixed(p, lk[(size_t)r * rg->n_haps + h], t->decimals);
-            }
-            *p++ = ']';
-            t->len += (size_t)(p - p0);
-        }
-        if (puts_(t, t->format == HK_OUT_JSON ? "]}" : "]}\n")) return -1;
+    int n = (int)(b->n_pairs / PAIRS_PER_THREAD);
+    if (n > t->threads) n = t->threads;
+    if (n > (int)b->n_regions) n = (int)b->n_regions;
+    if (n < 1) n = 1;
+    /* slices of about equal pairs, whole regions each */
+    format_job_t job[MAX_FORMAT_THREADS];
+    pthread_t tid[MAX_FORMAT_THREADS];
+    size_t ri = 0;
+    for (int k = 0; k < n; k++) {
+        const uint64_t end_pair = b->n_pairs * (uint64_t)(k + 1) / (uint64_t)n;
+        job[k] = (format_job_t){ .t = t, .buf = &t->buf[k], .b = b, .r0 = ri,
+                                 .index0 = t->index + ri };
+        while (ri < b->n_regions && (k == n - 1 || b->regions[ri].pair0 < end_pair)) ri++;
+        job[k].r1 = ri;
     }
-    return flush_buf(t);
+    int started = 1;
+    while (started < n && !pthread_create(&tid[started], NULL, format_slice, &job[started]))
+        started++;
+    for (int k = started; k < n; k++) format_slice(&job[k]);   /* no thread: here */
+    format_slice(&job[0]);
+    for (int k = 1; k < started; k++) pthread_join(tid[k], NULL);
+    int rc = 0;
+    for (int k = 0; k < n; k++) rc |= flush_buf(t, &t->buf[k]);
+    t->index += b->n_regions;
+    return rc;
 }
 
 int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
 {
+    textbuf_t *buf = &t->buf[0];
     char line[512];
     int rc = 0;
-    if (t->format == HK_OUT_JSON) rc |= puts_(t, t->index ? "\n],\n\"summary\": " : "],\n\"summary\": ");
-    else rc |= puts_(t, "{\"summary\": ");
+    if (t->format == HK_OUT_JSON) rc |= puts_(buf, t->index ? "\n],\n\"summary\": " : "],\n\"summary\": ");
+    else rc |= puts_(buf, "{\"summary\": ");
     snprintf(line, sizeof line, "{\"regions\": %llu, \"pairs\": %llu, \"cells\": %llu, "
              "\"double_recomputed\": %llu, \"backend\": \"%s\", \"devices\": [",
              (unsigned long long)s->regions, (unsigned long long)s->pairs,
              (unsigned long long)s->cells, (unsigned long long)s->double_recomputed, s->backend);
-    rc |= puts_(t, line);
+    rc |= puts_(buf, line);
     for (int i = 0; i < s->n_devices; i++) {
-        if (i) rc |= puts_(t, ", ");
-        rc |= put_string(t, s->devices[i], strlen(s->devices[i]));
+        if (i) rc |= puts_(buf, ", ");
+        rc |= put_string(buf, s->devices[i], strlen(s->devices[i]));
     }
     snprintf(line, sizeof line, "], \"seconds\": %.3f}", s->seconds);
-    rc |= puts_(t, line);
-    if (t->format == HK_OUT_JSONL) rc |= puts_(t, ", ") || put_header(t);
-    rc |= puts_(t, "}\n");
-    if (rc || flush_buf(t) < 0) { hk_table_abort(t); return -1; }
-    rc = hk_outfile_commit(t->out);
-    free(t->buf);
-    free(t);
-    return rc;
+    rc |= puts_(buf, line);
+    if (t->format == HK_OUT_JSONL) rc |= puts_(buf, ", ") || put_header(t, buf);
+    rc |= puts_(buf, "}\n");
+    if (rc || flush_buf(t, buf) < 0) { hk_table_abort(t); return -1; }
+    hk_outfile_t *out = t->out;
+    t->out = NULL;
+    hk_table_abort(t);
+    return hk_outfile_commit(out);
 }
 
 void hk_table_abort(hk_table_t *t)
 {
     if (!t) return;
     hk_outfile_abort(t->out);
-    free(t->buf);
+    for (int k = 0; k < MAX_FORMAT_THREADS; k++) free(t->buf[k].p);
     free(t);
 }
