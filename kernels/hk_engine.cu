@@ -212,13 +212,20 @@ extern "C" void hk_cuda_close(hk_cuda_t *cu)
 
 /* ---- buffers ---- */
 
+static size_t hk_pow2_at_least(size_t n)
+{
+    size_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
 /* Give slot s room for lim (and scratch for hap length max_hap); on an
  * allocation failure, halve the limits (down to what one read needs). */
 int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                     char *err, size_t errlen)
 {
     const size_t col_bytes = std::max(hk_float_scratch_col_bytes(), hk_double_scratch_col_bytes());
-    const size_t cols = (size_t)max_hap + 1;
+    const size_t cols = ((size_t)max_hap + 1 + 511) & ~(size_t)511;   /* rounded: fewer re-allocations */
     /* scratch: enough groups to fill the GPU with multi-tile work, within 1/8 of memory */
     size_t groups = (size_t)d->prop.multiProcessorCount * 16;
     const size_t sc_budget = d->prop.totalGlobalMem / 8;
@@ -226,21 +233,25 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
     groups &= ~(size_t)3;
     if (groups < 4) groups = 4;
     for (;;) {
-        const size_t lk_bytes = hk_align16(lim->pairs * sizeof(double));
         if (s->in_cap >= lim->in_bytes && s->pairs_cap >= lim->pairs &&
             s->scratch.cols >= cols && s->scratch.groups >= groups)
             return HK_CUDA_OK;
         slot_free(s);
+        /* capacities rounded up to powers of two: batches of varying size
+         * would otherwise re-pin and re-allocate on every new largest one */
+        const size_t in_cap = hk_pow2_at_least(lim->in_bytes);
+        const size_t pairs_cap = hk_pow2_at_least(lim->pairs);
+        const size_t lk_bytes = hk_align16(pairs_cap * sizeof(double));
         cudaError_t e;
         const char *what = "cudaMalloc";
-        if ((e = cudaMalloc(&s->d_in, lim->in_bytes)) == cudaSuccess &&
+        if ((e = cudaMalloc(&s->d_in, in_cap)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_redo, lim->pairs * sizeof(hk_item))) == cudaSuccess &&
+            (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
             (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
-            (what = "cudaHostAlloc", e = cudaHostAlloc(&s->h_in, lim->in_bytes, cudaHostAllocDefault)) == cudaSuccess &&
+            (what = "cudaHostAlloc", e = cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
             (e = cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
-            s->in_cap = lim->in_bytes;
-            s->pairs_cap = lim->pairs;
+            s->in_cap = in_cap;
+            s->pairs_cap = pairs_cap;
             /* [redo count, 16 bytes][results]: one copy brings both back */
             s->d_nredo = reinterpret_cast<uint32_t *>(s->d_lk);
             s->d_lk = reinterpret_cast<double *>(reinterpret_cast<char *>(s->d_lk) + 16);

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NBATCH 4
+#define NBATCH 8
 
 typedef struct {
     hk_batch_t *item[NBATCH + 1];

@@ -66,9 +66,11 @@ render() { # render TEMPLATE OUT: @VAR@ -> value
 
 gpu_files() { # stand-in GPU device files: harmless character devices (slurmd wants
     # character or block devices; nothing opens them, there are no cgroups here)
-    local devs=(/dev/null /dev/zero /dev/full /dev/urandom /dev/random) f=() i
-    [ "$GPUS" -le ${#devs[@]} ] || { say "HK_SLURM_GPUS: at most ${#devs[@]}"; exit 2; }
-    for ((i = 0; i < GPUS; i++)); do f+=("${devs[$i]}"); done
+    local d f=()
+    for d in /dev/null /dev/zero /dev/full /dev/urandom /dev/random; do
+        [ -c "$d" ] && [ ${#f[@]} -lt "$GPUS" ] && f+=("$d")
+    done
+    [ ${#f[@]} -eq "$GPUS" ] || { say "HK_SLURM_GPUS=$GPUS: only ${#f[@]} stand-in device files"; exit 2; }
     (IFS=,; echo "${f[*]}")
 }
 
