@@ -226,6 +226,7 @@ join:
         };
         s.n_devices = hk_engine_devices(r->engine, &names);
         s.devices = names;
+        s.n_ordinals = hk_engine_ordinals(r->engine, &s.ordinals);
         if (hk_table_finish(r->table, &s)) status = HK_EXIT_RUNTIME;
         r->table = NULL;
     }

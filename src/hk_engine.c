@@ -26,6 +26,9 @@ struct hk_engine {
     int         threads;
     hk_cuda_t  *cu;
     int         lock_fd;           /* held GPU lock, -1 if none */
+    int         locked;            /* the ordinal it locks */
+    int         n_ordinals;
+    int         ordinals[HK_MAX_DEVICES];
     int         n_names;
     char       *names[HK_MAX_DEVICES];
 };
@@ -47,6 +50,18 @@ static char *cpu_model_name(void)
     }
     if (fp) fclose(fp);
     return name ? name : strdup("CPU");
+}
+
+/* Local time with milliseconds, for the GPU lock notices. */
+static const char *timestamp(char *buf, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    localtime_r(&ts.tv_sec, &tm);
+    size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + len, n - len, ".%03ld", ts.tv_nsec / 1000000);
+    return buf;
 }
 
 #ifdef HAVE_CUDA
@@ -106,6 +121,10 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     if (c->gpu_lock_dir) {
         int d = claim_gpu(c->gpu_lock_dir, cand, n, &e->lock_fd);
         if (d < 0) return -2;
+        char when[64];
+        hk_log_notice("claimed GPU %d (%s/gpu%d.lock) at %s", d, c->gpu_lock_dir, d,
+                      timestamp(when, sizeof when));
+        e->locked = d;
         cand[0] = d;
         n = 1;
     }
@@ -119,6 +138,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
             snprintf(info.name, sizeof info.name, "GPU %d", cand[i]);
         e->names[e->n_names++] = strdup(info.name);
+        e->ordinals[e->n_ordinals++] = cand[i];
     }
     e->cuda = 1;
     return 0;
@@ -181,6 +201,12 @@ int hk_engine_devices(const hk_engine_t *e, const char *const **names)
     return e->n_names;
 }
 
+int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals)
+{
+    *ordinals = e->ordinals;
+    return e->n_ordinals;
+}
+
 size_t hk_engine_batch_pairs(const hk_config_t *c)
 {
     if (c->max_batch_pairs > 0) return (size_t)c->max_batch_pairs;
@@ -196,7 +222,11 @@ void hk_engine_close(hk_engine_t *e)
 #ifdef HAVE_CUDA
     hk_cuda_close(e->cu);
 #endif
-    if (e->lock_fd >= 0) close(e->lock_fd);
+    if (e->lock_fd >= 0) {
+        char when[64];
+        hk_log_notice("releasing GPU %d at %s", e->locked, timestamp(when, sizeof when));
+        close(e->lock_fd);
+    }
     for (int i = 0; i < e->n_names; i++) free(e->names[i]);
     free(e);
 }

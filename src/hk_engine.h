@@ -23,6 +23,8 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *b) __attribute__((warn_unused_re
 const char *hk_engine_backend(const hk_engine_t *e);
 /* Names of the devices in use (the CPU's model name for the CPU). */
 int hk_engine_devices(const hk_engine_t *e, const char *const **names);
+/* CUDA ordinals of the GPUs in use (none for the CPU). */
+int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
 /* Pairs per batch: engine.max_batch_pairs, or the default of the backend the
  * config asks for (known before the engine is open, so that reading starts
  * while the GPU is being set up). */

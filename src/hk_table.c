@@ -256,6 +256,11 @@ int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
         if (i) rc |= puts_(buf, ", ");
         rc |= put_string(buf, s->devices[i], strlen(s->devices[i]));
     }
+    rc |= puts_(buf, "], \"device_ordinals\": [");
+    for (int i = 0; i < s->n_ordinals; i++) {
+        snprintf(line, sizeof line, "%s%d", i ? ", " : "", s->ordinals[i]);
+        rc |= puts_(buf, line);
+    }
     snprintf(line, sizeof line, "], \"seconds\": %.3f}", s->seconds);
     rc |= puts_(buf, line);
     if (t->format == HK_OUT_JSONL) rc |= puts_(buf, ", ") || put_header(t, buf);

@@ -19,6 +19,8 @@ typedef struct {
     const char *backend;          /* "cpu" or "cuda" */
     const char *const *devices;   /* device names */
     int         n_devices;
+    const int  *ordinals;         /* CUDA ordinals of the GPUs, n_ordinals of them */
+    int         n_ordinals;
     double      seconds;          /* wall time of scoring (reading included) */
 } hk_summary_t;
 
