@@ -104,6 +104,23 @@ hk_outfile_t *hk_outfile_open(const char *path)
         }
         return o;
     }
+    /* a destination that exists and is no regular file (/dev/null, a FIFO, a
+     * terminal) is written directly: renaming over it would replace it */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            hk_log_error("%s: is a directory", path);
+            free(o);
+            return NULL;
+        }
+        if (!(o->path = strdup(path)) || !(o->fp = fopen(path, "w"))) {
+            hk_log_error("%s: cannot open for writing: %s", path, strerror(errno));
+            free(o->path);
+            free(o);
+            return NULL;
+        }
+        return o;
+    }
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     o->path = strdup(path);
@@ -179,7 +196,7 @@ int hk_outfile_commit(hk_outfile_t *o)
         hk_log_error("%s: write failed: %s", o->path, strerror(errno));
         rc = -1;
     }
-    if (rc == 0) {
+    if (rc == 0 && o->tmp) {   /* no tmp: a device or FIFO written directly */
         mode_t mask = umask(0);
         umask(mask);
         chmod(o->tmp, 0666 & ~mask);
@@ -188,7 +205,7 @@ int hk_outfile_commit(hk_outfile_t *o)
             rc = -1;
         }
     }
-    if (rc) unlink(o->tmp);
+    if (rc && o->tmp) unlink(o->tmp);
     outfile_free(o);
     return rc;
 }

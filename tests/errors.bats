@@ -121,3 +121,14 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     run -2 --separate-stderr "$HAPLIK" score --backend cpu --threads 1 -o out/t.json big.in
     assert_stderr --partial "big.in:5000: read base qualities"
 }
+
+@test "-o to a device or FIFO writes into it, never replaces it" {
+    run -0 "$HAPLIK" score --backend cpu --quiet -o /dev/null "$DATA/tiny.in"
+    [ -c /dev/null ] || fail "/dev/null is no longer a character device"
+    mkfifo out/fifo
+    cat out/fifo > got.json &
+    run -0 "$HAPLIK" score --backend cpu --quiet -o out/fifo "$DATA/tiny.in"
+    wait
+    [ -p out/fifo ] || fail "the FIFO was replaced"
+    run -0 $TABLE valid got.json
+}
