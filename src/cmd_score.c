@@ -51,7 +51,7 @@ typedef struct {
     uint64_t max_region;
     uint32_t max_read, max_hap;
     /* busy seconds of each stage (they overlap) */
-    double   t_read, t_score, t_write;
+    double   t_open, t_read, t_score, t_write;
     /* progress */
     int      progress;
     double   t0, last_progress;
@@ -196,7 +196,9 @@ static int run(run_t *r, const char *output)
     if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
     reader_up = 1;
     int status = 0;
+    const double t_open = now();
     r->engine = hk_engine_open(c, &status);
+    r->t_open = now() - t_open;
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
         if (!(r->table = hk_table_open(output, c))) { fail(r, HK_EXIT_RUNTIME); goto join; }
@@ -231,10 +233,10 @@ join:
         r->table = NULL;
     }
     if (!status)
-        hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: reading %.3f s, scoring %.3f s "
-                      "(%s), writing %.3f s", (unsigned long long)r->pairs, (double)r->cells,
-                      now() - r->t0, r->t_read, r->t_score, hk_engine_backend(r->engine),
-                      r->t_write);
+        hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: start-up %.3f s, reading %.3f s, "
+                      "scoring %.3f s (%s), writing %.3f s", (unsigned long long)r->pairs,
+                      (double)r->cells, now() - r->t0, r->t_open, r->t_read, r->t_score,
+                      hk_engine_backend(r->engine), r->t_write);
     hk_table_abort(r->table);
     hk_engine_close(r->engine);
     for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);
