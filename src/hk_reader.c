@@ -61,6 +61,7 @@ struct hk_reader {
     char        err_msg[512];
     int         nthreads;    /* for normalising batches */
     int         bgzf_unterminated; /* BGZF without its end-of-file marker */
+    int         bgzf_mt;     /* BGZF decompressed by htslib's threads */
     char       *buf;         /* input read ahead of the lines (fetch_line) */
     size_t      buf_pos, buf_len;
     int         buf_eof;
@@ -546,7 +547,14 @@ static int detect_format(hk_reader_t *r)
 
 static int fill(hk_reader_t *r, hk_batch_t *b, size_t max_pairs);
 
-void hk_reader_set_threads(hk_reader_t *r, int nthreads) { r->nthreads = nthreads; }
+void hk_reader_set_threads(hk_reader_t *r, int nthreads)
+{
+    r->nthreads = nthreads;
+    /* BGZF blocks decompress independently: let htslib do it in parallel
+     * (plain gzip is one stream and stays sequential) */
+    if (nthreads > 1 && r->fp->format.compression == bgzf && !r->bgzf_mt)
+        r->bgzf_mt = bgzf_mt(r->fp->fp.bgzf, nthreads < 8 ? nthreads : 8, 256) == 0;
+}
 
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
