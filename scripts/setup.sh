@@ -2,8 +2,9 @@
 # setup.sh - install what is missing on Debian/Ubuntu, then build haplik in place.
 #
 #   bash scripts/setup.sh            build dependencies (apt), then autoreconf, configure, make
-#   bash scripts/setup.sh --tests    also what `make check` needs: bats, bgzip, python3, and the
-#                                    workflow tests' Snakemake and SLURM (scripts/install-workflow-deps.sh)
+#   bash scripts/setup.sh --tests    also what the tests need: bats, bgzip, python3, clang for the
+#                                    fuzz targets, and the workflow tests' Snakemake and SLURM
+#                                    (scripts/install-workflow-deps.sh)
 #
 # Idempotent. apt needs root: the script uses sudo when it is not root. Extra configure
 # flags come from $HAPLIK_CONFIGURE_FLAGS (e.g. --disable-cuda, --with-cuda-arch=90).
@@ -23,7 +24,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev"
-[ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip"
+[ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
 missing=
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# Hardening (issue 5): absurd input gets a clear error early, and SIGINT / SIGTERM
-# during score, split and merge leave no output and no temporary file behind.
-# See docs/RELIABILITY.md.
+# Hardening (issue 5): absurd input gets a clear error early; SIGINT / SIGTERM during
+# score, split and merge, and a full disk, leave no output and no temporary file behind.
+# See docs/RELIABILITY.md. Optional tools (skipped without): /usr/bin/time, xz, bzip2,
+# zstd, unshare (a private mount namespace for the full-disk test).
 
 setup_file() {
     GEN="python3 $BATS_TEST_DIRNAME/../scripts/gen_batches.py"
@@ -170,10 +171,11 @@ kill_and_check() {
 
 @test "SIGINT and SIGTERM while score is writing (input held open) leave no output" {
     local sig
-    mkfifo in.fifo
     for sig in INT TERM; do
-        start_haplik score --backend cpu --quiet -c "$IN/small-batches.json" -o out/t.json in.fifo
-        feed_fifo in.fifo "$IN/tiny-pairs.txt"
+        # a fresh FIFO each round: the writer of the last round may hold unread data
+        mkfifo in.$sig.fifo
+        start_haplik score --backend cpu --quiet -c "$IN/small-batches.json" -o out/t.json in.$sig.fifo
+        feed_fifo in.$sig.fifo "$IN/tiny-pairs.txt"
         # more than the 1 MiB stdio buffer: table data is in the file, not only in memory
         wait_for tmp_written 1048576 || fail "no table data was written: $(cat hk.err)"
         kill_and_check "$sig"
@@ -182,16 +184,16 @@ kill_and_check() {
 
 @test "SIGINT and SIGTERM while split is writing its shards leave no shard" {
     local sig
-    mkfifo in.fifo
     for sig in INT TERM; do
-        start_haplik split --quiet in.fifo out/s1.txt out/s2.txt
+        mkfifo in.$sig.fifo
+        start_haplik split --quiet in.$sig.fifo out/s1.txt out/s2.txt
         # first pass: the whole input, then end of input
-        cat "$IN/tiny-pairs.txt" > in.fifo
+        cat "$IN/tiny-pairs.txt" > in.$sig.fifo
         # the shards are opened once the first pass is over (no second writer
         # may open the FIFO before: its data would join the first pass)
         wait_for tmp_written || fail "no shard was opened: $(cat hk.err)"
         # second pass: the input again, held open
-        feed_fifo in.fifo "$IN/tiny-pairs.txt"
+        feed_fifo in.$sig.fifo "$IN/tiny-pairs.txt"
         wait_for tmp_written 1048576 || fail "no shard data was written: $(cat hk.err)"
         kill_and_check "$sig"
     done
@@ -201,11 +203,11 @@ kill_and_check() {
     "$HAPLIK" score --backend cpu --quiet -o t1.json "$IN/tiny-pairs.txt"
     head -n 3 t1.json > t2.part
     local sig
-    mkfifo t2.fifo
     for sig in INT TERM; do
+        mkfifo t2.$sig.fifo
         # merge copies t1.json, then waits on the second table
-        start_haplik merge --quiet t1.json t2.fifo -o out/m.json
-        feed_fifo t2.fifo t2.part
+        start_haplik merge --quiet t1.json t2.$sig.fifo -o out/m.json
+        feed_fifo t2.$sig.fifo t2.part
         wait_for tmp_written 1048576 || fail "no merged data was written: $(cat hk.err)"
         kill_and_check "$sig"
     done
