@@ -114,7 +114,7 @@ static void *read_stage(void *arg)
         const double t0 = now();
         int got = hk_reader_next(rd, b, r->batch_pairs);
         r->t_read += now() - t0;
-        if (got < 0) { fail(r, HK_EXIT_INPUT); goto out; }
+        if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         if (b->n_pairs >= r->batch_pairs) { q_push(r, &r->score_q, b); b = NULL; }
     }

@@ -11,6 +11,7 @@
 #include "hk_outfile.h"
 #include "hk_reader.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ int hk_cmd_split(int argc, char **argv)
 
     /* pass 1: cells per region */
     int status = HK_EXIT_INPUT;
+    const char *werr = NULL;   /* the shard a write failed on */
     uint64_t *cells = NULL, total = 0;
     size_t n_regions = 0, cap = 0;
     hk_batch_t b;
@@ -88,7 +90,7 @@ int hk_cmd_split(int argc, char **argv)
         for (size_t i = 0; i < b.n_regions; i++) total += cells[n_regions++] = b.regions[i].cells;
         hk_batch_clear(&b);
     }
-    if (got < 0) goto done;
+    if (got < 0) { status = got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT; goto done; }
     format = hk_reader_format(rd);
     hk_reader_close(rd);
 
@@ -99,7 +101,7 @@ int hk_cmd_split(int argc, char **argv)
         if (format == HK_FMT_GATK &&
             fputs("# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp "
                   "expected-result\n", hk_outfile_fp(out[k])) == EOF)
-            goto write_error;
+            { werr = outs[k]; goto write_error; }
     }
     status = HK_EXIT_INPUT;
     if (!(rd = hk_reader_open(input, format, &raw))) goto done;
@@ -113,11 +115,11 @@ int hk_cmd_split(int argc, char **argv)
             if (k >= n) k = n - 1;
             before += cells[ri];
             if (hk_reader_write_region(hk_outfile_fp(out[k]), &b, i, format, &last_name[k]))
-                goto write_error;
+                { werr = outs[k]; goto write_error; }
         }
         hk_batch_clear(&b);
     }
-    if (got < 0) goto done;
+    if (got < 0) { status = got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT; goto done; }
     status = HK_EXIT_OK;
     for (int k = 0; k < n; k++) {
         hk_outfile_t *o = out[k];
@@ -126,7 +128,7 @@ int hk_cmd_split(int argc, char **argv)
     }
     goto done;
 write_error:
-    hk_log_error("split: write failed");
+    hk_log_error("%s: write failed: %s", werr, strerror(errno));
     status = HK_EXIT_RUNTIME;
 done:
     if (out) for (int k = 0; k < n; k++) hk_outfile_abort(out[k]);

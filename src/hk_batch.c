@@ -91,8 +91,11 @@ int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 static int8_t base_code[256];
 static pthread_once_t base_once = PTHREAD_ONCE_INIT;
 
+static void gap_init(void);
+
 static void base_init(void)
 {
+    gap_init();
     for (int c = 0; c < 256; c++) base_code[c] = (int8_t)hk_model_base_code(c);
 }
 
@@ -182,6 +185,32 @@ int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long li
     return 0;
 }
 
+/* Gap-open pairs (insertion Q, deletion Q) whose error probabilities sum to 1
+ * or more leave match-to-match at or below 0: the model is undefined there.
+ * Both are then at most Q3 on one side, which a first pass tests cheaply. */
+static uint8_t gap_undefined[94][94];
+
+static void gap_init(void)
+{
+    for (int i = 0; i < 94; i++)
+        for (int d = 0; d < 94; d++)
+            gap_undefined[i][d] = pow(10.0, -i / 10.0) + pow(10.0, -d / 10.0) >= 1.0;
+}
+
+/* Position of the first undefined gap-open pair, or -1. */
+static long gap_open_undefined(const uint8_t *ins, const uint8_t *del, uint32_t len)
+{
+    uint8_t lo = 255;
+    for (uint32_t i = 0; i < len; i++) {
+        uint8_t m = ins[i] < del[i] ? ins[i] : del[i];
+        lo = m < lo ? m : lo;
+    }
+    if (lo > 3) return -1;
+    for (uint32_t i = 0; i < len; i++)
+        if (gap_undefined[ins[i]][del[i]]) return (long)i;
+    return -1;
+}
+
 /* Normalise read k in place; 0, or an error code with e filled. */
 static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
 {
@@ -193,6 +222,12 @@ static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch
     for (int f = 0; pos < 0 && f < 4; f++) {
         pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? m->min_base_quality : 0);
         field = f + 1;
+    }
+    if (pos < 0 && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
+        *e = (hk_batch_error_t){ .code = HK_BATCH_EGAP, .is_read = 1, .index = k,
+                                 .line = b->read_line[k], .field = 2, .pos = (uint32_t)pos,
+                                 .bad = (unsigned char)(q[1][pos] + 33) };
+        return e->code;
     }
     if (pos >= 0) {
         *e = (hk_batch_error_t){

@@ -29,8 +29,8 @@
 /* Limits that turn absurd input into a clear error instead of an allocation
  * failure. */
 #define MAX_REGION_READS   10000000L
-#define MAX_REGION_HAPS    100000L
-#define MAX_REGION_PAIRS   200000000L
+#define MAX_REGION_HAPS    10000L
+#define MAX_REGION_PAIRS   20000000L
 /* The longest line that can be valid: a results-file record of the longest
  * sequences (haplotype, read and its four quality strings, HK_MAX_SEQ_LEN
  * each), with room for spaces, the expected value and a line end. Longer
@@ -58,6 +58,7 @@ struct hk_reader {
     long        source_line; /* from "# source-line N", 0 when none */
     int         eof, failed;
     long        err_line;    /* the first error: line (0 if none) and text */
+    int         err_runtime; /* it is a runtime failure (memory), not bad input */
     char        err_msg[512];
     int         nthreads;    /* for normalising batches */
     int         bgzf_unterminated; /* BGZF without its end-of-file marker */
@@ -161,6 +162,7 @@ static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
     va_end(ap);
     r->err_line = line;
     r->failed = 1;
+    r->err_runtime = !strcmp(fmt, "out of memory");   /* not the input's fault */
 }
 
 /* Read one line into *ks without its line end: 1, 0 at EOF, -1 on error.
@@ -284,6 +286,10 @@ static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
         reader_error(r, e->line, "%s: invalid base '%c' at position %u (expected A, C, G, T or N%s)",
                      e->is_read ? "read" : "haplotype", e->bad, e->pos + 1,
                      r->m->unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
+    else if (e->code == HK_BATCH_EGAP)
+        reader_error(r, e->line, "read: the insertion and deletion gap-open qualities at position %u "
+                     "have error probabilities that sum to 1 or more, which leaves no probability "
+                     "for match-to-match", e->pos + 1);
     else
         reader_error(r, e->line, "read %s: invalid quality character 0x%02x at position %u "
                      "(expected Phred+33 '!'..'~')", field[e->field], e->bad, e->pos + 1);
@@ -558,7 +564,7 @@ void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
-    if (r->failed) return -1;
+    if (r->failed) return r->err_runtime ? -2 : -1;
     const size_t read0 = b->n_reads, hap0 = b->n_haps;
     int got = fill(r, b, max_pairs);
     hk_batch_error_t e;
@@ -566,7 +572,7 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     if (r->failed) {
         if (r->err_line > 0) hk_log_error("%s:%ld: %s", r->path, r->err_line, r->err_msg);
         else hk_log_error("%s: %s", r->path, r->err_msg);
-        return -1;
+        return r->err_runtime ? -2 : -1;
     }
     return got;
 }

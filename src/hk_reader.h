@@ -27,7 +27,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
 
 /* Append whole regions to b until it holds at least max_pairs pairs (at least
  * one region when any is left). Returns the number of regions added, 0 at the
- * end of the input, -1 on error (logged). */
+ * end of the input, -1 on bad input, -2 when memory ran out (both logged). */
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     __attribute__((warn_unused_result));
 

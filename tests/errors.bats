@@ -132,3 +132,10 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     [ -p out/fifo ] || fail "the FIFO was replaced"
     run -0 $TABLE valid got.json
 }
+
+@test "gap-open qualities that leave match-to-match no probability are refused" {
+    printf '1 1\nACGT IIII !III !III ++++\nACGTT\n' > bad.in
+    expect_input_error bad.in 2 "gap-open qualities at position 1 have error probabilities that sum to 1 or more"
+    printf '1 1\nACGT IIII %%III %%III ++++\nACGTT\n' > ok.in     # Q4 + Q4: defined
+    run -0 "$HAPLIK" score --backend cpu --quiet -o out/t.json ok.in
+}
