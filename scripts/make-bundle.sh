@@ -15,7 +15,7 @@
 #                     apt-get download + dpkg -x (into the folder, never into /)
 #   tools/            gen_batches.py (seeded benchmark inputs, pure python3)
 #   env.sh            . DIR/env.sh sets PATH, LD_LIBRARY_PATH, BATS_LIB_PATH,
-#                     HAPLIK and HK_TESTDATA
+#                     HAPLIK, HK_TESTDATA and GEN_BATCHES
 # The build runs on a copy of the source tree (the checkout's tracked and
 # untracked, not ignored, files; --src picks another tree) in --build-dir
 # (default: a temporary folder, removed at the end), so the checkout's own
@@ -137,6 +137,7 @@ export LD_LIBRARY_PATH="$HAPLIK_BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export BATS_LIB_PATH="$HAPLIK_BUNDLE/bats/usr/lib/bats"
 export HAPLIK="$HAPLIK_BUNDLE/bin/haplik"
 export HK_TESTDATA="$HAPLIK_BUNDLE/tests/data"
+export GEN_BATCHES="$HAPLIK_BUNDLE/tools/gen_batches.py"
 EOF
 [ "$keep" = 1 ] || rm -rf "$b"
 say "done: $out ($(du -sh "$out" 2>/dev/null | cut -f1)); use it with: . $out/env.sh"

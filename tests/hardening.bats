@@ -5,7 +5,7 @@
 # zstd, unshare (a private mount namespace for the full-disk test).
 
 setup_file() {
-    GEN="python3 $BATS_TEST_DIRNAME/../scripts/gen_batches.py"
+    GEN="python3 ${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}"
     # many tiny pairs (23 MB; more than one batch of split, 65536 pairs): little arithmetic
     $GEN --format gatk --profile equal --read-len 16 --hap-len 16 --pairs 200000 --seed 7 \
         > "$BATS_FILE_TMPDIR/tiny-pairs.txt"
