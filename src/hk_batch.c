@@ -1,6 +1,7 @@
 /* hk_batch.c - see hk_batch.h. */
 #include "hk_batch.h"
 #include "hk_model.h"
+#include "hk_threads.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -295,16 +296,10 @@ int hk_batch_normalize(hk_batch_t *b, const hk_model_t *m, size_t read0, size_t 
     if (nthreads < 1 || work < (1u << 18)) nthreads = 1;   /* threads cost more than small work */
     if (nthreads > MAX_NORM_THREADS) nthreads = MAX_NORM_THREADS;
     norm_job_t job[MAX_NORM_THREADS];
-    pthread_t tid[MAX_NORM_THREADS];
-    int started = 1;
     for (int t = 0; t < nthreads; t++)
         job[t] = (norm_job_t){ .b = b, .m = m, .read0 = read0, .hap0 = hap0,
                                .nthreads = nthreads, .part = t };
-    while (started < nthreads && !pthread_create(&tid[started], NULL, normalize_part, &job[started]))
-        started++;
-    for (int t = started; t < nthreads; t++) normalize_part(&job[t]);   /* no thread: here */
-    normalize_part(&job[0]);
-    for (int t = 1; t < started; t++) pthread_join(tid[t], NULL);
+    hk_threads_run(normalize_part, job, sizeof *job, nthreads);
     int rc = 0;
     for (int t = 0; t < nthreads; t++)   /* the error earliest in the input */
         if (job[t].err.code && (!rc || job[t].err.line < err->line)) {

@@ -1,6 +1,7 @@
 /* hk_model.c - the Pair-HMM forward algorithm on the CPU (see hk_model.h). */
 #include "hk_model.h"
 #include "hk_log.h"
+#include "hk_threads.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -292,15 +293,7 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
 
     if ((size_t)nthreads > b->n_reads / READS_PER_GRAB + 1)
         nthreads = (int)(b->n_reads / READS_PER_GRAB + 1);
-    pthread_t tid[256];
-    if (nthreads > 256) nthreads = 256;
-    int started = 0;
-    for (int t = 1; t < nthreads; t++) {
-        if (pthread_create(&tid[started], NULL, score_worker, &job) != 0) break;
-        started++;
-    }
-    score_worker(&job);
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    hk_threads_run(score_worker, &job, 0, nthreads);   /* the workers share one job */
     free(job.read_region);
     if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return -1; }
     b->n_recomputed += atomic_load(&job.recomputed);

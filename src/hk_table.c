@@ -3,10 +3,10 @@
 #include "hk_log.h"
 #include "hk_numfmt.h"
 #include "hk_outfile.h"
+#include "hk_threads.h"
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +219,6 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
     if (n < 1) n = 1;
     /* slices of about equal pairs, whole regions each */
     format_job_t job[MAX_FORMAT_THREADS];
-    pthread_t tid[MAX_FORMAT_THREADS];
     size_t ri = 0;
     for (int k = 0; k < n; k++) {
         const uint64_t end_pair = b->n_pairs * (uint64_t)(k + 1) / (uint64_t)n;
@@ -228,12 +227,7 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
         while (ri < b->n_regions && (k == n - 1 || b->regions[ri].pair0 < end_pair)) ri++;
         job[k].r1 = ri;
     }
-    int started = 1;
-    while (started < n && !pthread_create(&tid[started], NULL, format_slice, &job[started]))
-        started++;
-    for (int k = started; k < n; k++) format_slice(&job[k]);   /* no thread: here */
-    format_slice(&job[0]);
-    for (int k = 1; k < started; k++) pthread_join(tid[k], NULL);
+    hk_threads_run(format_slice, job, sizeof *job, n);
     int rc = 0;
     for (int k = 0; k < n; k++) rc |= flush_buf(t, &t->buf[k]);
     t->index += b->n_regions;

@@ -1,0 +1,16 @@
+/* hk_threads.h - run one function on several arguments at once (fork-join).
+ *
+ * The one way haplik spreads a batch's work over threads: normalising,
+ * scoring on the CPU and formatting the table all call hk_threads_run.
+ */
+#ifndef HK_THREADS_H
+#define HK_THREADS_H
+
+#include <stddef.h>
+
+/* Call fn(args + k * size) for k in [0, n): k >= 1 in new threads, k = 0 in
+ * the caller; a call whose thread cannot be started runs in the caller too.
+ * size 0 gives every call the same argument. Returns when all have returned. */
+void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n);
+
+#endif
