@@ -100,10 +100,18 @@ static void *read_stage(void *arg)
     hk_batch_t *b = NULL;
     hk_reader_t *rd = NULL;
     int next_input = 0;
+    hk_batch_caps_t caps = { 0 };   /* of the first full batch */
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
             hk_batch_clear(b);
+            /* a fresh batch: take its page faults on all cores now rather than
+             * one by one in this thread while it fills (a third of reading) */
+            if (caps.read_pos && hk_batch_prefault(b, &caps, r->parse_threads)) {
+                hk_log_error("out of memory");
+                fail(r, HK_EXIT_RUNTIME);
+                goto out;
+            }
         }
         if (!rd) {
             if (next_input == r->n_inputs) break;
@@ -116,7 +124,11 @@ static void *read_stage(void *arg)
         r->t_read += now() - t0;
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
-        if (b->n_pairs >= r->batch_pairs) { q_push(r, &r->score_q, b); b = NULL; }
+        if (b->n_pairs >= r->batch_pairs) {
+            if (!caps.read_pos) caps = hk_batch_caps(b);
+            q_push(r, &r->score_q, b);
+            b = NULL;
+        }
     }
     if (b && b->n_regions) q_push(r, &r->score_q, b);
     q_push(r, &r->score_q, NULL);

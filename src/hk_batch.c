@@ -70,6 +70,94 @@ static int reserve_hap_pos(hk_batch_t *b, size_t add)
     return 0;
 }
 
+hk_batch_caps_t hk_batch_caps(const hk_batch_t *b)
+{
+    return (hk_batch_caps_t){ .regions = b->m_regions, .reads = b->m_reads,
+                              .read_pos = b->m_read_pos, .haps = b->m_haps,
+                              .hap_pos = b->m_hap_pos, .pairs = b->m_pairs };
+}
+
+typedef struct {
+    char  *p[16];
+    size_t len[16];
+    int    n;
+    size_t total;
+    int    part, nparts;
+} touch_job_t;
+
+/* Write zeros over this part's share of the arrays' bytes. */
+static void *touch_part(void *arg)
+{
+    const touch_job_t *j = arg;
+    const size_t lo = j->total * (size_t)j->part / (size_t)j->nparts;
+    const size_t hi = j->total * (size_t)(j->part + 1) / (size_t)j->nparts;
+    size_t at = 0;
+    for (int k = 0; k < j->n; at += j->len[k], k++) {
+        const size_t a = lo > at ? lo - at : 0, e = hi - at < j->len[k] ? hi - at : j->len[k];
+        if (hi <= at) break;
+        if (a < e) memset(j->p[k] + a, 0, e - a);
+    }
+    return NULL;
+}
+
+int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
+{
+    const hk_batch_caps_t had = hk_batch_caps(b);
+    size_t cap;
+    if (caps->read_pos > b->m_read_pos && reserve_read_pos(b, caps->read_pos - b->n_read_pos))
+        return HK_BATCH_ENOMEM;
+    if (caps->hap_pos > b->m_hap_pos && reserve_hap_pos(b, caps->hap_pos - b->n_hap_pos))
+        return HK_BATCH_ENOMEM;
+    if ((cap = caps->reads) > b->m_reads) {
+        if (grow((void **)&b->read_off, sizeof *b->read_off, b->m_reads, cap) ||
+            grow((void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap))
+            return HK_BATCH_ENOMEM;
+        b->m_reads = cap;
+    }
+    if ((cap = caps->haps) > b->m_haps) {
+        if (grow((void **)&b->hap_off, sizeof *b->hap_off, b->m_haps, cap) ||
+            grow((void **)&b->hap_line, sizeof *b->hap_line, b->m_haps, cap))
+            return HK_BATCH_ENOMEM;
+        b->m_haps = cap;
+    }
+    if ((cap = caps->pairs) > b->m_pairs) {
+        if (grow((void **)&b->lk, sizeof *b->lk, b->m_pairs, cap) ||
+            grow((void **)&b->expected, sizeof *b->expected, b->m_pairs, cap))
+            return HK_BATCH_ENOMEM;
+        b->m_pairs = cap;
+    }
+    if ((cap = caps->regions) > b->m_regions) {
+        if (grow((void **)&b->regions, sizeof *b->regions, b->m_regions, cap)) return HK_BATCH_ENOMEM;
+        b->m_regions = cap;
+    }
+    /* the grown parts, which no one has written yet */
+    touch_job_t job = { .n = 0 };
+#define TOUCH(ptr, from, to, elem) do { if ((to) > (from)) { \
+        job.p[job.n] = (char *)(ptr) + (from) * (elem); job.len[job.n] = ((to) - (from)) * (elem); \
+        job.total += job.len[job.n++]; } } while (0)
+    TOUCH(b->read_text, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->read_base, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->read_q, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->read_i, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->read_d, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->read_g, had.read_pos, b->m_read_pos, 1);
+    TOUCH(b->hap_text, had.hap_pos, b->m_hap_pos, 1);
+    TOUCH(b->hap_base, had.hap_pos, b->m_hap_pos, 1);
+    TOUCH(b->read_off, had.reads, b->m_reads, sizeof *b->read_off);
+    TOUCH(b->read_line, had.reads, b->m_reads, sizeof *b->read_line);
+    TOUCH(b->hap_off, had.haps, b->m_haps, sizeof *b->hap_off);
+    TOUCH(b->hap_line, had.haps, b->m_haps, sizeof *b->hap_line);
+    TOUCH(b->lk, had.pairs, b->m_pairs, sizeof *b->lk);
+    TOUCH(b->expected, had.pairs, b->m_pairs, sizeof *b->expected);
+#undef TOUCH
+    if (nthreads > 16) nthreads = 16;
+    if (nthreads < 1 || job.total < ((size_t)1 << 22)) nthreads = 1;
+    touch_job_t jobs[16];
+    for (int t = 0; t < nthreads; t++) { jobs[t] = job; jobs[t].part = t; jobs[t].nparts = nthreads; }
+    hk_threads_run(touch_part, jobs, sizeof *jobs, nthreads);
+    return 0;
+}
+
 int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 {
     size_t cap = next_cap(b->n_regions + 1, b->m_regions);

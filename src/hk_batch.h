@@ -130,6 +130,19 @@ int hk_batch_end_region(hk_batch_t *b) __attribute__((warn_unused_result));
 static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)
 { return &b->regions[b->n_regions - 1]; }
 
+/* Capacities of a batch, to size another one like it. */
+typedef struct {
+    size_t regions, reads, read_pos, haps, hap_pos, pairs;
+} hk_batch_caps_t;
+
+/* The capacities b has now. */
+hk_batch_caps_t hk_batch_caps(const hk_batch_t *b);
+/* Grow b to at least caps and touch the new memory with nthreads threads, so
+ * that filling it later (one thread) takes no page faults. 0 or
+ * HK_BATCH_ENOMEM. */
+int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
+    __attribute__((warn_unused_result));
+
 /* Length of read k / hap k. */
 static inline uint32_t hk_batch_read_len(const hk_batch_t *b, size_t k)
 { return (uint32_t)(b->read_off[k + 1] - b->read_off[k]); }
