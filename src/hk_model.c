@@ -41,6 +41,29 @@ size_t hk_model_ws_size(uint32_t hlen)
     return 3 * ((size_t)hlen + 1) * sizeof(double);
 }
 
+/* The model's recurrence, stated once for the scalar and the vector passes.
+ * HK_ROW_COEFFS: row i's transition and emission probabilities, as scalars of
+ * type T (computed in double, as GATK does, then rounded once).
+ * HK_CELL: cell (i, j) from the diagonal (dM, dI, dD), the cell above (M[j],
+ * I[j], D[j] on entry) and the cell to the left (lM, lD), with emission
+ * EMIT; updates the rows in place and moves the carried values along. */
+#define HK_ROW_COEFFS(T, i)                                                      \
+    const double e = err_of_q[q[i]], ei = err_of_q[ins[i]];                      \
+    const double ed = err_of_q[del[i]], eg = err_of_q[gcp[i]];                   \
+    const T mm = (T)(1.0 - (ei + ed)), gm = (T)(1.0 - eg);                       \
+    const T mi = (T)ei, ii = (T)eg, md = (T)ed, dd = (T)eg;                      \
+    const T match_p = (T)(1.0 - e), mism_p = (T)(e / 3.0)
+
+#define HK_CELL(V, EMIT)                                                         \
+    do {                                                                         \
+        const V oM = M[j], oI = I[j], oD = D[j];                                 \
+        const V nM = (EMIT) * (mm * dM + gm * (dI + dD));                        \
+        const V nI = mi * oM + ii * oI;                                          \
+        const V nD = md * lM + dd * lD;                                          \
+        M[j] = nM; I[j] = nI; D[j] = nD;                                         \
+        dM = oM; dI = oI; dD = oD; lM = nM; lD = nD;                             \
+    } while (0)
+
 /* One forward pass in type T; returns the scaled sum of the last row.
  * The DP rows hold row i-1 on entry to row i and are overwritten in place:
  * dM/dI/dD carry row i-1 at column j-1 (the diagonal), lM/lD row i at j-1. */
@@ -52,25 +75,15 @@ static T NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,          
     const T init = (T)(SCALE) / (T)hlen;                                         \
     for (uint32_t j = 0; j <= hlen; j++) { M[j] = 0; I[j] = 0; D[j] = init; }    \
     for (uint32_t i = 0; i < rlen; i++) {                                        \
-        const double e = err_of_q[q[i]], ei = err_of_q[ins[i]];                  \
-        const double ed = err_of_q[del[i]], eg = err_of_q[gcp[i]];               \
-        const T mm = (T)(1.0 - (ei + ed)), gm = (T)(1.0 - eg);                   \
-        const T mi = (T)ei, ii = (T)eg, md = (T)ed, dd = (T)eg;                  \
-        const T match = (T)(1.0 - e), mism = (T)(e / 3.0);                       \
+        HK_ROW_COEFFS(T, i);                                                     \
         T emit[5];                                                               \
         for (int c = 0; c < 4; c++)                                              \
-            emit[c] = (rb[i] == HK_BASE_N || rb[i] == c) ? match : mism;         \
-        emit[HK_BASE_N] = match;                                                 \
+            emit[c] = (rb[i] == HK_BASE_N || rb[i] == c) ? match_p : mism_p;     \
+        emit[HK_BASE_N] = match_p;                                               \
         T dM = M[0], dI = I[0], dD = D[0], lM = 0, lD = 0;                       \
         M[0] = 0; I[0] = 0; D[0] = 0;                                            \
-        for (uint32_t j = 1; j <= hlen; j++) {                                   \
-            const T oM = M[j], oI = I[j], oD = D[j];                             \
-            const T nM = emit[hb[j - 1]] * (mm * dM + gm * (dI + dD));          \
-            const T nI = mi * oM + ii * oI;                                      \
-            const T nD = md * lM + dd * lD;                                      \
-            M[j] = nM; I[j] = nI; D[j] = nD;                                     \
-            dM = oM; dI = oI; dD = oD; lM = nM; lD = nD;                         \
-        }                                                                        \
+        for (uint32_t j = 1; j <= hlen; j++)                                     \
+            HK_CELL(T, emit[hb[j - 1]]);                                         \
     }                                                                            \
     T sum = 0;                                                                   \
     for (uint32_t j = 1; j <= hlen; j++) sum += M[j] + I[j];                     \
@@ -125,11 +138,8 @@ TARGET static void NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
     for (int l = 0; l < N; l++) { init[l] = SCALE_F / (float)hlen[l]; len[l] = hlen[l]; } \
     for (uint32_t j = 0; j <= hmax; j++) { M[j] = zero; I[j] = zero; D[j] = init; }      \
     for (uint32_t i = 0; i < rlen; i++) {                                               \
-        const double e = err_of_q[q[i]], ei = err_of_q[ins[i]];                         \
-        const double ed = err_of_q[del[i]], eg = err_of_q[gcp[i]];                      \
-        const float mm = (float)(1.0 - (ei + ed)), gm = (float)(1.0 - eg);              \
-        const float mi = (float)ei, ii = (float)eg, md = (float)ed, dd = (float)eg;     \
-        const vi match = (vi)(zero + (float)(1.0 - e)), mism = (vi)(zero + (float)(e / 3.0)); \
+        HK_ROW_COEFFS(float, i);                                                        \
+        const vi match = (vi)(zero + match_p), mism = (vi)(zero + mism_p);              \
         const int32_t r = rb[i];                                                        \
         const vi read_n = (vi){ 0 } + (r == HK_BASE_N ? -1 : 0); /* N matches all */    \
         vf dM = M[0], dI = I[0], dD = D[0], lM = zero, lD = zero;                       \
@@ -138,12 +148,7 @@ TARGET static void NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
             const vi h = hcode[j - 1];                                                  \
             const vi is_match = (h == r) | (h == HK_BASE_N) | read_n;                   \
             const vf emit = (vf)((is_match & match) | (~is_match & mism));              \
-            const vf oM = M[j], oI = I[j], oD = D[j];                                   \
-            const vf nM = emit * (mm * dM + gm * (dI + dD));                            \
-            const vf nI = mi * oM + ii * oI;                                            \
-            const vf nD = md * lM + dd * lD;                                            \
-            M[j] = nM; I[j] = nI; D[j] = nD;                                            \
-            dM = oM; dI = oI; dD = oD; lM = nM; lD = nD;                                \
+            HK_CELL(vf, emit);                                                          \
         }                                                                               \
     }                                                                                   \
     vf sum = zero;                                                                      \

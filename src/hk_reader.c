@@ -202,8 +202,7 @@ static int fetch_line(hk_reader_t *r, kstring_t *ks)
         if (nl) { nl_seen = 1; break; }
     }
     if (!nl_seen && ks->l == 0) return 0;
-    if (nl_seen && ks->l && ks->s[ks->l - 1] == '\r') ks->l--;
-    if (ks->l && ks->s[ks->l - 1] == '\r') ks->l--;
+    if (ks->l && ks->s[ks->l - 1] == '\r') ks->l--;   /* CRLF, also on a last line */
     ks->s[ks->l] = '\0';
     return 1;
 }
