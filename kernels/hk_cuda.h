@@ -15,9 +15,11 @@
  *   HK_PREC_DOUBLE double only.
  * The number of pairs recomputed in double is added to batch->n_recomputed.
  *
- * Two environment variables exist for tests and measurements only:
- * HK_CUDA_CHUNK_CELLS=N caps a chunk at about N cells (many small chunks), and
- * HK_CUDA_ONE_STREAM (set) launches a chunk's configurations on one stream.
+ * Environment variables for tests and measurements only:
+ * HK_CUDA_CHUNK_CELLS=N caps a chunk at about N cells (many small chunks),
+ * HK_CUDA_SLOT_MB=N caps a chunk's input block at N MiB instead of the built-in
+ * HK_SLOT_BYTES (0: no cap), and HK_CUDA_ONE_STREAM (set) launches a chunk's
+ * configurations on one stream.
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H
@@ -58,11 +60,26 @@ typedef struct hk_cuda hk_cuda_t;
 
 int  hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                   char *err, size_t errlen);
-/* Score every pair of the batch. precision is an HK_PREC_* value. */
-int  hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
-                   double float_threshold, char *err, size_t errlen);
+/* Called once per batch of an hk_cuda_score call, in the order of the batches,
+ * as soon as every pair of that batch has its final result (so that the caller
+ * can write it while the engine scores the rest); from one of the engine's
+ * threads, never two at once. */
+typedef void (*hk_cuda_done_fn)(hk_batch_t *batch, void *arg);
+
+/* Score every pair of batches[0..n_batches) as one piece of work (the
+ * devices' pipelines fill and drain once per call, not once per batch).
+ * precision is an HK_PREC_* value. done may be NULL. On failure, the batches
+ * not yet reported through done have no defined results. */
+int  hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n_batches, int precision,
+                   double float_threshold, hk_cuda_done_fn done, void *arg,
+                   char *err, size_t errlen);
 /* Accepts NULL. */
 void hk_cuda_close(hk_cuda_t *cu);
+/* Destroy this process's CUDA context on each of ordinals[0..n) (call after
+ * hk_cuda_close; errors are ignored): the driver's tear-down, about 0.1 s on
+ * an H100, then happens here, where it can overlap other work, instead of at
+ * exit. A later hk_cuda_open pays the context creation again. */
+void hk_cuda_reset(const int *ordinals, int n);
 
 /* Where the wall time of the last hk_cuda_score went (host side, summed
  * over the devices' threads). */

@@ -11,9 +11,11 @@
  * the order is the input's whatever the split.
  */
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -210,6 +212,13 @@ extern "C" void hk_cuda_close(hk_cuda_t *cu)
     delete cu;
 }
 
+extern "C" void hk_cuda_reset(const int *ordinals, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cudaSetDevice(ordinals[i]) == cudaSuccess) (void)cudaDeviceReset();
+    (void)cudaGetLastError();
+}
+
 /* ---- buffers ---- */
 
 static size_t hk_pow2_at_least(size_t n)
@@ -275,14 +284,97 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
 
 /* ---- scoring ---- */
 
-/* Score reads [r0, r1) of b on device d. */
-static int score_on_device(hk_dev *d, int n_dev, hk_batch_t *b, size_t r0, size_t r1, int precision,
-                           double thr, uint64_t *recomputed, hk_cuda_stats_t *stats,
-                           char *err, size_t errlen)
+/* One hk_cuda_score call, shared by the devices' threads: which batches are
+ * complete, and reporting them to the caller in order. */
+struct hk_call {
+    hk_batch_t *const *b;
+    size_t n;
+    hk_cuda_done_fn done;
+    void *arg;
+    std::vector<std::atomic<int>> left;        /* devices still scoring each batch */
+    std::vector<std::atomic<uint64_t>> redo;   /* pairs recomputed in double */
+    std::mutex mu;
+    std::vector<char> finished;
+    size_t next = 0;                           /* first batch not yet reported */
+
+    hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, hk_cuda_done_fn fn, void *a)
+        : b(b_), n(n_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0)
+    {
+        for (size_t i = 0; i < n; i++) { left[i] = n_dev; redo[i] = 0; }
+    }
+    /* A device is done with its share of batch i. */
+    void share_done(size_t i, uint64_t recomputed)
+    {
+        redo[i] += recomputed;
+        if (--left[i] > 0) return;
+        std::lock_guard<std::mutex> g(mu);
+        b[i]->n_recomputed += redo[i];
+        finished[i] = 1;
+        for (; next < n && finished[next]; next++)
+            if (done) done(b[next], arg);
+    }
+};
+
+/* A device's share of one batch: reads [r0, r1) of batch bi. */
+struct hk_share {
+    size_t bi, r0, r1;
+};
+
+/* The region holding read r (regions without reads skipped). */
+static size_t region_of_read(const hk_batch_t *b, size_t r)
+{
+    size_t lo = 0, hi = b->n_regions;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (b->regions[mid].read0 <= r) lo = mid; else hi = mid;
+    }
+    while (lo + 1 < b->n_regions && b->regions[lo].n_reads == 0) lo++;
+    return lo;
+}
+
+/* What a device's shares need: totals, and the largest single read's needs. */
+struct hk_extent {
+    uint64_t cells = 0, pairs = 0, max_pairs_one = 1;
+    size_t in_total = 0, max_one = 0;
+    uint32_t max_hap = 0;
+};
+
+static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
+{
+    x->max_hap = std::max(x->max_hap, b->max_hap_len);
+    for (size_t g = region_of_read(b, r0), r = r0; r < r1; g++) {   /* region by region */
+        const hk_region_t *rg = &b->regions[g];
+        if (rg->n_reads == 0) continue;
+        const size_t e1 = std::min<size_t>(r1, (size_t)rg->read0 + rg->n_reads), n = e1 - r;
+        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
+        const uint64_t rsum = b->read_off[e1] - b->read_off[r];
+        x->cells += rsum * hcols;
+        x->pairs += (uint64_t)n * rg->n_haps;
+        x->in_total += 5 * rsum + n * (4 + sizeof(hk_item) * (rg->n_haps / 4 + 1)) + hcols + 4 * rg->n_haps;
+        uint32_t mmax = 0;
+        for (; r < e1; r++) mmax = std::max(mmax, hk_batch_read_len(b, r));
+        const size_t one = 5 * hk_align16(mmax) + 64 + hk_align16(hcols) + 4 * rg->n_haps + 16 +
+                           sizeof(hk_item) * (rg->n_haps + hcols / HK_ITEM_COLS + 1) + 64;
+        x->max_one = std::max(x->max_one, one);
+        x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, rg->n_haps);
+    }
+}
+
+/* Score the device's shares (one per batch of the call, in batch order) as
+ * one stream of chunks: the pipeline fills once per call, not once per batch. */
+static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vector<hk_share> &shares,
+                           int precision, double thr, hk_cuda_stats_t *stats, char *err, size_t errlen)
 {
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
-    if (r0 >= r1) return HK_CUDA_OK;
+    std::vector<hk_share> work;      /* the non-empty shares; the empty ones are done now */
+    hk_extent x;
+    for (const hk_share &sh : shares) {
+        if (sh.r0 >= sh.r1) { call->share_done(sh.bi, 0); continue; }
+        work.push_back(sh);
+        add_extent(call->b[sh.bi], sh.r0, sh.r1, &x);
+    }
+    if (work.empty()) return HK_CUDA_OK;
     if (!d->pool) {                  /* host threads: up to 16, shared fairly among devices */
         unsigned hw = std::thread::hardware_concurrency();
         unsigned per = std::max(1u, std::min(16u, (hw ? hw : 1) / (unsigned)n_dev));
@@ -290,59 +382,38 @@ static int score_on_device(hk_dev *d, int n_dev, hk_batch_t *b, size_t r0, size_
     }
 
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
-     * at most 1/(2 HK_SLOTS) of free memory per slot; room for the largest read */
+     * a slot's input block at most slot_bytes and 1/(2 HK_SLOTS) of free
+     * memory (pinning host memory costs about 0.4 ms per MB, on the first
+     * call's critical path); room for the largest read */
     size_t free_b = 0, total_b = 0;
     e = cudaMemGetInfo(&free_b, &total_b);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
-    uint64_t cells = 0, pairs = 0;
-    size_t in_total = 0, reg_first = 0;
-    {
-        size_t lo = 0, hi = b->n_regions;   /* region of read r0 */
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (b->regions[mid].read0 <= r0) lo = mid; else hi = mid;
-        }
-        while (lo + 1 < b->n_regions && b->regions[lo].n_reads == 0) lo++;
-        reg_first = lo;
-    }
-    size_t max_one = 0;
-    uint64_t max_pairs_one = 1;
-    for (size_t g = reg_first, r = r0; r < r1; g++) {   /* region by region */
-        const hk_region_t *rg = &b->regions[g];
-        if (rg->n_reads == 0) continue;
-        const size_t e1 = std::min<size_t>(r1, (size_t)rg->read0 + rg->n_reads), n = e1 - r;
-        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
-        const uint64_t rsum = b->read_off[e1] - b->read_off[r];
-        cells += rsum * hcols;
-        pairs += (uint64_t)n * rg->n_haps;
-        in_total += 5 * rsum + n * (4 + sizeof(hk_item) * (rg->n_haps / 4 + 1)) + hcols + 4 * rg->n_haps;
-        uint32_t mmax = 0;
-        for (; r < e1; r++) mmax = std::max(mmax, hk_batch_read_len(b, r));
-        const size_t one = 5 * hk_align16(mmax) + 64 + hk_align16(hcols) + 4 * rg->n_haps + 16 +
-                           sizeof(hk_item) * (rg->n_haps + hcols / HK_ITEM_COLS + 1) + 64;
-        max_one = std::max(max_one, one);
-        max_pairs_one = std::max<uint64_t>(max_pairs_one, rg->n_haps);
+    size_t slot_bytes = HK_SLOT_BYTES;
+    if (const char *v = getenv("HK_CUDA_SLOT_MB")) {   /* measurements: another cap, 0 = none */
+        char *end;
+        unsigned long long mb = strtoull(v, &end, 10);
+        if (end != v && !*end) slot_bytes = mb ? (size_t)mb << 20 : SIZE_MAX;
     }
     hk_plan_limits lim;
-    lim.cells = std::max<uint64_t>(cells / 8 + 1, 1000000000ull);
-    lim.min_in_bytes = max_one;
-    lim.min_pairs = max_pairs_one;
-    lim.in_bytes = std::max<size_t>(max_one, std::min<size_t>(in_total / 3 + (1u << 20), free_b / (2 * HK_SLOTS)));
-    lim.pairs = std::max<uint64_t>(max_pairs_one, std::min<uint64_t>(pairs / 3 + 1024, free_b / 64));
-    lim.items = lim.pairs + (in_total >> 8) + 1024;
+    lim.cells = std::max<uint64_t>(x.cells / 8 + 1, 1000000000ull);
+    lim.min_in_bytes = x.max_one;
+    lim.min_pairs = x.max_pairs_one;
+    lim.in_bytes = std::max<size_t>(x.max_one, std::min<size_t>({ x.in_total / 3 + (1u << 20), free_b / (2 * HK_SLOTS),
+                                                                  slot_bytes }));
+    lim.pairs = std::max<uint64_t>(x.max_pairs_one, std::min<uint64_t>({ x.pairs / 3 + 1024, free_b / 64,
+                                                                         slot_bytes / 32 }));
+    lim.items = lim.pairs + (x.in_total >> 8) + 1024;
     if (const char *v = getenv("HK_CUDA_CHUNK_CELLS")) {   /* testing: force small chunks */
         char *end;
         unsigned long long c = strtoull(v, &end, 10);
         if (end != v && !*end && c > 0) lim.cells = c;
     }
     if (lim.pairs > 0xffffffffull / 2) lim.pairs = 0xffffffffull / 2;
-    for (int k = 0; k < HK_SLOTS; k++) {
-        int rc = hk_slot_reserve(d, &d->slot[k], &lim, b->max_hap_len, err, errlen);
-        if (rc) return rc;
-    }
-    lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
 
-    size_t reg = reg_first, r = r0;
+    size_t wi = 0;                   /* the share being planned, its region and read */
+    hk_batch_t *b = call->b[work[0].bi];
+    size_t reg = region_of_read(b, work[0].r0), r = work[0].r0;
+    uint64_t share_redo = 0;         /* of the share being collected (collected in order) */
     int rc = HK_CUDA_OK;
     const double t_call = hk_now();
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
@@ -376,29 +447,43 @@ static int score_on_device(hk_dev *d, int n_dev, hk_batch_t *b, size_t r0, size_
             const double t1 = hk_now();
             stats->wait_s += t1 - t0;
             const uint64_t np = s->ch.n_pairs;
-            double *dst = b->lk + s->ch.pair0;
+            double *dst = s->b->lk + s->ch.pair0;
             const unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
             hk_par_run(d->pool.get(), nu, [&](unsigned t) {
                 const uint64_t a = np * t / nu, z = np * (t + 1) / nu;
                 memcpy(dst + a, lk + a, (z - a) * sizeof(double));
             });
             for (uint64_t i : s->degen) dst[i] = -INFINITY;
-            *recomputed += precision == HK_PREC_MIXED ? nredo + s->degen.size() : 0;
+            share_redo += precision == HK_PREC_MIXED ? nredo + s->degen.size() : 0;
             stats->unpack_s += hk_now() - t1;
             s->busy = false;
+            if (s->ends_share) {
+                call->share_done(s->bi, share_redo);
+                share_redo = 0;
+            }
         }
-        if (r >= r1) {
+        if (r >= work[wi].r1 && wi + 1 < work.size()) {   /* on to the next share */
+            wi++;
+            b = call->b[work[wi].bi];
+            r = work[wi].r0;
+            reg = region_of_read(b, r);
+        }
+        if (r >= work[wi].r1) {
             bool any = false;
             for (int i = 0; i < HK_SLOTS; i++) any |= d->slot[i].busy;
             if (!any) break;
             continue;
         }
+        /* each slot is sized when first needed, so that pinning the later
+         * slots' memory overlaps the GPU's work on the first chunks */
+        if ((rc = hk_slot_reserve(d, s, &lim, x.max_hap, err, errlen))) break;
+        lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
         while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
         /* the first chunks are smaller, so that the GPU starts early (making
          * the last ones smaller too was measured no better) */
         hk_plan_limits lk = lim;
         if (k < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k), 1);
-        if (hk_chunk_plan(b, &lk, reg, r, r1, &s->ch)) {
+        if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
             hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
             rc = HK_CUDA_ENOMEM;
             break;
@@ -409,6 +494,9 @@ static int score_on_device(hk_dev *d, int n_dev, hk_batch_t *b, size_t r0, size_
         stats->chunks++;
         r = s->ch.r1;
         reg = s->ch.reg1 - 1;
+        s->b = b;
+        s->bi = work[wi].bi;
+        s->ends_share = r >= work[wi].r1;
         cudaStream_t st = d->st[k % HK_SLOTS];
         hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
         const char *what;
@@ -438,45 +526,63 @@ static int score_on_device(hk_dev *d, int n_dev, hk_batch_t *b, size_t r0, size_
     return rc;
 }
 
-extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
-                             double float_threshold, char *err, size_t errlen)
+/* Cut batch b's reads among nd devices by cells: device i gets [cut[i], cut[i+1]). */
+static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &cut)
 {
-    if (!cu || !batch || precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE) {
+    cut.assign(nd + 1, b->n_reads);
+    cut[0] = 0;
+    if (nd < 2) return;
+    const double per = (double)b->cells / nd;
+    uint64_t acc = 0;
+    size_t dv = 1;
+    for (size_t g = 0; g < b->n_regions && dv < nd; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
+        for (uint32_t i = 0; i < rg->n_reads && dv < nd; i++) {
+            acc += (uint64_t)hk_batch_read_len(b, rg->read0 + i) * hcols;
+            while (dv < nd && acc >= per * dv) cut[dv++] = rg->read0 + i + 1;
+        }
+    }
+}
+
+extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n_batches, int precision,
+                             double float_threshold, hk_cuda_done_fn done, void *arg,
+                             char *err, size_t errlen)
+{
+    if (!cu || (!batches && n_batches) || precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE) {
         hk_cu_seterr(err, errlen, "hk_cuda_score: bad argument");
         return HK_CUDA_EINVAL;
     }
-    if (batch->n_reads == 0 || batch->n_pairs == 0) return HK_CUDA_OK;
-    const size_t nd = cu->dev.size();
-    /* split the reads among the devices by cells */
-    std::vector<size_t> cut(nd + 1, batch->n_reads);
-    cut[0] = 0;
-    if (nd > 1) {
-        const double per = (double)batch->cells / nd;
-        uint64_t acc = 0;
-        size_t dv = 1;
-        for (size_t g = 0; g < batch->n_regions && dv < nd; g++) {
-            const hk_region_t *rg = &batch->regions[g];
-            const uint64_t hcols = batch->hap_off[rg->hap0 + rg->n_haps] - batch->hap_off[rg->hap0];
-            for (uint32_t i = 0; i < rg->n_reads && dv < nd; i++) {
-                acc += (uint64_t)hk_batch_read_len(batch, rg->read0 + i) * hcols;
-                while (dv < nd && acc >= per * dv) cut[dv++] = rg->read0 + i + 1;
-            }
+    for (size_t i = 0; i < n_batches; i++)
+        if (!batches[i]) {
+            hk_cu_seterr(err, errlen, "hk_cuda_score: bad argument");
+            return HK_CUDA_EINVAL;
         }
+    const size_t nd = cu->dev.size();
+    hk_call call(batches, n_batches, (int)nd, done, arg);
+    /* each batch split among the devices by cells, so that they finish each
+     * batch together and batches complete one after the other */
+    std::vector<std::vector<hk_share>> shares(nd);
+    std::vector<size_t> cut;
+    for (size_t bi = 0; bi < n_batches; bi++) {
+        const hk_batch_t *b = batches[bi];
+        if (b->n_pairs == 0) cut.assign(nd + 1, 0);
+        else split_by_cells(b, nd, cut);
+        for (size_t i = 0; i < nd; i++) shares[i].push_back(hk_share{ bi, cut[i], cut[i + 1] });
     }
-    std::vector<uint64_t> rec(nd, 0);
     std::vector<hk_cuda_stats_t> st(nd, hk_cuda_stats_t());
     const double t_start = hk_now();
     std::vector<int> rcs(nd, 0);
     std::vector<std::vector<char>> errs(nd, std::vector<char>(512, 0));
     if (nd == 1) {
-        rcs[0] = score_on_device(&cu->dev[0], 1, batch, 0, batch->n_reads, precision, float_threshold,
-                                 &rec[0], &st[0], errs[0].data(), 512);
+        rcs[0] = score_on_device(&cu->dev[0], 1, &call, shares[0], precision, float_threshold,
+                                 &st[0], errs[0].data(), 512);
     } else {
         std::vector<std::thread> th;
         for (size_t i = 0; i < nd; i++)
             th.emplace_back([&, i] {
-                rcs[i] = score_on_device(&cu->dev[i], (int)nd, batch, cut[i], cut[i + 1], precision,
-                                         float_threshold, &rec[i], &st[i], errs[i].data(), 512);
+                rcs[i] = score_on_device(&cu->dev[i], (int)nd, &call, shares[i], precision,
+                                         float_threshold, &st[i], errs[i].data(), 512);
             });
         for (auto &t : th) t.join();
     }
@@ -485,7 +591,6 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *batch, int precision,
             hk_cu_seterr(err, errlen, "%s", errs[i].data());
             return rcs[i];
         }
-    for (size_t i = 0; i < nd; i++) batch->n_recomputed += rec[i];
     cu->stats = hk_cuda_stats_t();
     for (size_t i = 0; i < nd; i++) {
         cu->stats.pack_s += st[i].pack_s;

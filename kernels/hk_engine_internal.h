@@ -65,6 +65,10 @@ struct hk_side {
  * together, so fewer slots leave the GPU idle while the host refills). */
 #define HK_SLOTS 4
 
+/* Largest input block of a slot (pinned host and device memory), unless one
+ * read with its haplotypes needs more. */
+#define HK_SLOT_BYTES ((size_t)16 << 20)
+
 /* One staging slot: pinned host and device buffers of one chunk in flight. */
 struct hk_slot {
     unsigned char *h_in, *h_out;   /* pinned: packed input; results + redo count */
@@ -78,6 +82,9 @@ struct hk_slot {
     uint64_t       pairs_cap;
     bool           busy;
     hk_chunk       ch;
+    hk_batch_t    *b;              /* the chunk's batch, number bi of the call */
+    size_t         bi;
+    bool           ends_share;     /* the last chunk of the device's share of that batch */
     std::vector<uint64_t> degen;   /* pairs of the chunk with an empty sequence */
     cudaEvent_t    c0, k0, k1;     /* copy in, kernels start, kernels end (timing) */
     hk_side        side;

@@ -54,6 +54,9 @@ for w in $loads; do
     mb=$(du -cb $in | tail -n 1 | awk '{printf "%.0f", $1 / 1e6}')
     times=()
     for _ in $(seq "$runs"); do
+        # a fresh output each time: replacing the last run's table would time
+        # the kernel freeing it (~60 ms for the NA file), not haplik's work
+        rm -f "$work/out.json"
         t0=$EPOCHREALTIME
         # shellcheck disable=SC2086
         "$hk" score --quiet --devices "$devices" -o "$work/out.json" $in
@@ -62,6 +65,7 @@ for w in $loads; do
     done
     med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
     # shellcheck disable=SC2086
+    rm -f "$work/out.json"
     busy=$("$hk" score --devices "$devices" -o "$work/out.json" $in 2>&1 | tail -n 1)
     printf '%-8s %9s %8s %9.3f  %s\n' "$w" "$mb" "$runs" "$med" "${busy#haplik: }"
     echo "  all runs: ${times[*]}"

@@ -96,7 +96,10 @@ cp "$b/haplik" "$out/bin/"
 for tool in bgzip; do
     p=$(command -v "$tool" 2>/dev/null) && cp -L "$p" "$out/bin/" || say "no $tool here: tests that need it will fail there"
 done
-cp -R "$b/tests" "$out/tests"
+# the test sources, then the built test programs over them (an out-of-tree
+# --build-dir holds only the latter)
+cp -R "$src/tests" "$out/tests"
+cp -R "$b/tests/." "$out/tests/"
 find "$out/tests" \( -name '*.o' -o -name '*.log' -o -name '*.trs' -o -name .deps -o -name .dirstamp \) \
     -prune -exec rm -rf {} + 2>/dev/null || true
 [ -f "$top/scripts/gen_batches.py" ] && cp "$top/scripts/gen_batches.py" "$out/tools/"

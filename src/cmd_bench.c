@@ -204,7 +204,8 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     for (int r = -1; rc == HK_CUDA_OK && t && r < o->runs; r++) {
         double t0 = now();
         b.n_recomputed = 0;
-        rc = hk_cuda_score(cu, &b, o->precision, 1e-28, err, sizeof err);
+        hk_batch_t *one = &b;
+        rc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
         if (r >= 0) t[r] = now() - t0;
     }
     if (rc != HK_CUDA_OK || !t) {

@@ -3,7 +3,14 @@
  * Three stages overlap, each in its own thread, passing batches:
  *   read (parse the inputs) -> score (engine) -> write (table, check, progress).
  * A fixed pool of batches bounds memory at NBATCH batches. Start-up of the
- * engine (CUDA context creation) overlaps with parsing the first batch.
+ * engine (CUDA context creation) overlaps with parsing the first batches; the
+ * scorer takes every batch queued when it is free in one engine call (those
+ * that piled up during start-up, typically), and each batch goes on to the
+ * writer as soon as its own results are final. Once the last batch is scored
+ * the devices are released while the writer finishes.
+ *
+ * HK_TRACE=1 in the environment prints the stages' timeline at the end (for
+ * performance work).
  */
 #include "hk_cli.h"
 #include "hk_engine.h"
@@ -20,6 +27,7 @@
 #include <unistd.h>
 
 #define NBATCH 8
+#define NTRACE 256
 
 typedef struct {
     hk_batch_t *item[NBATCH + 1];
@@ -55,6 +63,12 @@ typedef struct {
     /* progress */
     int      progress;
     double   t0, last_progress;
+    /* HK_TRACE: events, ms since t0 */
+    int      trace;
+    int      n_trace;
+    double   trace_ms[NTRACE];
+    const char *trace_what[NTRACE];
+    long     trace_arg[NTRACE];
 } run_t;
 
 static double now(void)
@@ -62,6 +76,19 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void trace(run_t *r, const char *what, long arg)
+{
+    if (!r->trace) return;
+    const double t = now();
+    pthread_mutex_lock(&r->mu);
+    if (r->n_trace < NTRACE) {
+        r->trace_ms[r->n_trace] = (t - r->t0) * 1e3;
+        r->trace_what[r->n_trace] = what;
+        r->trace_arg[r->n_trace++] = arg;
+    }
+    pthread_mutex_unlock(&r->mu);
 }
 
 static void q_push(run_t *r, queue_t *q, hk_batch_t *b)
@@ -84,6 +111,26 @@ static int q_pop(run_t *r, queue_t *q, hk_batch_t **b)
     q->n--;
     pthread_mutex_unlock(&r->mu);
     return 0;
+}
+
+/* Pop every queued batch (at least one; waits) up to and including the
+ * end-of-stream marker, which sets *end instead of being returned. Returns the
+ * count, or -1 when the run failed. */
+static int q_pop_all(run_t *r, queue_t *q, hk_batch_t **out, int *end)
+{
+    int n = 0;
+    pthread_mutex_lock(&r->mu);
+    while (q->n == 0 && !r->status) pthread_cond_wait(&r->cv, &r->mu);
+    if (r->status) { pthread_mutex_unlock(&r->mu); return -1; }
+    *end = 0;
+    while (q->n > 0 && !*end) {
+        hk_batch_t *b = q->item[q->head];
+        q->head = (q->head + 1) % (NBATCH + 1);
+        q->n--;
+        if (b) out[n++] = b; else *end = 1;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return n;
 }
 
 static void fail(run_t *r, int status)
@@ -126,11 +173,15 @@ static void *read_stage(void *arg)
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         if (b->n_pairs >= r->batch_pairs) {
             if (!caps.read_pos) caps = hk_batch_caps(b);
+            trace(r, "read batch, pairs", (long)b->n_pairs);
             q_push(r, &r->score_q, b);
             b = NULL;
         }
     }
-    if (b && b->n_regions) q_push(r, &r->score_q, b);
+    if (b && b->n_regions) {
+        trace(r, "read batch, pairs", (long)b->n_pairs);
+        q_push(r, &r->score_q, b);
+    }
     q_push(r, &r->score_q, NULL);
 out:
     hk_reader_close(rd);
@@ -179,6 +230,7 @@ static void *write_stage(void *arg)
         const double t0 = now();
         if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
         r->t_write += now() - t0;
+        trace(r, "wrote batch, pairs", (long)b->n_pairs);
         if (r->check) check_batch(r, b);
         r->regions += b->n_regions;
         r->pairs += b->n_pairs;
@@ -187,6 +239,14 @@ static void *write_stage(void *arg)
         if (r->progress) show_progress(r, 0);
         q_push(r, &r->free_q, b);
     }
+}
+
+/* The engine's report that a batch is scored: on to the writer. */
+static void batch_scored(hk_batch_t *b, void *arg)
+{
+    run_t *r = arg;
+    trace(r, "scored batch, pairs", (long)b->n_pairs);
+    q_push(r, &r->write_q, b);
 }
 
 /* Run the pipeline; returns the exit status. */
@@ -198,6 +258,8 @@ static int run(run_t *r, const char *output)
     const hk_config_t *c = r->cfg;
 
     r->t0 = now();
+    const char *tr = getenv("HK_TRACE");
+    r->trace = tr && *tr && strcmp(tr, "0");
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     for (int i = 0; i < NBATCH; i++) { hk_batch_init(&pool[i]); r->free_q.item[i] = &pool[i]; }
@@ -211,6 +273,7 @@ static int run(run_t *r, const char *output)
     const double t_open = now();
     r->engine = hk_engine_open(c, &status);
     r->t_open = now() - t_open;
+    trace(r, "engine open", 0);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
         if (!(r->table = hk_table_open(output, c))) { fail(r, HK_EXIT_RUNTIME); goto join; }
@@ -218,13 +281,19 @@ static int run(run_t *r, const char *output)
     if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_EXIT_RUNTIME); goto join; }
     writer_up = 1;
     for (;;) {
-        hk_batch_t *b;
-        if (q_pop(r, &r->score_q, &b) < 0) break;
+        hk_batch_t *b[NBATCH];
+        int end, n = q_pop_all(r, &r->score_q, b, &end);
+        if (n < 0) break;
         const double t0 = now();
-        if (b && hk_engine_score(r->engine, b)) { fail(r, HK_EXIT_RUNTIME); break; }
+        trace(r, "scoring batches", n);
+        if (n && hk_engine_score(r->engine, b, (size_t)n, batch_scored, r)) { fail(r, HK_EXIT_RUNTIME); break; }
         r->t_score += now() - t0;
-        q_push(r, &r->write_q, b);
-        if (!b) break;
+        if (end) {
+            q_push(r, &r->write_q, NULL);
+            hk_engine_release(r->engine);   /* while the writer finishes */
+            trace(r, "devices released", 0);
+            break;
+        }
     }
 join:
     if (reader_up) pthread_join(reader, NULL);
@@ -244,6 +313,9 @@ join:
         if (hk_table_finish(r->table, &s)) status = HK_EXIT_RUNTIME;
         r->table = NULL;
     }
+    trace(r, "table finished", 0);
+    for (int i = 0; i < r->n_trace; i++)
+        fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
     if (!status)
         hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: start-up %.3f s, reading %.3f s, "
                       "scoring %.3f s (%s), writing %.3f s", (unsigned long long)r->pairs,

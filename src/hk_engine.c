@@ -177,20 +177,42 @@ hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
     return e;
 }
 
-int hk_engine_score(hk_engine_t *e, hk_batch_t *b)
+int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
     if (e->cuda) {
         char err[512] = "";
-        if (hk_cuda_score(e->cu, b, e->c->model.precision, e->c->model.float_threshold,
-                          err, sizeof err) != HK_CUDA_OK) {
-            hk_log_error("%s", err);
-            return -1;
-        }
-        return 0;
+        if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
+        else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
+                               done, arg, err, sizeof err) == HK_CUDA_OK)
+            return 0;
+        hk_log_error("%s", err);
+        return -1;
     }
 #endif
-    return hk_model_score_batch(&e->c->model, b, e->threads);
+    for (size_t i = 0; i < n; i++) {
+        if (hk_model_score_batch(&e->c->model, b[i], e->threads)) return -1;
+        if (done) done(b[i], arg);
+    }
+    return 0;
+}
+
+void hk_engine_release(hk_engine_t *e)
+{
+    if (!e) return;
+#ifdef HAVE_CUDA
+    if (e->cu) {
+        hk_cuda_close(e->cu);
+        e->cu = NULL;
+        hk_cuda_reset(e->ordinals, e->n_ordinals);
+    }
+#endif
+    if (e->lock_fd >= 0) {
+        char when[64];
+        hk_log_notice("releasing GPU %d at %s", e->locked, timestamp(when, sizeof when));
+        close(e->lock_fd);
+        e->lock_fd = -1;
+    }
 }
 
 const char *hk_engine_backend(const hk_engine_t *e) { return e->cuda ? "cuda" : "cpu"; }
@@ -219,14 +241,7 @@ size_t hk_engine_batch_pairs(const hk_config_t *c)
 void hk_engine_close(hk_engine_t *e)
 {
     if (!e) return;
-#ifdef HAVE_CUDA
-    hk_cuda_close(e->cu);
-#endif
-    if (e->lock_fd >= 0) {
-        char when[64];
-        hk_log_notice("releasing GPU %d at %s", e->locked, timestamp(when, sizeof when));
-        close(e->lock_fd);
-    }
+    hk_engine_release(e);
     for (int i = 0; i < e->n_names; i++) free(e->names[i]);
     free(e);
 }

@@ -17,8 +17,18 @@ typedef struct hk_engine hk_engine_t;
 
 /* NULL on failure (logged); *status is then the exit status to use. */
 hk_engine_t *hk_engine_open(const hk_config_t *c, int *status);
-/* Score every pair of b. 0, or -1 (logged; a device failure). */
-int hk_engine_score(hk_engine_t *e, hk_batch_t *b) __attribute__((warn_unused_result));
+/* Called for each batch of an hk_engine_score call, in order, as soon as its
+ * results are final; possibly from another thread, never two at once. */
+typedef void (*hk_engine_done_fn)(hk_batch_t *b, void *arg);
+/* Score every pair of b[0..n) as one piece of work (a GPU's pipeline fills
+ * once per call), reporting each batch through done. 0, or -1 (logged; a
+ * device failure: batches not yet reported have no results). */
+int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
+                    void *arg) __attribute__((warn_unused_result));
+/* No more scoring: give the devices back now (GPU memory, the CUDA contexts,
+ * the GPU lock) rather than at exit, so that the driver's tear-down overlaps
+ * with writing the table. Names and ordinals stay for the summary. */
+void hk_engine_release(hk_engine_t *e);
 /* "cpu" or "cuda". */
 const char *hk_engine_backend(const hk_engine_t *e);
 /* Names of the devices in use (the CPU's model name for the CPU). */

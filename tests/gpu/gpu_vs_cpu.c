@@ -81,7 +81,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     for (size_t i = 0; i < b->n_pairs; i++) b->lk[i] = SENTINEL;
     b->n_recomputed = 0;
     double t0 = now();
-    int rc = hk_cuda_score(cu, b, prec, 1e-28, err, sizeof err);
+    int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
     double t1 = now();
     if (rc) {
         result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, prec_name(prec), err, rc);
@@ -246,6 +246,59 @@ static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, in
     hk_batch_free(&b);
 }
 
+/* ---- several batches in one call ---- */
+
+typedef struct { hk_batch_t *seen[16]; int n; } done_log;
+
+static void note_done(hk_batch_t *b, void *arg)
+{
+    done_log *l = arg;
+    if (l->n < 16) l->seen[l->n] = b;
+    l->n++;
+}
+
+/* Batches of every kind (one empty) scored in one call must give exactly what
+ * each gives alone, and be reported once each, in order. */
+static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const *specs, int nb)
+{
+    char err[512];
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_batch_t b[8], *bp[8];
+    double *alone[8] = { 0 };
+    unsigned long long rec[8];
+    int ok = 1;
+    for (int i = 0; i < nb; i++) {
+        hk_batch_init(&b[i]);
+        bp[i] = &b[i];
+        for (int g = 0; specs[i] && g < 20; g++)
+            if (add_random_region(&b[i], &m, specs[i], 1 + rnd(specs[i]->max_reads),
+                                  1 + rnd(specs[i]->max_haps))) ok = 0;
+        hk_batch_t *one = &b[i];
+        b[i].n_recomputed = 0;
+        if (hk_cuda_score(cu, &one, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err)) ok = 0;
+        rec[i] = b[i].n_recomputed;
+        alone[i] = malloc(sizeof(double) * (b[i].n_pairs + 1));
+        if (alone[i]) memcpy(alone[i], b[i].lk, sizeof(double) * b[i].n_pairs);
+        for (size_t j = 0; j < b[i].n_pairs; j++) b[i].lk[j] = SENTINEL;
+        b[i].n_recomputed = 0;
+    }
+    done_log log = { { 0 }, 0 };
+    int rc = ok ? hk_cuda_score(cu, bp, (size_t)nb, HK_PREC_MIXED, 1e-28, note_done, &log, err, sizeof err) : -1;
+    int in_order = log.n == nb, same = 1;
+    for (int i = 0; i < nb && i < 16; i++) in_order &= log.seen[i] == &b[i];
+    for (int i = 0; i < nb; i++) {
+        same &= alone[i] && b[i].n_recomputed == rec[i] &&
+                !memcmp(alone[i], b[i].lk, sizeof(double) * b[i].n_pairs);
+        free(alone[i]);
+    }
+    size_t pairs = 0;
+    for (int i = 0; i < nb; i++) { pairs += b[i].n_pairs; hk_batch_free(&b[i]); }
+    result(ok && rc == 0 && in_order && same,
+           "%s: %d batches (%zu pairs) in one call: %s, reported %d times%s, results %s",
+           what, nb, pairs, rc ? err : "scored", log.n, in_order ? " in order" : " OUT OF ORDER",
+           same ? "identical to one call each" : "DIFFER from one call each");
+}
+
 static void check_api(void)
 {
     char err[512];
@@ -320,10 +373,13 @@ int main(int argc, char **argv)
     check_random(cu, "random underflow -> double", &tiny, 10);
     check_random(cu, "random wild qualities", &wild, 60);
     check_random(cu, "random short", &shorts, 200);
+    const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &typical };
+    check_multi(cu, "multi", mix, 6);
     /* the same with chunks of about 2e6 cells: many chunks, both slots */
     setenv("HK_CUDA_CHUNK_CELLS", "2000000", 1);
     check_random(cu, "random typical, small chunks", &typical, 300);
     check_random(cu, "random long, small chunks", &longread, 6);
+    check_multi(cu, "multi, small chunks", mix, 6);
     unsetenv("HK_CUDA_CHUNK_CELLS");
 done:
     hk_cuda_close(cu);

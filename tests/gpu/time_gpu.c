@@ -89,10 +89,11 @@ int main(int argc, char **argv)
     printf("# %s x%d; %zu regions, %zu reads, %zu haps, %zu pairs, %.4g cells; parsing %.3f s\n",
            info.name, nd, b.n_regions, b.n_reads, b.n_haps, b.n_pairs, (double)b.cells, t_read);
     double *t = malloc(sizeof *t * (size_t)runs);
+    hk_batch_t *one = &b;
     for (int r = -1; r < runs; r++) {
         b.n_recomputed = 0;
         double s = now();
-        if (hk_cuda_score(cu, &b, prec, 1e-28, err, sizeof err) != HK_CUDA_OK) {
+        if (hk_cuda_score(cu, &one, 1, prec, 1e-28, NULL, NULL, err, sizeof err) != HK_CUDA_OK) {
             fprintf(stderr, "hk_cuda_score: %s\n", err);
             return 3;
         }
