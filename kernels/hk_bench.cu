@@ -34,7 +34,6 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
     }
     if (b->n_pairs == 0 || b->n_regions == 0) return HK_CUDA_OK;
     hk_dev *d = &cu->dev[0];
-    hk_dev_ready(d);
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
 

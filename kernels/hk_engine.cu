@@ -121,39 +121,8 @@ static void slot_free(hk_slot *s)
     s->pairs_cap = 0;
 }
 
-void hk_dev_ready(hk_dev *d)
-{
-    if (d->prep.joinable()) d->prep.join();
-}
-
-/* Size every slot for a full chunk (HK_SLOT_BYTES) on a thread of its own, so
- * that pinning their memory (~30 ms) overlaps reading the first batches.
- * Failures are ignored: scoring sizes the slots again when first used. */
-static void dev_prepare(hk_dev *d)
-{
-    try {
-        d->prep = std::thread([d] {
-            if (cudaSetDevice(d->ord) != cudaSuccess) { (void)cudaGetLastError(); return; }
-            hk_plan_limits lim;
-            lim.in_bytes = HK_SLOT_BYTES;
-            lim.pairs = lim.items = HK_SLOT_BYTES / 32;
-            lim.min_in_bytes = lim.in_bytes / 16;
-            lim.min_pairs = lim.pairs / 16;
-            lim.cells = 0;
-            char err[256];
-            for (int k = 0; k < HK_SLOTS; k++)
-                if (hk_slot_reserve(d, &d->slot[k], &lim, 1023, err, sizeof err)) {
-                    (void)cudaGetLastError();
-                    break;
-                }
-        });
-    } catch (...) {   /* no thread: the slots are sized when first used */
-    }
-}
-
 static void dev_free(hk_dev *d)
 {
-    hk_dev_ready(d);
     if (cudaSetDevice(d->ord) != cudaSuccess) return;
     for (int k = 0; k < HK_SLOTS; k++) {
         slot_free(&d->slot[k]);
@@ -232,7 +201,6 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
             return rc;
         }
     }
-    for (auto &d : cu->dev) dev_prepare(&d);
     *out = cu;
     return HK_CUDA_OK;
 }
@@ -397,7 +365,6 @@ static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
 static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vector<hk_share> &shares,
                            int precision, double thr, hk_cuda_stats_t *stats, char *err, size_t errlen)
 {
-    hk_dev_ready(d);
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
     std::vector<hk_share> work;      /* the non-empty shares; the empty ones are done now */

@@ -100,7 +100,6 @@ struct hk_dev {
     hk_slot        slot[HK_SLOTS];
     std::unique_ptr<hk_pool> pool;
     cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
-    std::thread    prep;           /* sizing the slots at open (hk_dev_ready waits for it) */
 };
 
 struct hk_cuda {
@@ -130,7 +129,5 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
                             const char **what);
 int  hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                      char *err, size_t errlen);
-/* Wait until the slots that hk_cuda_open began sizing are ready. */
-void hk_dev_ready(hk_dev *d);
 
 #endif

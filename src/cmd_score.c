@@ -178,18 +178,11 @@ static void *read_stage(void *arg)
             b = NULL;
         }
     }
-    int held = 0;   /* batches this thread still holds */
     if (b && b->n_regions) {
         trace(r, "read batch, pairs", (long)b->n_pairs);
         q_push(r, &r->score_q, b);
-    } else if (b) {
-        hk_batch_free(b);
-        held = 1;
     }
     q_push(r, &r->score_q, NULL);
-    /* Nothing more to read: free each batch as the writer hands it back, here
-     * and now rather than at exit, where it would add to the wall time. */
-    for (int i = held; i < NBATCH && q_pop(r, &r->free_q, &b) == 0; i++) hk_batch_free(b);
 out:
     hk_reader_close(rd);
     return NULL;
