@@ -138,53 +138,6 @@ static void dev_free(hk_dev *d)
     }
 }
 
-/* Device d's context, streams and events; on failure the failing call's error
- * and name (what). */
-static cudaError_t dev_open(hk_dev *d, const char **what)
-{
-    cudaError_t e;
-    *what = "cudaSetDevice";
-    if ((e = cudaSetDevice(d->ord)) != cudaSuccess) return e;
-    *what = "cudaGetDeviceProperties";
-    if ((e = cudaGetDeviceProperties(&d->prop, d->ord)) != cudaSuccess) return e;
-    for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
-        *what = "cudaStreamCreateWithFlags";
-        e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
-        if (e == cudaSuccess) {
-            *what = "cudaEventCreateWithFlags";
-            e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
-        }
-        hk_side *xs = &d->slot[k].side;
-        *what = "cudaStreamCreateWithFlags";
-        for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-            e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
-        *what = "cudaEventCreateWithFlags";
-        for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-            e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);
-        *what = "cudaEventCreate";
-        if (e == cudaSuccess && k == 0) e = cudaEventCreate(&d->t0);
-        if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].c0);
-        if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
-        if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
-    }
-    return e;
-}
-
-/* fn(0..n-1), each on a thread of its own when n > 1 (the work of one device
- * each: creating or destroying a context takes ~0.1 s on an H100 or H200, and
- * devices do it side by side); here, in order, where no thread can start. */
-template <typename F> static void per_device(int n, F fn)
-{
-    std::vector<std::thread> th;
-    int i = 0;
-    if (n > 1) {
-        try { for (; i < n; i++) th.emplace_back(fn, i); } catch (...) {}
-    }
-    for (int k = i; k < n; k++) fn(k);
-    for (auto &t : th) t.join();
-}
-
 extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                             char *err, size_t errlen)
 {
@@ -196,32 +149,58 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
     int n;
     int rc = hk_cuda_device_count(&n, err, errlen);
     if (rc) return rc;
-    for (int i = 0; i < n_devices; i++) {
-        for (int j = 0; j < i; j++)
-            if (ordinals[j] == ordinals[i]) {
-                hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", ordinals[i]);
-                return HK_CUDA_EINVAL;
-            }
-        if (ordinals[i] < 0 || ordinals[i] >= n) {
-            hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", ordinals[i], n);
-            return HK_CUDA_ENODEV;
-        }
-    }
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_CUDA_ENOMEM; }
     cu->dev.resize(n_devices);
-    std::vector<cudaError_t> es(n_devices, cudaSuccess);
-    std::vector<const char *> whats(n_devices, "");
-    per_device(n_devices, [&](int i) {
-        cu->dev[i].ord = ordinals[i];
-        es[i] = dev_open(&cu->dev[i], &whats[i]);
-    });
-    for (int i = 0; i < n_devices; i++)
-        if (es[i] != cudaSuccess) {
-            rc = hk_cu_fail(es[i], whats[i], ordinals[i], err, errlen);
+    for (int i = 0; i < n_devices; i++) {
+        hk_dev *d = &cu->dev[i];
+        d->ord = ordinals[i];
+        for (int j = 0; j < i; j++)
+            if (ordinals[j] == d->ord) {
+                hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", d->ord);
+                cu->dev.resize(i);
+                hk_cuda_close(cu);
+                return HK_CUDA_EINVAL;
+            }
+        if (d->ord < 0 || d->ord >= n) {
+            hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", d->ord, n);
+            cu->dev.resize(i);
+            hk_cuda_close(cu);
+            return HK_CUDA_ENODEV;
+        }
+        cudaError_t e;
+        const char *what = "cudaSetDevice";
+        if ((e = cudaSetDevice(d->ord)) == cudaSuccess &&
+            (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+            for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
+                what = "cudaStreamCreateWithFlags";
+                e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
+                if (e == cudaSuccess) {
+                    what = "cudaEventCreateWithFlags";
+                    e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
+                }
+                hk_side *xs = &d->slot[k].side;
+                what = "cudaStreamCreateWithFlags";
+                for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
+                    e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
+                what = "cudaEventCreateWithFlags";
+                for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
+                    e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);
+                what = "cudaEventCreate";
+                if (e == cudaSuccess && k == 0) e = cudaEventCreate(&d->t0);
+                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].c0);
+                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
+                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
+            }
+        }
+        if (e != cudaSuccess) {
+            rc = hk_cu_fail(e, what, d->ord, err, errlen);
+            cu->dev.resize(i + 1);
             hk_cuda_close(cu);
             return rc;
         }
+    }
     *out = cu;
     return HK_CUDA_OK;
 }
@@ -229,16 +208,15 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
 extern "C" void hk_cuda_close(hk_cuda_t *cu)
 {
     if (!cu) return;
-    per_device((int)cu->dev.size(), [&](int i) { dev_free(&cu->dev[i]); });
+    for (auto &d : cu->dev) dev_free(&d);
     delete cu;
 }
 
 extern "C" void hk_cuda_reset(const int *ordinals, int n)
 {
-    per_device(n, [&](int i) {
+    for (int i = 0; i < n; i++)
         if (cudaSetDevice(ordinals[i]) == cudaSuccess) (void)cudaDeviceReset();
-        (void)cudaGetLastError();
-    });
+    (void)cudaGetLastError();
 }
 
 /* ---- buffers ---- */
