@@ -98,3 +98,19 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     run -0 $TABLE get both.json "[len(r['reads']) for r in t['regions']]"
     assert_output "[53, 49, 64, 78, 64]"
 }
+
+@test "HK_TRACE=1 prints the timeline of every batch; small batches give the same table" {
+    echo '{"engine": {"max_batch_pairs": 300}}' > small.json
+    hk score --quiet -o whole.json "$DATA/1m.in"
+    HK_TRACE=1 run -0 --separate-stderr hk score --config small.json -o out.json "$DATA/1m.in"
+    $TABLE same whole.json out.json
+    read_n=$(grep -c 'trace .* read batch' <<< "$stderr")
+    (( read_n >= 2 ))
+    # every batch read is scored once and written once, and none is written before it is scored
+    assert_equal "$(grep -c 'trace .* scored batch' <<< "$stderr")" "$read_n"
+    assert_equal "$(grep -c 'trace .* wrote batch' <<< "$stderr")" "$read_n"
+    first_scored=$(grep -n -m1 'scored batch' <<< "$stderr" | cut -d: -f1)
+    first_wrote=$(grep -n -m1 'wrote batch' <<< "$stderr" | cut -d: -f1)
+    (( first_scored < first_wrote ))
+    grep -q 'trace .* table finished' <<< "$stderr"
+}
