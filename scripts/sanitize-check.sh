@@ -57,6 +57,14 @@ reports="$build/sanitizer-reports"
 mkdir -p "$reports"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:log_path=$reports/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# htslib 1.16's thread pool can leak one 32-byte job result (malloc in a worker
+# thread, every frame inside libhts) when a multithreaded BGZF reader is closed
+# on a truncated stream: seen once in CI in errors.bats "a truncated BGZF
+# stream", not reproduced in 146 runs since. It is htslib's, not haplik's; the
+# price of the suppression is that leaks of objects htslib allocates are not
+# reported here (haplik's own allocations still are).
+printf 'leak:libhts.so\n' > "$build/lsan.supp"
+export LSAN_OPTIONS="suppressions=$build/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 status=0
 make check "$@" || status=$?
