@@ -549,15 +549,12 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
                              double float_threshold, hk_cuda_done_fn done, void *arg,
                              char *err, size_t errlen)
 {
-    if (!cu || (!batches && n_batches) || precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE) {
+    bool bad = !cu || (!batches && n_batches) || precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE;
+    for (size_t i = 0; !bad && i < n_batches; i++) bad = !batches[i];
+    if (bad) {
         hk_cu_seterr(err, errlen, "hk_cuda_score: bad argument");
         return HK_CUDA_EINVAL;
     }
-    for (size_t i = 0; i < n_batches; i++)
-        if (!batches[i]) {
-            hk_cu_seterr(err, errlen, "hk_cuda_score: bad argument");
-            return HK_CUDA_EINVAL;
-        }
     const size_t nd = cu->dev.size();
     hk_call call(batches, n_batches, (int)nd, done, arg);
     /* each batch split among the devices by cells, so that they finish each

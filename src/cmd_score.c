@@ -99,6 +99,15 @@ static void q_push(run_t *r, queue_t *q, hk_batch_t *b)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* The oldest item of a non-empty queue (r->mu held). */
+static hk_batch_t *q_take(queue_t *q)
+{
+    hk_batch_t *b = q->item[q->head];
+    q->head = (q->head + 1) % (NBATCH + 1);
+    q->n--;
+    return b;
+}
+
 /* Pop a batch; NULL is the end-of-stream marker. Returns 0, or -1 when the
  * run failed and the stage must stop. */
 static int q_pop(run_t *r, queue_t *q, hk_batch_t **b)
@@ -106,9 +115,7 @@ static int q_pop(run_t *r, queue_t *q, hk_batch_t **b)
     pthread_mutex_lock(&r->mu);
     while (q->n == 0 && !r->status) pthread_cond_wait(&r->cv, &r->mu);
     if (r->status) { pthread_mutex_unlock(&r->mu); return -1; }
-    *b = q->item[q->head];
-    q->head = (q->head + 1) % (NBATCH + 1);
-    q->n--;
+    *b = q_take(q);
     pthread_mutex_unlock(&r->mu);
     return 0;
 }
@@ -124,9 +131,7 @@ static int q_pop_all(run_t *r, queue_t *q, hk_batch_t **out, int *end)
     if (r->status) { pthread_mutex_unlock(&r->mu); return -1; }
     *end = 0;
     while (q->n > 0 && !*end) {
-        hk_batch_t *b = q->item[q->head];
-        q->head = (q->head + 1) % (NBATCH + 1);
-        q->n--;
+        hk_batch_t *b = q_take(q);
         if (b) out[n++] = b; else *end = 1;
     }
     pthread_mutex_unlock(&r->mu);
@@ -139,6 +144,13 @@ static void fail(run_t *r, int status)
     if (!r->status) r->status = status;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+}
+
+/* A batch read in full: on to the scorer. */
+static void batch_read(run_t *r, hk_batch_t *b)
+{
+    trace(r, "read batch, pairs", (long)b->n_pairs);
+    q_push(r, &r->score_q, b);
 }
 
 static void *read_stage(void *arg)
@@ -173,15 +185,11 @@ static void *read_stage(void *arg)
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         if (b->n_pairs >= r->batch_pairs) {
             if (!caps.read_pos) caps = hk_batch_caps(b);
-            trace(r, "read batch, pairs", (long)b->n_pairs);
-            q_push(r, &r->score_q, b);
+            batch_read(r, b);
             b = NULL;
         }
     }
-    if (b && b->n_regions) {
-        trace(r, "read batch, pairs", (long)b->n_pairs);
-        q_push(r, &r->score_q, b);
-    }
+    if (b && b->n_regions) batch_read(r, b);
     q_push(r, &r->score_q, NULL);
 out:
     hk_reader_close(rd);
