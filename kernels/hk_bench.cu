@@ -61,8 +61,9 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
         const uint32_t n = ch->n_items;
-        for (int c = 0; c < ch->n_cfg; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
-        ch->cfg_end[config] = n;
+        for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
+        /* its constant-gap kernel when every read has constant gaps */
+        ch->cfg_end[ch->has_gap_rows ? config : ch->n_single + 1 + config] = n;
     }
     cudaStream_t st = d->st[0];
     hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);

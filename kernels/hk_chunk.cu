@@ -41,7 +41,8 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
 {
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
-    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) + hk_align16(hp);
+    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) +
+           hk_align16((r1 - r0) * sizeof(hk_read_gaps)) + 5 * hk_align16(rp) + hk_align16(hp);
 }
 
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
@@ -161,6 +162,24 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     fn_ = nullptr;
 }
 
+/* Read r's gap qualities: constant when rows 0 .. m-2 share one value of
+ * each (HaplotypeCaller's usual "IIII...IN"); a one-row read always is. */
+static hk_read_gaps read_gaps(const hk_batch_t *b, size_t r)
+{
+    const uint64_t o = b->read_off[r];
+    const uint32_t m = hk_batch_read_len(b, r);
+    const uint8_t *ri = b->read_i + o, *rd = b->read_d + o, *rg = b->read_g + o;
+    hk_read_gaps g;
+    g.ins = ri[0]; g.del = rd[0]; g.gcp = rg[0];
+    g.ins_last = ri[m - 1]; g.del_last = rd[m - 1]; g.gcp_last = rg[m - 1];
+    g.pad = 0;
+    unsigned same = 1;
+    for (uint32_t i = 1; i + 1 < m; i++)      /* no early exit: it vectorises */
+        same &= (ri[i] == g.ins) & (rd[i] == g.del) & (rg[i] == g.gcp);
+    g.constant = (uint8_t)same;
+    return g;
+}
+
 /* Parts to pack a chunk of nr reads in. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
@@ -169,17 +188,18 @@ static unsigned pack_parts(size_t nr, const hk_pool *pool)
 }
 
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
- * items first (binned by configuration, longest first inside each bin, so
- * that the groups of a warp finish together), then offsets and sequences.
+ * items first (binned by kernel, longest first inside each bin, so that the
+ * groups of a warp finish together), then offsets, gap headers and rows.
  * Reads are split among a few host threads. dbl: the double configurations.
  * Degenerate pairs (an empty sequence) get no item: their chunk-relative
  * indices go to *degenerate (their result is log10(0) = -inf). */
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
-    const int ncfg = (dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS) + 1; /* + multi */
-    enum { NB = 64 };                                  /* column buckets per configuration */
-    const size_t nkeys = (size_t)ncfg * NB;
+    const int nsingle = dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS;
+    const int nbins = dbl ? nsingle + 1 : 2 * nsingle + 1;   /* see HK_CHUNK_BINS */
+    enum { NB = 64 };                                  /* column buckets per bin */
+    const size_t nkeys = (size_t)nbins * NB;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
     const unsigned nt = pack_parts(nr, pool);
     struct part {
@@ -187,6 +207,8 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         std::vector<uint16_t> key;
         std::vector<uint32_t> count;
         std::vector<uint64_t> degen;
+        std::vector<hk_read_gaps> gaps;              /* of the part's reads */
+        size_t n_varied;                             /* its reads that are not constant */
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
      * pool's threads see this thread's copy, not their own */
@@ -203,7 +225,10 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         pt.degen.clear();
         pt.items.clear();
         pt.key.clear();
+        pt.gaps.clear();
+        pt.n_varied = 0;
         const size_t ra = ch->r0 + nr * t / nt, rb = ch->r0 + nr * (t + 1) / nt;
+        pt.gaps.reserve(rb - ra);
         pt.items.reserve((rb - ra) * 2 + 16);
         pt.key.reserve((rb - ra) * 2 + 16);
         /* region of read ra */
@@ -218,9 +243,14 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
             const hk_region_t *rg = &b->regions[g];
             const uint32_t m = hk_batch_read_len(b, r);
             const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
+            hk_read_gaps gq = {};
+            gq.constant = 1;                           /* an empty read has no rows */
+            if (m) gq = read_gaps(b, r);
+            pt.gaps.push_back(gq);
+            pt.n_varied += !gq.constant;
             int cfg = pick_config(m, dbl);
-            if (cfg < 0) cfg = ncfg - 1;
-            const bool multi = cfg == ncfg - 1;
+            const bool multi = cfg < 0;
+            const int bin = multi ? nsingle : !dbl && gq.constant ? nsingle + 1 + cfg : cfg;
             const uint64_t *hoff = b->hap_off + rg->hap0;
             uint32_t h = 0;
             while (h < rg->n_haps) {
@@ -245,7 +275,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
                 it.n_haps = nhp;
                 h += nhp;
                 const uint32_t bucket = (uint32_t)std::min<uint64_t>(cols / 32, NB - 1);
-                const uint16_t k = (uint16_t)((uint32_t)cfg * NB + (NB - 1 - bucket));
+                const uint16_t k = (uint16_t)((uint32_t)bin * NB + (NB - 1 - bucket));
                 pt.count[k]++;
                 pt.items.push_back(it);
                 pt.key.push_back(k);
@@ -254,16 +284,23 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     });
 
     /* offsets of the blocks */
-    size_t n_items = 0;
-    for (unsigned t = 0; t < nt; t++) n_items += parts[t].items.size();
+    size_t n_items = 0, n_varied = 0;
+    for (unsigned t = 0; t < nt; t++) {
+        n_items += parts[t].items.size();
+        n_varied += parts[t].n_varied;
+    }
     size_t o = hk_align16(n_items * sizeof(hk_item));
     ch->off_read_off = o;
     o += hk_align16((nr + 1) * 4);
     ch->off_hap_off = o;
     o += hk_align16((nh + 1) * 4);
-    for (int k = 0; k < 5; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
+    ch->off_gaps = o;
+    o += hk_align16(nr * sizeof(hk_read_gaps));
+    for (int k = 0; k < 2; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
     ch->off_hbase = o;
     o += hk_align16(hp);
+    ch->has_gap_rows = n_varied > 0;   /* else the block ends here: less to pack and copy */
+    for (int k = 2; k < 5; k++) { ch->off_read[k] = o; if (ch->has_gap_rows) o += hk_align16(rp); }
     ch->in_bytes = o;
 
     /* where each thread's items of each key go */
@@ -273,11 +310,12 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         for (unsigned t = 0; t < nt; t++) c += parts[t].count[k];
         start[k + 1] = start[k] + c;
     }
-    for (int c = 0; c < ncfg; c++) {
+    for (int c = 0; c < nbins; c++) {
         ch->cfg_begin[c] = start[(size_t)c * NB];
         ch->cfg_end[c] = start[(size_t)(c + 1) * NB];
     }
-    ch->n_cfg = ncfg;
+    ch->n_single = nsingle;
+    ch->n_bins = nbins;
     ch->n_items = (uint32_t)n_items;
     static thread_local std::vector<std::vector<uint32_t>> pos_tl;
     std::vector<std::vector<uint32_t>> &pos = pos_tl;
@@ -298,6 +336,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
+    hk_read_gaps *gaps = reinterpret_cast<hk_read_gaps *>(in + ch->off_gaps);
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
         part &pt = parts[t];
@@ -307,7 +346,18 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
         const size_t pa = b->read_off[ch->r0 + nr * t / nt] - rbase0;
         const size_t pb = b->read_off[ch->r0 + nr * (t + 1) / nt] - rbase0;
-        for (int k = 0; k < 5; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
+        for (int k = 0; k < 2; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
+        memcpy(gaps + nr * t / nt, pt.gaps.data(), pt.gaps.size() * sizeof(hk_read_gaps));
+        if (ch->has_gap_rows)                     /* rows of the reads that are not constant, by runs */
+            for (size_t i = 0, n = pt.gaps.size(); i < n;) {
+                if (pt.gaps[i].constant) { i++; continue; }
+                size_t j = i + 1;
+                while (j < n && !pt.gaps[j].constant) j++;
+                const size_t r = ch->r0 + nr * t / nt + i;
+                const size_t qa = b->read_off[r] - rbase0, qb = b->read_off[r + j - i] - rbase0;
+                for (int k = 2; k < 5; k++) memcpy(in + ch->off_read[k] + qa, src[k] + rbase0 + qa, qb - qa);
+                i = j;
+            }
         const size_t ha = nh * t / nt, hb_ = nh * (t + 1) / nt;
         for (size_t i = ha; i < hb_ + (t + 1 == nt); i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
         const size_t qa = b->hap_off[ch->h0 + ha] - hbase0, qb = b->hap_off[ch->h0 + hb_] - hbase0;
@@ -329,6 +379,7 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.ri = d_in + ch->off_read[2];
     c.rd = d_in + ch->off_read[3];
     c.rg = d_in + ch->off_read[4];
+    c.gaps = reinterpret_cast<const hk_read_gaps *>(d_in + ch->off_gaps);
     c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
     c.hbase = d_in + ch->off_hbase;
     c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);
@@ -349,7 +400,7 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
 {
     cudaError_t e = cudaSuccess;
     const bool dbl = c->precision == HK_PREC_DOUBLE;
-    const int nsingle = ch->n_cfg - 1;
+    const int nsingle = ch->n_single;
     cudaStream_t lane[1 + HK_SIDE_STREAMS];
     int nl = 1;
     lane[0] = st;
@@ -375,13 +426,17 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
         if (e != cudaSuccess) return e;
     }
     *what = "hk_cuda kernel launch";
-    for (int k = nsingle - 1; k >= 0; k--) {
-        const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
-        if (!n) continue;
-        cudaStream_t s = lane[li++ % nl];
-        e = dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
-        if (e != cudaSuccess) return e;
-    }
+    for (int k = nsingle - 1; k >= 0; k--)
+        for (int cgap = 0; cgap < 2; cgap++) {
+            const int bin = cgap ? nsingle + 1 + k : k;
+            if (bin >= ch->n_bins) continue;
+            const uint32_t b0 = ch->cfg_begin[bin], n = ch->cfg_end[bin] - b0;
+            if (!n) continue;
+            cudaStream_t s = lane[li++ % nl];
+            e = cgap ? hk_launch_float_cgap(k, c, d_items + b0, n, s)
+                : dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
+            if (e != cudaSuccess) return e;
+        }
     if (xs) {
         for (int i = 0; i < HK_SIDE_STREAMS; i++) {
             *what = "cudaEventRecord";

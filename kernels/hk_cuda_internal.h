@@ -21,10 +21,25 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 
+/* The gap qualities of one read. GATK's usual case is a read whose
+ * insertion, deletion and gap-continuation qualities are the same on every
+ * position but the last (HaplotypeCaller writes "IIII...IN"): such a read is
+ * packed without its three gap rows (`constant`: body and last values here),
+ * and its float pairs go to the constant-gap kernels (single tile). Other
+ * reads have constant == 0 and their rows in ri, rd, rg. */
+struct __align__(8) hk_read_gaps {
+    uint8_t constant;
+    uint8_t ins, del, gcp;          /* rows 0 .. m-2 */
+    uint8_t ins_last, del_last, gcp_last;
+    uint8_t pad;
+};
+
 /* The device view of one chunk. */
 struct hk_chunk_dev {
     const uint8_t  *rbase;          /* read base codes */
-    const uint8_t  *rq, *ri, *rd, *rg; /* Phred qualities */
+    const uint8_t  *rq;             /* base qualities (Phred) */
+    const uint8_t  *ri, *rd, *rg;   /* gap qualities of reads that are not constant */
+    const hk_read_gaps *gaps;       /* per read */
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
     const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
@@ -48,6 +63,9 @@ struct hk_scratch {
  * from the device instead (grid-stride over at most max_items). */
 cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
                             uint32_t n_items, cudaStream_t st);
+/* The same configurations for reads with constant gap qualities. */
+cudaError_t hk_launch_float_cgap(int cfg, const hk_chunk_dev *c, const hk_item *items,
+                                 uint32_t n_items, cudaStream_t st);
 cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
                                   uint32_t n_items, const hk_scratch *sc, cudaStream_t st);
 cudaError_t hk_launch_double(int cfg, const hk_chunk_dev *c, const hk_item *items,

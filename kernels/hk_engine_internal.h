@@ -15,16 +15,25 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 
+/* Bins of a chunk's work items, one kernel each: the family's single-tile
+ * configurations [0, n_single), its multi-tile kernel (n_single), then, for
+ * the float family, the constant-gap configurations (n_single + 1 + k). */
+#define HK_CHUNK_BINS (2 * HK_N_FLOAT_CONFIGS + HK_N_DOUBLE_CONFIGS + 1)
+
 /* A chunk: reads [r0, r1) of regions [reg0, reg1), haps [h0, h1), results
- * lk[pair0 .. pair0 + n_pairs). Offsets are into the packed input block. */
+ * lk[pair0 .. pair0 + n_pairs). Offsets are into the packed input block;
+ * off_read[] are the read rows: bases, base qualities, then the gap rows
+ * (ins, del, gcp), which are only there when a read of the chunk is not
+ * constant (has_gap_rows). */
 struct hk_chunk {
     size_t   reg0, reg1, r0, r1, h0, h1;
     uint64_t pair0, n_pairs, cells;
-    int      n_cfg;                            /* single-tile configurations + 1 (multi-tile) */
-    uint32_t cfg_begin[HK_N_FLOAT_CONFIGS + HK_N_DOUBLE_CONFIGS + 1];
-    uint32_t cfg_end[HK_N_FLOAT_CONFIGS + HK_N_DOUBLE_CONFIGS + 1];
+    int      n_single, n_bins;
+    uint32_t cfg_begin[HK_CHUNK_BINS];
+    uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
-    size_t   off_read_off, off_hap_off, off_read[5], off_hbase, in_bytes;
+    bool     has_gap_rows;
+    size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, in_bytes;
 };
 
 /* How large a chunk may grow. */

@@ -11,7 +11,6 @@ static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K) };
 #define HK_FLOAT_FN(P, K) hk_fwd_launch<float, P, K, true, false>,
 static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
 static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
-typedef hk_fwd<float, float_p[LAST], float_k[LAST], true, true> hk_float_multi;
 
 int hk_float_rows(int cfg) { return float_p[cfg] * float_k[cfg]; }
 int hk_float_group(int cfg) { return float_p[cfg]; }

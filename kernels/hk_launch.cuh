@@ -7,35 +7,36 @@
 
 /* Blocks of HK_BLOCK_THREADS per multiprocessor that the register allocation
  * must allow: 3 (168 registers) above 12 rows of floats per lane, else 4 (128
- * registers); HK_MIN_BLOCKS > 0 forces one value for all (a tuning knob, see
+ * registers); the constant-gap kernels need fewer registers per row, 4 up to
+ * 16 rows. HK_MIN_BLOCKS > 0 forces one value for all (a tuning knob, see
  * docs/PERFORMANCE.md). */
 #ifndef HK_MIN_BLOCKS
 #define HK_MIN_BLOCKS 0
 #endif
-template <typename T, int K> constexpr int hk_min_blocks()
+template <typename T, int K, bool CGAP> constexpr int hk_min_blocks()
 {
-    return HK_MIN_BLOCKS > 0 ? HK_MIN_BLOCKS : (int)sizeof(T) * K > 48 ? 3 : 4;
+    return HK_MIN_BLOCKS > 0 ? HK_MIN_BLOCKS : (int)sizeof(T) * K > (CGAP ? 64 : 48) ? 3 : 4;
 }
 
 /* Thin kernel: the configuration's device struct does the work. */
-template <typename T, int P, int K, bool SCALED, bool MULTI>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K>()))
+template <typename T, int P, int K, bool SCALED, bool MULTI, bool CGAP = false>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K, CGAP>()))
 hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
               const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
-    hk_fwd<T, P, K, SCALED, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+    hk_fwd<T, P, K, SCALED, MULTI, CGAP>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
 /* Host launcher. max_blocks > 0 caps the grid (the kernels stride over the
  * items); multi-tile kernels need one scratch pair of rows per group. */
-template <typename T, int P, int K, bool SCALED, bool MULTI>
+template <typename T, int P, int K, bool SCALED, bool MULTI, bool CGAP = false>
 cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                           const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_fwd<T, P, K, SCALED, MULTI> F;
+    typedef hk_fwd<T, P, K, SCALED, MULTI, CGAP> F;
     if (n_items == 0) return cudaSuccess;
     if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI>,
+        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI, CGAP>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)F::SMEM_BYTES);
         if (e != cudaSuccess) return e;
@@ -50,7 +51,7 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
         scratch = static_cast<hk_cell3<T> *>(sc->ptr);
         cols = sc->cols;
     }
-    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_fwd_kernel<T, P, K, SCALED, MULTI, CGAP><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
 }

@@ -8,8 +8,10 @@
  * poisoned first: every pair must be written; in mixed and double mode every
  * pair must be finite and within 1e-4 (log10) of the CPU's double. Then the
  * same on random batches: reads longer than 1024, Ns, qualities that force
- * the double recompute, extreme gap qualities, one-read and one-haplotype
- * regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the pipeline turns.
+ * the double recompute, extreme gap qualities, constant gap qualities of any
+ * value (the constant-gap kernels) and both kinds in one region, one-read
+ * and one-haplotype regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the
+ * pipeline turns.
  * -q skips the random batches (for compute-sanitizer runs), -v says more;
  * HK_TEST_DEVICES=0,1 scores on several devices at once. Output is TAP.
  * Without a usable GPU it prints a SKIP line and exits 77 (automake's skip
@@ -187,8 +189,15 @@ typedef struct {
     int min_read, max_read, min_hap, max_hap, max_reads, max_haps;
     int n_rate;        /* per mille of N bases */
     int mutate;        /* per mille of read bases changed (high: tiny likelihoods) */
-    int wild_gaps;     /* gap qualities anywhere in 0..93 */
+    int gaps;          /* GAPS_* */
 } rand_spec;
+
+/* Gap qualities of the random reads: HaplotypeCaller's Q40 with Q45 on the
+ * last base and Q10 continuation; anything on every position (open from Q4,
+ * so that mm = 1 - ei - ed stays positive); constant per read but drawn
+ * anywhere, the last position apart (the constant-gap kernels); a mix of the
+ * three in every region (chunks with both kinds). */
+enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED };
 
 static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec *s, int nr, int nh)
 {
@@ -209,15 +218,20 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
     for (int r = 0; r < nr; r++) {
         int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
         int off = rnd(hl0);
+        const int gaps = s->gaps == GAPS_MIXED ? (int)rnd(3) : s->gaps;
+        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(33 + rnd(94));
+        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(33 + rnd(94));
         for (int i = 0; i < rl; i++) {
             char c = hap[(off + i) % hl0];
             if ((int)rnd(1000) < s->mutate) c = "ACGT"[rnd(4)];
             if ((int)rnd(1000) < s->n_rate) c = rnd(2) ? 'N' : 'n';
             seq[i] = c;
             qb[i] = (char)(33 + rnd(42));
-            if (s->wild_gaps) {
-                /* gap opens from Q4 (mm = 1 - ei - ed stays positive), continuations anything */
+            if (gaps == GAPS_WILD) {
                 qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(33 + rnd(94));
+            } else if (gaps == GAPS_CONSTANT) {
+                const int last = i == rl - 1;
+                qi[i] = last ? li : ci; qd[i] = last ? ld : cd; qg[i] = last ? lg : cg;
             } else {
                 qi[i] = qd[i] = (char)(33 + 40 + (i == rl - 1) * 5); qg[i] = '+';
             }
@@ -361,24 +375,29 @@ int main(int argc, char **argv)
         const char *d = getenv("HK_TESTDATA");
         check_path(cu, d && *d ? d : "tests/data");
     }
-    /*                         read       hap       reads haps N   mut wild */
-    rand_spec typical  = {   1, 151,  30, 521,  20, 16,  2,  10, 0 };
-    rand_spec longread = { 513, 3000, 50, 3000,  3,  3,  5,  20, 0 };
-    rand_spec tiny     = { 900, 1100, 800, 1200, 4,  6, 30,  60, 0 };  /* float underflows */
-    rand_spec wild     = {   1, 700,   1, 700,   6,  6, 50, 100, 1 };
-    rand_spec shorts   = {   1,  20,   1,  40,  40, 40, 10,  50, 0 };
+    /*                         read       hap       reads haps N   mut gaps */
+    rand_spec typical  = {   1, 151,  30, 521,  20, 16,  2,  10, GAPS_GATK };
+    rand_spec longread = { 513, 3000, 50, 3000,  3,  3,  5,  20, GAPS_GATK };
+    rand_spec tiny     = { 900, 1100, 800, 1200, 4,  6, 30,  60, GAPS_GATK };  /* float underflows */
+    rand_spec wild     = {   1, 700,   1, 700,   6,  6, 50, 100, GAPS_WILD };
+    rand_spec shorts   = {   1,  20,   1,  40,  40, 40, 10,  50, GAPS_GATK };
+    rand_spec constant = {   1, 520,   1, 600,   8,  6, 20,  60, GAPS_CONSTANT };
+    rand_spec mixed    = {   1, 300,   1, 400,  12,  6, 10,  30, GAPS_MIXED };
     if (quick) goto done;
     check_random(cu, "random typical", &typical, 300);
     check_random(cu, "random long reads (>1024)", &longread, 12);
     check_random(cu, "random underflow -> double", &tiny, 10);
     check_random(cu, "random wild qualities", &wild, 60);
     check_random(cu, "random short", &shorts, 200);
-    const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &typical };
+    check_random(cu, "random constant gaps, any values", &constant, 150);
+    check_random(cu, "random constant and varied gaps in one region", &mixed, 150);
+    const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &mixed };
     check_multi(cu, "multi", mix, 6);
     /* the same with chunks of about 2e6 cells: many chunks, both slots */
     setenv("HK_CUDA_CHUNK_CELLS", "2000000", 1);
     check_random(cu, "random typical, small chunks", &typical, 300);
     check_random(cu, "random long, small chunks", &longread, 6);
+    check_random(cu, "random mixed gaps, small chunks", &mixed, 150);
     check_multi(cu, "multi, small chunks", mix, 6);
     unsetenv("HK_CUDA_CHUNK_CELLS");
 done:
