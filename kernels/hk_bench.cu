@@ -8,28 +8,33 @@
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
 
-extern "C" int hk_cuda_configs(int *p, int *k, int max)
+extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
 {
-    for (int c = 0; c < HK_N_FLOAT_CONFIGS && c < max; c++) {
-        p[c] = hk_float_group(c);
-        k[c] = hk_float_rows(c) / hk_float_group(c);
+    const bool cg = gaps == HK_GAPS_CONSTANT;
+    const int n = cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
+    for (int c = 0; c < n && c < max; c++) {
+        p[c] = cg ? hk_cgap_group(c) : hk_float_group(c);
+        k[c] = (cg ? hk_cgap_rows(c) : hk_float_rows(c)) / p[c];
     }
-    return HK_N_FLOAT_CONFIGS;
+    return n;
 }
 
-extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int precision, int runs,
+extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                              double *median_s, char *err, size_t errlen)
 {
     *median_s = 0;
-    if (!cu || !b || runs < 1 || config < -1 || config >= HK_N_FLOAT_CONFIGS ||
+    const bool cg = gaps == HK_GAPS_CONSTANT;
+    const int n_cfg = cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
+    if (!cu || !b || runs < 1 || (gaps != HK_GAPS_VARIED && !cg) || config < -1 || config >= n_cfg ||
         precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE ||
         (config >= 0 && precision == HK_PREC_DOUBLE)) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: bad argument");
         return HK_CUDA_EINVAL;
     }
-    if (config >= 0 && b->max_read_len > (uint32_t)hk_float_rows(config)) {
+    const int rows = config < 0 ? 0 : cg ? hk_cgap_rows(config) : hk_float_rows(config);
+    if (config >= 0 && b->max_read_len > (uint32_t)rows) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: reads of %u bases do not fit configuration %d (%d rows)",
-                     b->max_read_len, config, hk_float_rows(config));
+                     b->max_read_len, config, rows);
         return HK_CUDA_EINVAL;
     }
     if (b->n_pairs == 0 || b->n_regions == 0) return HK_CUDA_OK;
@@ -60,10 +65,13 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int preci
     hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, &s->degen, d->pool.get());
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
+        if (cg && ch->has_gap_rows) {
+            hk_cu_seterr(err, errlen, "hk_cuda_bench: the constant-gap kernels need reads with constant gap qualities");
+            return HK_CUDA_EINVAL;
+        }
         const uint32_t n = ch->n_items;
         for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
-        /* its constant-gap kernel when every read has constant gaps */
-        ch->cfg_end[ch->has_gap_rows ? config : ch->n_single + 1 + config] = n;
+        ch->cfg_end[cg ? ch->n_single + 1 + config : config] = n;
     }
     cudaStream_t st = d->st[0];
     hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);

@@ -12,29 +12,41 @@
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
 
-/* The configuration of a read of length m: index in the family's list, or
- * -1 for the multi-tile kernel. */
-static int pick_config_slow(uint32_t m, bool dbl)
+/* Kernel families of the packing and launch code. */
+enum { FAM_FLOAT, FAM_DOUBLE, FAM_CGAP, N_FAM };
+
+static int fam_configs(int fam)
 {
-    const int n = dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS;
-    for (int c = 0; c < n; c++)
-        if (m <= (uint32_t)(dbl ? hk_double_rows(c) : hk_float_rows(c))) return c;
+    return fam == FAM_FLOAT ? HK_N_FLOAT_CONFIGS : fam == FAM_DOUBLE ? HK_N_DOUBLE_CONFIGS : HK_N_CGAP_CONFIGS;
+}
+
+static int fam_rows(int fam, int cfg)
+{
+    return fam == FAM_FLOAT ? hk_float_rows(cfg) : fam == FAM_DOUBLE ? hk_double_rows(cfg) : hk_cgap_rows(cfg);
+}
+
+/* The configuration of a read of length m: the first of the family's list
+ * whose tile holds it, or -1 (the multi-tile kernel; for FAM_CGAP, the
+ * float family). */
+static int pick_config_slow(uint32_t m, int fam)
+{
+    for (int c = 0; c < fam_configs(fam); c++)
+        if (m <= (uint32_t)fam_rows(fam, c)) return c;
     return -1;
 }
 
 /* The same through a table for the common lengths. */
 #define HK_PICK_TABLE 1024
-static int8_t pick_table[2][HK_PICK_TABLE + 1];
+static int8_t pick_table[N_FAM][HK_PICK_TABLE + 1];
 static std::once_flag pick_once;
-static int pick_config(uint32_t m, bool dbl)
+static int pick_config(uint32_t m, int fam)
 {
     std::call_once(pick_once, [] {
-        for (int d = 0; d < 2; d++)
-            for (uint32_t k = 0; k <= HK_PICK_TABLE; k++) pick_table[d][k] = (int8_t)pick_config_slow(k, d);
+        for (int f = 0; f < N_FAM; f++)
+            for (uint32_t k = 0; k <= HK_PICK_TABLE; k++) pick_table[f][k] = (int8_t)pick_config_slow(k, f);
     });
-    return m <= HK_PICK_TABLE ? pick_table[dbl][m] : pick_config_slow(m, dbl);
+    return m <= HK_PICK_TABLE ? pick_table[fam][m] : pick_config_slow(m, fam);
 }
-
 
 /* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
 static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
@@ -196,8 +208,9 @@ static unsigned pack_parts(size_t nr, const hk_pool *pool)
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
-    const int nsingle = dbl ? HK_N_DOUBLE_CONFIGS : HK_N_FLOAT_CONFIGS;
-    const int nbins = dbl ? nsingle + 1 : 2 * nsingle + 1;   /* see HK_CHUNK_BINS */
+    const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT;
+    const int nsingle = fam_configs(fam);
+    const int nbins = nsingle + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS);   /* see HK_CHUNK_BINS */
     enum { NB = 64 };                                  /* column buckets per bin */
     const size_t nkeys = (size_t)nbins * NB;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
@@ -248,9 +261,10 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
             if (m) gq = read_gaps(b, r);
             pt.gaps.push_back(gq);
             pt.n_varied += !gq.constant;
-            int cfg = pick_config(m, dbl);
-            const bool multi = cfg < 0;
-            const int bin = multi ? nsingle : !dbl && gq.constant ? nsingle + 1 + cfg : cfg;
+            const int cg = dbl || !gq.constant ? -1 : pick_config(m, FAM_CGAP);
+            const int cfg = pick_config(m, fam);
+            const bool multi = cg < 0 && cfg < 0;
+            const int bin = cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg;
             const uint64_t *hoff = b->hap_off + rg->hap0;
             uint32_t h = 0;
             while (h < rg->n_haps) {
@@ -425,18 +439,22 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
         }
         if (e != cudaSuccess) return e;
     }
+    int order[HK_CHUNK_BINS], rows[HK_CHUNK_BINS], no = 0;
+    for (int k = 0; k < ch->n_bins; k++) {
+        if (k == nsingle || ch->cfg_end[k] == ch->cfg_begin[k]) continue;
+        rows[k] = k < nsingle ? fam_rows(dbl ? FAM_DOUBLE : FAM_FLOAT, k) : hk_cgap_rows(k - nsingle - 1);
+        order[no++] = k;
+    }
+    std::stable_sort(order, order + no, [&](int a, int b) { return rows[a] > rows[b]; });
     *what = "hk_cuda kernel launch";
-    for (int k = nsingle - 1; k >= 0; k--)
-        for (int cgap = 0; cgap < 2; cgap++) {
-            const int bin = cgap ? nsingle + 1 + k : k;
-            if (bin >= ch->n_bins) continue;
-            const uint32_t b0 = ch->cfg_begin[bin], n = ch->cfg_end[bin] - b0;
-            if (!n) continue;
-            cudaStream_t s = lane[li++ % nl];
-            e = cgap ? hk_launch_float_cgap(k, c, d_items + b0, n, s)
-                : dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
-            if (e != cudaSuccess) return e;
-        }
+    for (int i = 0; i < no; i++) {
+        const int k = order[i];
+        const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
+        cudaStream_t s = lane[li++ % nl];
+        e = k > nsingle ? hk_launch_float_cgap(k - nsingle - 1, c, d_items + b0, n, s)
+            : dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
+        if (e != cudaSuccess) return e;
+    }
     if (xs) {
         for (int i = 0; i < HK_SIDE_STREAMS; i++) {
             *what = "cudaEventRecord";

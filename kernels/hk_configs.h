@@ -32,6 +32,35 @@
     X(16, 16) /* reads  193..256 */ \
     X(32, 16) /* reads  257..512, longer reads: multi-tile */
 
+/* float path for reads with constant gap qualities (hk_read_gaps: one
+ * coefficient set per read, not per row), single tile only. Fewer registers
+ * per row leave room for more rows per lane, which spreads each step's fixed
+ * cost (shuffles, haplotype code, control) over more cells: on an H100/H200
+ * K = 14, 18 and 20 run at 3.0-3.3 TCUPS, K = 10 and 12 at 2.6-2.8. The list
+ * maximises the NA12878-like mix's rate, padding included (tile rates and
+ * the choice: docs/PERFORMANCE.md). */
+#define HK_CGAP_CONFIGS(X) \
+    X(2, 8)   /* reads    1..16  */ \
+    X(2, 14)  /* reads   17..28  */ \
+    X(2, 20)  /* reads   29..40  */ \
+    X(4, 12)  /* reads   41..48  */ \
+    X(4, 14)  /* reads   49..56  */ \
+    X(4, 16)  /* reads   57..64  */ \
+    X(4, 18)  /* reads   65..72  */ \
+    X(4, 20)  /* reads   73..80  */ \
+    X(4, 24)  /* reads   81..96  */ \
+    X(8, 14)  /* reads   97..112 */ \
+    X(8, 16)  /* reads  113..128 */ \
+    X(8, 18)  /* reads  129..144 */ \
+    X(8, 20)  /* reads  145..160 */ \
+    X(8, 24)  /* reads  161..192 */ \
+    X(16, 14) /* reads  193..224 */ \
+    X(16, 16) /* reads  225..256 */ \
+    X(16, 18) /* reads  257..288 */ \
+    X(16, 20) /* reads  289..320 */ \
+    X(32, 14) /* reads  321..448 */ \
+    X(32, 16) /* reads  449..512; longer reads: the float family's multi-tile kernel */
+
 /* double path (double mode and mixed-mode recomputes), plain recurrence */
 #define HK_DOUBLE_CONFIGS(X) \
     X(8, 4)   /* reads    1..32  */ \
@@ -42,6 +71,7 @@
 #define HK_COUNT_CONFIG(P, K) +1
 enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
+    HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
     HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG)
 };
 

@@ -102,19 +102,26 @@ void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st);
 
 /* ---- benchmark support (haplik bench) ---- */
 
-/* The float kernel configurations: P (lanes per pair) and K (read rows per
- * lane) of each, in dispatch order, into p[0..max) and k[0..max). Returns
- * how many there are. Works without a GPU. */
-int hk_cuda_configs(int *p, int *k, int max);
+/* The float path's kernel families: reads whose gap qualities vary along
+ * the read (base quality recalibration's per-base indel qualities), and reads
+ * whose gap qualities are the same on every position but the last
+ * (HaplotypeCaller's usual "IIII...IN"), which have kernels of their own. */
+enum { HK_GAPS_VARIED = 0, HK_GAPS_CONSTANT = 1 };
+
+/* The float kernel configurations of family `gaps` (HK_GAPS_*): P (lanes
+ * per pair) and K (read rows per lane) of each, in dispatch order, into
+ * p[0..max) and k[0..max). Returns how many there are. Works without a GPU. */
+int hk_cuda_configs(int gaps, int *p, int *k, int max);
 
 /* Time the kernels alone on batch b, on the engine's first device: b is
  * packed and copied once, then scored `runs` times (after one warm-up run),
  * each timed with CUDA events; *median_s is the median. config >= 0 forces
- * float configuration `config` for every pair (every read must fit its tile,
- * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score does.
- * The batch's lk[] receives the last run's results. The batch must fit the
- * device in one piece. */
-int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int config, int precision, int runs,
+ * configuration `config` of float family `gaps` for every pair (every read
+ * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities;
+ * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score
+ * does. The batch's lk[] receives the last run's results. The batch must fit
+ * the device in one piece. */
+int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                   double *median_s, char *err, size_t errlen);
 
 #ifdef __cplusplus

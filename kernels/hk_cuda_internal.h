@@ -63,7 +63,7 @@ struct hk_scratch {
  * from the device instead (grid-stride over at most max_items). */
 cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
                             uint32_t n_items, cudaStream_t st);
-/* The same configurations for reads with constant gap qualities. */
+/* The constant-gap family (HK_CGAP_CONFIGS). */
 cudaError_t hk_launch_float_cgap(int cfg, const hk_chunk_dev *c, const hk_item *items,
                                  uint32_t n_items, cudaStream_t st);
 cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
@@ -77,6 +77,8 @@ cudaError_t hk_launch_double_multi(const hk_chunk_dev *c, const hk_item *items,
 /* Tile rows and group size of configuration cfg of each family. */
 int hk_float_rows(int cfg);
 int hk_float_group(int cfg);
+int hk_cgap_rows(int cfg);
+int hk_cgap_group(int cfg);
 int hk_double_rows(int cfg);
 int hk_double_group(int cfg);
 /* Bytes of scratch per group and column of the multi-tile kernels. */

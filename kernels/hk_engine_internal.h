@@ -16,9 +16,9 @@
 #include "hk_cuda_internal.h"
 
 /* Bins of a chunk's work items, one kernel each: the family's single-tile
- * configurations [0, n_single), its multi-tile kernel (n_single), then, for
- * the float family, the constant-gap configurations (n_single + 1 + k). */
-#define HK_CHUNK_BINS (2 * HK_N_FLOAT_CONFIGS + HK_N_DOUBLE_CONFIGS + 1)
+ * configurations [0, n_single), its multi-tile kernel (n_single), then, in
+ * float and mixed mode, the constant-gap configurations (n_single + 1 + k). */
+#define HK_CHUNK_BINS (HK_N_FLOAT_CONFIGS + HK_N_CGAP_CONFIGS + HK_N_DOUBLE_CONFIGS + 1)
 
 /* A chunk: reads [r0, r1) of regions [reg0, reg1), haps [h0, h1), results
  * lk[pair0 .. pair0 + n_pairs). Offsets are into the packed input block;

@@ -29,6 +29,7 @@ typedef struct {
     long   max_pairs;
     int    precision;
     int    only;         /* -1 all workloads, else configuration index */
+    int    gaps;         /* HK_GAPS_*: which float kernel family the reads use */
 } bench_opts_t;
 
 static void bench_defaults(bench_opts_t *o)
@@ -39,6 +40,7 @@ static void bench_defaults(bench_opts_t *o)
     o->max_pairs = 4000000;
     o->precision = HK_PREC_MIXED;
     o->only = -1;
+    o->gaps = HK_GAPS_CONSTANT;
 }
 
 static void usage(FILE *fp)
@@ -59,6 +61,9 @@ static void usage(FILE *fp)
             "  -n, --cells N       cell updates per workload [%.0e]\n"
             "  -p, --max-pairs N   most pairs per workload [%ld]\n"
             "      --precision P   mixed or float [mixed]\n"
+            "      --gaps G        the reads' gap qualities: constant (HaplotypeCaller's\n"
+            "                      usual IIII...IN) or varied (per base, as after indel\n"
+            "                      recalibration); each has its own kernels [constant]\n"
             "      --config I      only the workload of configuration I (0-based)\n"
             "      --quick         a short run: --cells 1e9 --runs 5\n"
             "  -h, --help          this help\n\n"
@@ -105,9 +110,10 @@ static double brand(double a, double b)
 }
 
 /* One region (H <= 32 haplotypes and lengths <= 1024): R reads copied from the haplotypes with quality-driven errors. */
-static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl)
+static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl,
+                      int gaps)
 {
-    static char hap[32][1024], seq[1024], q[1024], gi[1024], gg[1024];
+    static char hap[32][1024], seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
     const char *bad;
     int maxh = 0;
     for (int h = 0; h < H; h++) if (hl[h] > maxh) maxh = hl[h];
@@ -127,25 +133,30 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const in
             double u = urand();
             seq[i] = u < pow(10.0, -qq / 10.0) ? "ACGT"[(int)(urand() * 4)] : u > 0.998 ? 'N' : hap[h][off + i];
             q[i] = (char)(33 + qq);
-            gi[i] = i == len - 1 ? 'N' : 'I';
+            if (gaps == HK_GAPS_CONSTANT) {
+                gi[i] = gd[i] = i == len - 1 ? 'N' : 'I';
+            } else {                                  /* Q30..45, as recalibration writes */
+                gi[i] = (char)(33 + 30 + (int)(urand() * 16));
+                gd[i] = (char)(33 + 30 + (int)(urand() * 16));
+            }
             gg[i] = '+';
         }
-        if (hk_batch_add_read(b, m, seq, q, gi, gi, gg, (uint32_t)len, &bad)) return -1;
+        if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) return -1;
     }
     return hk_batch_end_region(b);
 }
 
-static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs)
+static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs, int gaps)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     int hl[32], rls[32];
     for (int i = 0; i < 32; i++) { hl[i] = hlen; rls[i] = rl; }
     for (long done = 0; done < pairs; done += 32 * 32)
-        if (add_region(b, &m, 32, 32, hl, rls)) return -1;
+        if (add_region(b, &m, 32, 32, hl, rls, gaps)) return -1;
     return 0;
 }
 
-static int make_na12878(hk_batch_t *b, long pairs)
+static int make_na12878(hk_batch_t *b, long pairs, int gaps)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     for (long done = 0; done < pairs;) {
@@ -163,7 +174,7 @@ static int make_na12878(hk_batch_t *b, long pairs)
         for (int r0 = 0; r0 < R; r0 += 32) {
             int n = R - r0 < 32 ? R - r0 : 32, rl[32];
             for (int r = 0; r < n; r++) rl[r] = (int)(10 + brand(1.2, 2.2) * 141);
-            if (add_region(b, &m, n, H, hl, rl)) return -1;
+            if (add_region(b, &m, n, H, hl, rl, gaps)) return -1;
             done += (long)n * H;
         }
     }
@@ -187,11 +198,11 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
         long pairs = (long)(o->cells / per);
         if (pairs > o->max_pairs) pairs = o->max_pairs;
         if (pairs < 1024) pairs = 1024;
-        rc = make_equal(&b, w->read_len, w->hap_len, pairs);
+        rc = make_equal(&b, w->read_len, w->hap_len, pairs, o->gaps);
     } else {
         long pairs = (long)(o->cells / (58.0 * 390.0));
         if (pairs > o->max_pairs) pairs = o->max_pairs;
-        rc = make_na12878(&b, pairs);
+        rc = make_na12878(&b, pairs, o->gaps);
     }
     if (rc) {
         fprintf(stderr, "haplik: error: bench: out of memory building a workload\n");
@@ -199,7 +210,7 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
         return HK_EXIT_RUNTIME;
     }
     double kernel_s = 0;
-    rc = hk_cuda_bench(cu, &b, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
+    rc = hk_cuda_bench(cu, &b, o->gaps, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
     double *t = malloc(sizeof *t * (size_t)(o->runs + 1));
     for (int r = -1; rc == HK_CUDA_OK && t && r < o->runs; r++) {
         double t0 = now();
@@ -241,7 +252,8 @@ int hk_cmd_bench(int argc, char **argv)
         { "device", required_argument, NULL, 'd' }, { "runs", required_argument, NULL, 'r' },
         { "cells", required_argument, NULL, 'n' },  { "max-pairs", required_argument, NULL, 'p' },
         { "precision", required_argument, NULL, 1 }, { "config", required_argument, NULL, 2 },
-        { "quick", no_argument, NULL, 3 },           { "help", no_argument, NULL, 'h' },
+        { "quick", no_argument, NULL, 3 },           { "gaps", required_argument, NULL, 4 },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     int c;
@@ -262,6 +274,12 @@ int hk_cmd_bench(int argc, char **argv)
             break;
         case 2: o.only = (int)strtol(optarg, &end, 10); if (o.only < 0) end = optarg; break;
         case 3: o.cells = 1e9; o.runs = 5; end = (char *)""; break;
+        case 4:
+            end = optarg + strlen(optarg);
+            if (!strcmp(optarg, "constant")) o.gaps = HK_GAPS_CONSTANT;
+            else if (!strcmp(optarg, "varied")) o.gaps = HK_GAPS_VARIED;
+            else end = optarg;
+            break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
         default: usage(stderr); return HK_EXIT_INPUT;
         }
@@ -280,8 +298,8 @@ int hk_cmd_bench(int argc, char **argv)
     return HK_EXIT_RUNTIME;
 #else
     char err[512];
-    int P[16], K[16];
-    const int ncfg = hk_cuda_configs(P, K, 16);
+    int P[64], K[64];
+    const int ncfg = hk_cuda_configs(o.gaps, P, K, 64);
     if (o.only >= ncfg) {
         fprintf(stderr, "haplik: error: bench: --config %d: there are %d configurations\n", o.only, ncfg);
         return HK_EXIT_INPUT;
@@ -296,12 +314,13 @@ int hk_cmd_bench(int argc, char **argv)
         fprintf(stderr, "haplik: error: bench: %s\n", err);
         return HK_EXIT_RUNTIME;
     }
-    printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, median of %d runs\n",
-           PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major, info.cc_minor,
-           o.precision == HK_PREC_FLOAT ? "float" : "mixed", o.runs);
+    printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, %s gap qualities, "
+           "median of %d runs\n", PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major,
+           info.cc_minor, o.precision == HK_PREC_FLOAT ? "float" : "mixed",
+           o.gaps == HK_GAPS_CONSTANT ? "constant" : "varied", o.runs);
     printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
            "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");
-    workload_t w[32];
+    workload_t w[64 + 4];
     int nw = 0;
     for (int i = 0; i < ncfg; i++) {
         const int rows = P[i] * K[i];

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
            t[runs / 2], b.cells / t[runs / 2] / 1e12,
            prec == HK_PREC_MIXED ? "mixed" : prec == HK_PREC_FLOAT ? "float" : "double");
     double ks;
-    if (prec != HK_PREC_DOUBLE && hk_cuda_bench(cu, &b, -1, prec, runs, &ks, err, sizeof err) == HK_CUDA_OK)
+    if (prec != HK_PREC_DOUBLE && hk_cuda_bench(cu, &b, HK_GAPS_CONSTANT, -1, prec, runs, &ks, err, sizeof err) == HK_CUDA_OK)
         printf("kernels alone: median %.4f s  %.3f TCUPS\n", ks, b.cells / ks / 1e12);
     else if (prec != HK_PREC_DOUBLE)
         printf("kernels alone: %s\n", err);
