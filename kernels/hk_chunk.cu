@@ -54,7 +54,7 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
     return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) +
-           hk_align16((r1 - r0) * sizeof(hk_read_gaps)) + 5 * hk_align16(rp) + hk_align16(hp);
+           hk_align16((r1 - r0) * sizeof(hk_read_gaps_t)) + 5 * hk_align16(rp) + hk_align16(hp);
 }
 
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
@@ -174,24 +174,6 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     fn_ = nullptr;
 }
 
-/* Read r's gap qualities: constant when rows 0 .. m-2 share one value of
- * each (HaplotypeCaller's usual "IIII...IN"); a one-row read always is. */
-static hk_read_gaps read_gaps(const hk_batch_t *b, size_t r)
-{
-    const uint64_t o = b->read_off[r];
-    const uint32_t m = hk_batch_read_len(b, r);
-    const uint8_t *ri = b->read_i + o, *rd = b->read_d + o, *rg = b->read_g + o;
-    hk_read_gaps g;
-    g.ins = ri[0]; g.del = rd[0]; g.gcp = rg[0];
-    g.ins_last = ri[m - 1]; g.del_last = rd[m - 1]; g.gcp_last = rg[m - 1];
-    g.pad = 0;
-    unsigned same = 1;
-    for (uint32_t i = 1; i + 1 < m; i++)      /* no early exit: it vectorises */
-        same &= (ri[i] == g.ins) & (rd[i] == g.del) & (rg[i] == g.gcp);
-    g.constant = (uint8_t)same;
-    return g;
-}
-
 /* Parts to pack a chunk of nr reads in. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
@@ -220,8 +202,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         std::vector<uint16_t> key;
         std::vector<uint32_t> count;
         std::vector<uint64_t> degen;
-        std::vector<hk_read_gaps> gaps;              /* of the part's reads */
-        size_t n_varied;                             /* its reads that are not constant */
+        size_t n_varied;                             /* its reads whose gaps are not constant */
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
      * pool's threads see this thread's copy, not their own */
@@ -238,10 +219,8 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         pt.degen.clear();
         pt.items.clear();
         pt.key.clear();
-        pt.gaps.clear();
         pt.n_varied = 0;
         const size_t ra = ch->r0 + nr * t / nt, rb = ch->r0 + nr * (t + 1) / nt;
-        pt.gaps.reserve(rb - ra);
         pt.items.reserve((rb - ra) * 2 + 16);
         pt.key.reserve((rb - ra) * 2 + 16);
         /* region of read ra */
@@ -256,12 +235,9 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
             const hk_region_t *rg = &b->regions[g];
             const uint32_t m = hk_batch_read_len(b, r);
             const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
-            hk_read_gaps gq = {};
-            gq.constant = 1;                           /* an empty read has no rows */
-            if (m) gq = read_gaps(b, r);
-            pt.gaps.push_back(gq);
-            pt.n_varied += !gq.constant;
-            const int cg = dbl || !gq.constant ? -1 : pick_config(m, FAM_CGAP);
+            const bool constant = b->read_gaps[r].constant;
+            pt.n_varied += !constant;
+            const int cg = dbl || !constant ? -1 : pick_config(m, FAM_CGAP);
             const int cfg = pick_config(m, fam);
             const bool multi = cg < 0 && cfg < 0;
             const int bin = cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg;
@@ -309,7 +285,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     ch->off_hap_off = o;
     o += hk_align16((nh + 1) * 4);
     ch->off_gaps = o;
-    o += hk_align16(nr * sizeof(hk_read_gaps));
+    o += hk_align16(nr * sizeof(hk_read_gaps_t));
     for (int k = 0; k < 2; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
     ch->off_hbase = o;
     o += hk_align16(hp);
@@ -350,7 +326,6 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
-    hk_read_gaps *gaps = reinterpret_cast<hk_read_gaps *>(in + ch->off_gaps);
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
         part &pt = parts[t];
@@ -361,16 +336,17 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         const size_t pa = b->read_off[ch->r0 + nr * t / nt] - rbase0;
         const size_t pb = b->read_off[ch->r0 + nr * (t + 1) / nt] - rbase0;
         for (int k = 0; k < 2; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
-        memcpy(gaps + nr * t / nt, pt.gaps.data(), pt.gaps.size() * sizeof(hk_read_gaps));
+        const size_t g0 = ch->r0 + nr * t / nt, g1 = ch->r0 + nr * (t + 1) / nt;
+        memcpy(in + ch->off_gaps + (g0 - ch->r0) * sizeof(hk_read_gaps_t), b->read_gaps + g0,
+               (g1 - g0) * sizeof(hk_read_gaps_t));
         if (ch->has_gap_rows)                     /* rows of the reads that are not constant, by runs */
-            for (size_t i = 0, n = pt.gaps.size(); i < n;) {
-                if (pt.gaps[i].constant) { i++; continue; }
-                size_t j = i + 1;
-                while (j < n && !pt.gaps[j].constant) j++;
-                const size_t r = ch->r0 + nr * t / nt + i;
-                const size_t qa = b->read_off[r] - rbase0, qb = b->read_off[r + j - i] - rbase0;
+            for (size_t r = g0; r < g1;) {
+                if (b->read_gaps[r].constant) { r++; continue; }
+                size_t e = r + 1;
+                while (e < g1 && !b->read_gaps[e].constant) e++;
+                const size_t qa = b->read_off[r] - rbase0, qb = b->read_off[e] - rbase0;
                 for (int k = 2; k < 5; k++) memcpy(in + ch->off_read[k] + qa, src[k] + rbase0 + qa, qb - qa);
-                i = j;
+                r = e;
             }
         const size_t ha = nh * t / nt, hb_ = nh * (t + 1) / nt;
         for (size_t i = ha; i < hb_ + (t + 1 == nt); i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
@@ -393,7 +369,7 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.ri = d_in + ch->off_read[2];
     c.rd = d_in + ch->off_read[3];
     c.rg = d_in + ch->off_read[4];
-    c.gaps = reinterpret_cast<const hk_read_gaps *>(d_in + ch->off_gaps);
+    c.gaps = reinterpret_cast<const hk_read_gaps_t *>(d_in + ch->off_gaps);
     c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
     c.hbase = d_in + ch->off_hbase;
     c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);

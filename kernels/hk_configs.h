@@ -32,7 +32,7 @@
     X(16, 16) /* reads  193..256 */ \
     X(32, 16) /* reads  257..512, longer reads: multi-tile */
 
-/* float path for reads with constant gap qualities (hk_read_gaps: one
+/* float path for reads with constant gap qualities (hk_read_gaps_t: one
  * coefficient set per read, not per row), single tile only. Fewer registers
  * per row leave room for more rows per lane, which spreads each step's fixed
  * cost (shuffles, haplotype code, control) over more cells: on an H100/H200

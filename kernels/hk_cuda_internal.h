@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cuda_runtime.h>
+#include "hk_batch.h"
 #include "hk_configs.h"
 
 /* One unit of work: read `read` against haplotypes hap .. hap+n_haps-1 of the
@@ -21,25 +22,18 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 
-/* The gap qualities of one read. GATK's usual case is a read whose
- * insertion, deletion and gap-continuation qualities are the same on every
- * position but the last (HaplotypeCaller writes "IIII...IN"): such a read is
- * packed without its three gap rows (`constant`: body and last values here),
- * and its float pairs go to the constant-gap kernels (single tile). Other
- * reads have constant == 0 and their rows in ri, rd, rg. */
-struct __align__(8) hk_read_gaps {
-    uint8_t constant;
-    uint8_t ins, del, gcp;          /* rows 0 .. m-2 */
-    uint8_t ins_last, del_last, gcp_last;
-    uint8_t pad;
-};
+/* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
+ * are packed without their three gap rows, and their float pairs go to the
+ * constant-gap kernels (single tile); the other kernels take such a read's
+ * qualities from its summary. */
+static_assert(sizeof(hk_read_gaps_t) == 8, "read gap summaries are copied as 8-byte words");
 
 /* The device view of one chunk. */
 struct hk_chunk_dev {
     const uint8_t  *rbase;          /* read base codes */
     const uint8_t  *rq;             /* base qualities (Phred) */
     const uint8_t  *ri, *rd, *rg;   /* gap qualities of reads that are not constant */
-    const hk_read_gaps *gaps;       /* per read */
+    const hk_read_gaps_t *gaps;     /* per read */
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
     const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */

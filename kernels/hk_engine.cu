@@ -350,7 +350,7 @@ static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
         const uint64_t rsum = b->read_off[e1] - b->read_off[r];
         x->cells += rsum * hcols;
         x->pairs += (uint64_t)n * rg->n_haps;
-        x->in_total += 5 * rsum + n * (4 + sizeof(hk_read_gaps) + sizeof(hk_item) * (rg->n_haps / 4 + 1)) +
+        x->in_total += 5 * rsum + n * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item) * (rg->n_haps / 4 + 1)) +
                        hcols + 4 * rg->n_haps;
         uint32_t mmax = 0;
         for (; r < e1; r++) mmax = std::max(mmax, hk_batch_read_len(b, r));

@@ -27,7 +27,7 @@
  * recurrence (8 instructions), which cannot overflow.
  *
  * CGAP (float, single tile): the read's gap qualities are constant on every
- * row but the last (hk_read_gaps), so the coefficients are scalars, not
+ * row but the last (hk_read_gaps_t), so the coefficients are scalars, not
  * per-row registers: a' b' c for the body, and the last register of lane
  * P-1 (the read's last row) has its own. Row 0's own b' would be gm/mm (the
  * row above is the initial row, D' = D = C/n); the body's is gm ed/mm, so
@@ -71,9 +71,18 @@ template <> struct hk_vec<double, 1> { typedef double type; };
 /* One row of scratch for the multi-tile kernels. */
 template <typename T> struct __align__(4 * sizeof(T)) hk_cell3 { T m, i, d, pad; };
 
+/* Read k's gap summary, in one 8-byte load. */
+static __device__ __forceinline__ hk_read_gaps_t hk_load_gaps(const hk_read_gaps_t *g, uint32_t k)
+{
+    const uint2 v = __ldg(reinterpret_cast<const uint2 *>(g) + k);
+    hk_read_gaps_t r;
+    memcpy(&r, &v, sizeof r);
+    return r;
+}
+
 /* Gap qualities (ins, del, gcp) of row i of a read of length m whose row i
  * is at offset o. */
-static __device__ __forceinline__ uchar3 hk_gap_row(const hk_chunk_dev &c, const hk_read_gaps &g,
+static __device__ __forceinline__ uchar3 hk_gap_row(const hk_chunk_dev &c, const hk_read_gaps_t &g,
                                                    uint32_t o, uint32_t i, uint32_t m)
 {
     if (g.constant)
@@ -126,8 +135,8 @@ struct hk_fwd {
             const uint32_t idx = w * WARP_ITEMS + lane / P;
             const bool valid = idx < n;
             hk_item it = {0, 0, 0, 0};
-            hk_read_gaps gq = {};
-            if (valid) { it = items[idx]; gq = c.gaps[it.read]; }
+            hk_read_gaps_t gq = {};
+            if (valid) { it = items[idx]; gq = hk_load_gaps(c.gaps, it.read); }
             uint32_t ro = 0, m = 0, ho = 0, total = 0;
             if (valid) {
                 ro = c.read_off[it.read];

@@ -1,5 +1,5 @@
 /* hk_kernel_cgap.cu - the float kernels for reads with constant gap
- * qualities (hk_read_gaps): one instantiation per entry of HK_CGAP_CONFIGS.
+ * qualities (hk_read_gaps_t): one instantiation per entry of HK_CGAP_CONFIGS.
  * Longer reads, double mode and recomputes use the general families, which
  * read such a read's gap qualities from its header. */
 #include "hk_launch.cuh"

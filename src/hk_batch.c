@@ -24,7 +24,7 @@ void hk_batch_free(hk_batch_t *b)
     if (!b) return;
     hk_batch_clear(b);
     free(b->regions);
-    free(b->read_off); free(b->read_line); free(b->hap_line); free(b->read_text); free(b->read_base);
+    free(b->read_off); free(b->read_line); free(b->read_gaps); free(b->hap_line); free(b->read_text); free(b->read_base);
     free(b->read_q); free(b->read_i); free(b->read_d); free(b->read_g);
     free(b->hap_off); free(b->hap_text); free(b->hap_base);
     free(b->lk); free(b->expected);
@@ -110,7 +110,8 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
         return HK_BATCH_ENOMEM;
     if ((cap = caps->reads) > b->m_reads) {
         if (grow((void **)&b->read_off, sizeof *b->read_off, b->m_reads, cap) ||
-            grow((void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap))
+            grow((void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap) ||
+            grow((void **)&b->read_gaps, sizeof *b->read_gaps, b->m_reads, cap))
             return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
@@ -145,6 +146,7 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     TOUCH(b->hap_base, had.hap_pos, b->m_hap_pos, 1);
     TOUCH(b->read_off, had.reads, b->m_reads, sizeof *b->read_off);
     TOUCH(b->read_line, had.reads, b->m_reads, sizeof *b->read_line);
+    TOUCH(b->read_gaps, had.reads, b->m_reads, sizeof *b->read_gaps);
     TOUCH(b->hap_off, had.haps, b->m_haps, sizeof *b->hap_off);
     TOUCH(b->hap_line, had.haps, b->m_haps, sizeof *b->hap_line);
     TOUCH(b->lk, had.pairs, b->m_pairs, sizeof *b->lk);
@@ -233,7 +235,8 @@ int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
     size_t cap = next_cap(b->n_reads + 2, b->m_reads);
     if (cap != b->m_reads) {
         if (grow((void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
-            grow((void **)&b->read_line, sizeof *b->read_line, cap, cap))
+            grow((void **)&b->read_line, sizeof *b->read_line, cap, cap) ||
+            grow((void **)&b->read_gaps, sizeof *b->read_gaps, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
@@ -300,6 +303,19 @@ static long gap_open_undefined(const uint8_t *ins, const uint8_t *del, uint32_t 
     return -1;
 }
 
+/* The summary of a read's gap rows (len >= 1). */
+static hk_read_gaps_t summarize_gaps(const uint8_t *ins, const uint8_t *del, const uint8_t *gcp,
+                                     uint32_t len)
+{
+    hk_read_gaps_t g = { .ins = ins[0], .del = del[0], .gcp = gcp[0], .ins_last = ins[len - 1],
+                         .del_last = del[len - 1], .gcp_last = gcp[len - 1] };
+    unsigned same = 1;
+    for (uint32_t i = 1; i + 1 < len; i++)      /* no early exit: it vectorises */
+        same &= (ins[i] == g.ins) & (del[i] == g.del) & (gcp[i] == g.gcp);
+    g.constant = (uint8_t)same;
+    return g;
+}
+
 /* Normalise read k in place; 0, or an error code with e filled. */
 static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
 {
@@ -327,6 +343,7 @@ static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch
         return e->code;
     }
     if (m->gcp >= 0) memset(b->read_g + o, m->gcp, len);
+    b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1 };
     return 0;
 }
 

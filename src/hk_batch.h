@@ -13,7 +13,8 @@
  *            lk[pair0 + r * n_haps + h] (read-major, as GATK writes pairs).
  * Base codes are 0..3 for A C G T and 4 for N. Qualities are Phred values
  * already normalised by the model (base-quality floor, gcp override), so a
- * backend applies no further rule to them.
+ * backend applies no further rule to them. read_gaps[k] sums up read k's gap
+ * qualities (set by normalisation), so that a backend can skip their rows.
  *
  * Ownership: the batch owns every array and every region name; hk_batch_clear
  * empties it for reuse keeping its capacity, hk_batch_free releases it.
@@ -30,6 +31,18 @@ extern "C" {
 
 /* Base codes. */
 #define HK_BASE_N 4
+
+/* A read's gap qualities in brief. When `constant`, every position but the
+ * last has insertion, deletion and gap-continuation quality ins, del, gcp,
+ * and the last has ins_last, del_last, gcp_last: HaplotypeCaller's usual
+ * "IIII...IN" without indel recalibration. The layout is fixed (8 bytes):
+ * the CUDA engine copies these to the GPU as they are. */
+typedef struct {
+    uint8_t constant;
+    uint8_t ins, del, gcp;
+    uint8_t ins_last, del_last, gcp_last;
+    uint8_t pad;
+} hk_read_gaps_t;
 
 typedef struct {
     char    *name;     /* region tag, NULL when the input has none */
@@ -52,6 +65,7 @@ typedef struct {
     char     *read_text;             /* bases as written in the input */
     uint8_t  *read_base;             /* base codes */
     uint8_t  *read_q, *read_i, *read_d, *read_g; /* Phred qualities */
+    hk_read_gaps_t *read_gaps;       /* per read (see above) */
 
     size_t    n_haps, m_haps;        /* hap_off has n_haps + 1 entries */
     uint64_t *hap_off;

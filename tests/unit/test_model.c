@@ -237,6 +237,42 @@ static void test_lanes_vs_scalar(void)
 #undef RND
 }
 
+/* Normalisation's summary of each read's gap qualities (hk_read_gaps_t),
+ * which lets the CUDA engine skip the rows of constant reads. */
+static void test_gap_summary(void)
+{
+    static const struct {
+        const char *ins, *del, *gcp;
+        int gcp_override;
+        hk_read_gaps_t want;
+        const char *what;
+    } c[] = {
+        { "IIIIN", "IIIIN", "+++++", -1, { 1, 40, 40, 10, 45, 45, 10, 0 }, "HaplotypeCaller's IIII...IN" },
+        { "IIIII", "HHHHH", "+++++", -1, { 1, 40, 39, 10, 40, 39, 10, 0 }, "all the same" },
+        { "IIHIN", "IIIIN", "+++++", -1, { 0, 40, 40, 10, 45, 45, 10, 0 }, "an insertion quality differs" },
+        { "IIIIN", "IIIIN", "++,++", -1, { 0, 40, 40, 10, 45, 45, 10, 0 }, "a gap continuation differs" },
+        { "IIIIN", "IIIIN", "++,++", 12, { 1, 40, 40, 12, 45, 45, 12, 0 }, "the gcp override makes it constant" },
+        { "HIIIN", "IIIIN", "+++++", -1, { 0, 39, 40, 10, 45, 45, 10, 0 }, "the first position differs" },
+        { "N", "M", "+", -1, { 1, 45, 44, 10, 45, 44, 10, 0 }, "one base" },
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        hk_model_t m = model(HK_PREC_MIXED);
+        m.gcp = c[k].gcp_override;
+        hk_batch_t b;
+        hk_batch_init(&b);
+        const char *bad;
+        const uint32_t len = (uint32_t)strlen(c[k].ins);
+        int rc = hk_batch_begin_region(&b, NULL, 1);
+        if (!rc) rc = hk_batch_add_read(&b, &m, "ACGTA", "IIIII", c[k].ins, c[k].del, c[k].gcp, len, &bad);
+        const hk_read_gaps_t *g = rc ? NULL : &b.read_gaps[0];
+        TAP_OK(g && !memcmp(g, &c[k].want, sizeof *g),
+               "gap summary: %s (constant %d, body %d/%d/%d, last %d/%d/%d)", c[k].what,
+               g ? g->constant : -1, g ? g->ins : -1, g ? g->del : -1, g ? g->gcp : -1,
+               g ? g->ins_last : -1, g ? g->del_last : -1, g ? g->gcp_last : -1);
+        hk_batch_free(&b);
+    }
+}
+
 static void test_numfmt(void)
 {
     static const struct { double v; int dec; const char *want; } cases[] = {
@@ -260,6 +296,7 @@ int main(void)
     test_tricky_regions();
     test_underflow_pair();
     test_lanes_vs_scalar();
+    test_gap_summary();
     test_numfmt();
     return TAP_DONE();
 }
