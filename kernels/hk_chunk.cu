@@ -2,6 +2,7 @@
  * block (on a few host threads), the device view, and the launches of one
  * chunk's kernels. Host code only; see hk_engine_internal.h. */
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -35,16 +36,19 @@ static int pick_config_slow(uint32_t m, int fam)
     return -1;
 }
 
-/* The same through a table for the common lengths. */
+/* The same through a table for the common lengths (pick_init first). */
 #define HK_PICK_TABLE 1024
 static int8_t pick_table[N_FAM][HK_PICK_TABLE + 1];
 static std::once_flag pick_once;
-static int pick_config(uint32_t m, int fam)
+static void pick_init()
 {
     std::call_once(pick_once, [] {
         for (int f = 0; f < N_FAM; f++)
             for (uint32_t k = 0; k <= HK_PICK_TABLE; k++) pick_table[f][k] = (int8_t)pick_config_slow(k, f);
     });
+}
+static inline int pick_config(uint32_t m, int fam)
+{
     return m <= HK_PICK_TABLE ? pick_table[fam][m] : pick_config_slow(m, fam);
 }
 
@@ -132,12 +136,32 @@ hk_pool::~hk_pool()
     for (auto &t : th_) t.join();
 }
 
+/* Spin until done() or HK_POOL_SPIN_US have passed; whether done() became true. */
+template <typename F> static bool spin_until(F done)
+{
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(HK_POOL_SPIN_US);
+    for (unsigned k = 0;; k++) {
+        if (done()) return true;
+        if ((k & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
 void hk_pool::work()
 {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lk(mu_);
     for (;;) {
-        go_.wait(lk, [&] { return stop_ || gen_ != seen; });
+        if (!stop_ && gen_ == seen) {
+            lk.unlock();
+            spin_until([&] { return stop_.load(std::memory_order_relaxed) || gen_.load() != seen; });
+            lk.lock();
+            sleepers_++;
+            go_.wait(lk, [&] { return stop_ || gen_ != seen; });
+            sleepers_--;
+        }
         if (stop_) return;
         seen = gen_;
         while (next_ < n_) {
@@ -161,8 +185,8 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     n_ = n;
     next_ = 0;
     left_ = n;
-    gen_++;
-    go_.notify_all();
+    gen_++;                                 /* under mu_: a worker going to sleep sees it */
+    if (sleepers_) go_.notify_all();
     while (next_ < n_) {
         const unsigned i = next_++;
         lk.unlock();
@@ -170,7 +194,12 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
         lk.lock();
         --left_;
     }
-    done_.wait(lk, [&] { return left_ == 0; });
+    if (left_) {
+        lk.unlock();
+        spin_until([&] { return left_.load() == 0; });
+        lk.lock();
+        done_.wait(lk, [&] { return left_ == 0; });
+    }
     fn_ = nullptr;
 }
 
@@ -181,28 +210,107 @@ static unsigned pack_parts(size_t nr, const hk_pool *pool)
     return (unsigned)std::min<size_t>(nr / 2048 + 1, pool->size());
 }
 
+enum { NB = 64 };                                      /* column buckets per bin */
+
+/* How one region's haplotypes group into items: runs of consecutive
+ * haplotypes of at most HK_MAX_ITEM_HAPS and HK_ITEM_COLS columns (one each
+ * for the multi-tile kernel); n_haps 0 marks an empty haplotype. The same
+ * for every read of the region, so it is worked out once per region. */
+struct hk_hap_group { uint32_t h, n_haps, bucket; };
+
+static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, std::vector<hk_hap_group> &out)
+{
+    out.clear();
+    const uint64_t *hoff = b->hap_off + rg->hap0;
+    for (uint32_t h = 0; h < rg->n_haps;) {
+        uint32_t nhp = 0;
+        uint64_t cols = 0;
+        while (h + nhp < rg->n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
+            const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
+            if (n == 0 || (nhp > 0 && cols + n > HK_ITEM_COLS)) break;
+            cols += n;
+            nhp++;
+        }
+        /* longest first inside a bin, so that the groups of a warp finish together */
+        out.push_back({ h, nhp, NB - 1 - (uint32_t)std::min<uint64_t>(cols / 32, NB - 1) });
+        h += nhp ? nhp : 1;
+    }
+}
+
+/* Call emit(item, key) for every work item of reads [ra, rb) of chunk ch,
+ * in read order; the pairs of empty sequences go to *degen, and reads with
+ * gap rows are counted in *n_varied (both when not NULL). */
+template <typename F>
+static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb, bool dbl,
+                       std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
+{
+    const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT, nsingle = fam_configs(fam);
+    static thread_local std::vector<hk_hap_group> groups[2];
+    size_t lo = ch->reg0, hi = ch->reg1;                /* region of read ra */
+    while (hi - lo > 1) {
+        const size_t mid = (lo + hi) / 2;
+        if (b->regions[mid].read0 <= ra) lo = mid; else hi = mid;
+    }
+    size_t g = lo;
+    bool grouped[2] = { false, false };
+    size_t varied = 0;
+    for (size_t r = ra; r < rb; r++) {
+        while (r >= (size_t)b->regions[g].read0 + b->regions[g].n_reads) {
+            g++;
+            grouped[0] = grouped[1] = false;
+        }
+        const hk_region_t *rg = &b->regions[g];
+        const uint32_t m = hk_batch_read_len(b, r);
+        const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
+        if (m == 0) {                                   /* no alignment: log10(0) */
+            if (degen) for (uint32_t h = 0; h < rg->n_haps; h++) degen->push_back(out0 + h);
+            continue;
+        }
+        const bool constant = b->read_gaps[r].constant;
+        varied += !constant;
+        const int cg = dbl || !constant ? -1 : pick_config(m, FAM_CGAP);
+        const int cfg = pick_config(m, fam);
+        const bool multi = cg < 0 && cfg < 0;
+        const uint32_t bin = (uint32_t)(cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg);
+        if (!grouped[multi]) {
+            group_haps(b, rg, multi, groups[multi]);
+            grouped[multi] = true;
+        }
+        hk_item it;
+        it.read = (uint32_t)(r - ch->r0);
+        for (const hk_hap_group &gr : groups[multi]) {
+            if (gr.n_haps == 0) {
+                if (degen) degen->push_back(out0 + gr.h);
+                continue;
+            }
+            it.hap = (uint32_t)(rg->hap0 + gr.h - ch->h0);
+            it.out = (uint32_t)(out0 + gr.h);
+            it.n_haps = gr.n_haps;
+            emit(it, bin * NB + gr.bucket);
+        }
+    }
+    if (n_varied) *n_varied = varied;
+}
+
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
- * items first (binned by kernel, longest first inside each bin, so that the
- * groups of a warp finish together), then offsets, gap headers and rows.
- * Reads are split among a few host threads. dbl: the double configurations.
- * Degenerate pairs (an empty sequence) get no item: their chunk-relative
- * indices go to *degenerate (their result is log10(0) = -inf). */
+ * items first (binned by kernel and by length), then offsets, gap summaries
+ * and rows. Reads are split among a few host threads, which count their
+ * items by key, then write them straight to their places. dbl: the double
+ * configurations. Degenerate pairs (an empty sequence) get no item: their
+ * chunk-relative indices go to *degenerate (their result is log10(0) = -inf). */
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
-    const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT;
-    const int nsingle = fam_configs(fam);
+    pick_init();
+    const int nsingle = fam_configs(dbl ? FAM_DOUBLE : FAM_FLOAT);
     const int nbins = nsingle + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS);   /* see HK_CHUNK_BINS */
-    enum { NB = 64 };                                  /* column buckets per bin */
     const size_t nkeys = (size_t)nbins * NB;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
     const unsigned nt = pack_parts(nr, pool);
     struct part {
-        std::vector<hk_item> items;
-        std::vector<uint16_t> key;
-        std::vector<uint32_t> count;
+        std::vector<uint32_t> count;                 /* items per key, then where the next goes */
         std::vector<uint64_t> degen;
-        size_t n_varied;                             /* its reads whose gaps are not constant */
+        size_t n_items, n_varied;
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
      * pool's threads see this thread's copy, not their own */
@@ -212,71 +320,21 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
     const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
 
-    /* pass 1: items and counts per thread */
+    /* pass 1: items per key, per thread */
     hk_par_run(pool, nt, [&](unsigned t) {
         part &pt = parts[t];
         pt.count.assign(nkeys, 0);
         pt.degen.clear();
-        pt.items.clear();
-        pt.key.clear();
-        pt.n_varied = 0;
-        const size_t ra = ch->r0 + nr * t / nt, rb = ch->r0 + nr * (t + 1) / nt;
-        pt.items.reserve((rb - ra) * 2 + 16);
-        pt.key.reserve((rb - ra) * 2 + 16);
-        /* region of read ra */
-        size_t lo = ch->reg0, hi = ch->reg1;
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (b->regions[mid].read0 <= ra) lo = mid; else hi = mid;
-        }
-        size_t g = lo;
-        for (size_t r = ra; r < rb; r++) {
-            while (r >= (size_t)b->regions[g].read0 + b->regions[g].n_reads) g++;
-            const hk_region_t *rg = &b->regions[g];
-            const uint32_t m = hk_batch_read_len(b, r);
-            const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
-            const bool constant = b->read_gaps[r].constant;
-            pt.n_varied += !constant;
-            const int cg = dbl || !constant ? -1 : pick_config(m, FAM_CGAP);
-            const int cfg = pick_config(m, fam);
-            const bool multi = cg < 0 && cfg < 0;
-            const int bin = cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg;
-            const uint64_t *hoff = b->hap_off + rg->hap0;
-            uint32_t h = 0;
-            while (h < rg->n_haps) {
-                uint32_t nhp = 0;
-                uint64_t cols = 0;
-                while (h + nhp < rg->n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
-                    const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
-                    if (nhp > 0 && cols + n > HK_ITEM_COLS) break;
-                    if (n == 0 || m == 0) break;
-                    cols += n;
-                    nhp++;
-                }
-                if (nhp == 0) {          /* an empty sequence: no alignment, log10(0) */
-                    pt.degen.push_back(out0 + h);
-                    h++;
-                    continue;
-                }
-                hk_item it;
-                it.read = (uint32_t)(r - ch->r0);
-                it.hap = (uint32_t)(rg->hap0 + h - ch->h0);
-                it.out = (uint32_t)(out0 + h);
-                it.n_haps = nhp;
-                h += nhp;
-                const uint32_t bucket = (uint32_t)std::min<uint64_t>(cols / 32, NB - 1);
-                const uint16_t k = (uint16_t)((uint32_t)bin * NB + (NB - 1 - bucket));
-                pt.count[k]++;
-                pt.items.push_back(it);
-                pt.key.push_back(k);
-            }
-        }
+        pt.n_items = 0;
+        uint32_t *count = pt.count.data();
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, &pt.degen, &pt.n_varied,
+                   [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
     });
 
     /* offsets of the blocks */
     size_t n_items = 0, n_varied = 0;
     for (unsigned t = 0; t < nt; t++) {
-        n_items += parts[t].items.size();
+        n_items += parts[t].n_items;
         n_varied += parts[t].n_varied;
     }
     size_t o = hk_align16(n_items * sizeof(hk_item));
@@ -307,30 +365,28 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     ch->n_single = nsingle;
     ch->n_bins = nbins;
     ch->n_items = (uint32_t)n_items;
-    static thread_local std::vector<std::vector<uint32_t>> pos_tl;
-    std::vector<std::vector<uint32_t>> &pos = pos_tl;
-    if (pos.size() < nt) pos.resize(nt);
-    {
-        std::vector<uint32_t> next(start.begin(), start.end() - 1);
+    for (size_t k = 0; k < nkeys; k++) {                /* counts become positions */
+        uint32_t next = start[k];
         for (unsigned t = 0; t < nt; t++) {
-            pos[t] = next;
-            for (size_t k = 0; k < nkeys; k++) next[k] += parts[t].count[k];
+            const uint32_t c = parts[t].count[k];
+            parts[t].count[k] = next;
+            next += c;
         }
     }
     degenerate->clear();
     for (unsigned t = 0; t < nt; t++)
         degenerate->insert(degenerate->end(), parts[t].degen.begin(), parts[t].degen.end());
 
-    /* pass 2: scatter items, copy sequences */
+    /* pass 2: items to their places, sequences */
     hk_item *items = reinterpret_cast<hk_item *>(in);
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
-        part &pt = parts[t];
-        std::vector<uint32_t> &p = pos[t];
-        for (size_t i = 0; i < pt.items.size(); i++) items[p[pt.key[i]]++] = pt.items[i];
+        uint32_t *pos = parts[t].count.data();
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, nullptr, nullptr,
+                   [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
         const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt + (t + 1 == nt);
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
         const size_t pa = b->read_off[ch->r0 + nr * t / nt] - rbase0;

@@ -3,6 +3,7 @@
 #ifndef HK_ENGINE_INTERNAL_H
 #define HK_ENGINE_INTERNAL_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +45,11 @@ struct hk_plan_limits {
 
 /* A few host threads that pack and unpack chunks (one pool per device, so
  * that the devices' threads never wait on each other). run(n, fn) calls
- * fn(0..n-1), the caller taking part, and returns when all are done. */
+ * fn(0..n-1), the caller taking part, and returns when all are done.
+ * Chunks come a fraction of a millisecond apart, about as long as waking a
+ * sleeping thread takes on a VM: so idle workers, and the caller waiting for
+ * them, spin for HK_POOL_SPIN_US before they sleep. */
+#define HK_POOL_SPIN_US 200
 class hk_pool {
 public:
     explicit hk_pool(unsigned workers);
@@ -57,9 +62,10 @@ private:
     std::mutex mu_;
     std::condition_variable go_, done_;
     const std::function<void(unsigned)> *fn_ = nullptr;
-    unsigned n_ = 0, next_ = 0, left_ = 0;
-    uint64_t gen_ = 0;
-    bool stop_ = false;
+    unsigned n_ = 0, next_ = 0, sleepers_ = 0;
+    std::atomic<unsigned> left_{0};    /* written under mu_; read while spinning */
+    std::atomic<uint64_t> gen_{0};
+    std::atomic<bool> stop_{false};
 };
 
 /* Side streams of a slot: its configurations' kernels run side by side. */
