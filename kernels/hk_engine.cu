@@ -352,9 +352,9 @@ static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
         x->pairs += (uint64_t)n * rg->n_haps;
         x->in_total += 5 * rsum + n * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item) * (rg->n_haps / 4 + 1)) +
                        hcols + 4 * rg->n_haps;
-        uint32_t mmax = 0;
-        for (; r < e1; r++) mmax = std::max(mmax, hk_batch_read_len(b, r));
-        const size_t one = 5 * hk_align16(mmax) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * rg->n_haps + 16 +
+        r = e1;
+        /* the batch's longest read: a bound that needs no pass over the reads */
+        const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * rg->n_haps + 16 +
                            sizeof(hk_item) * (rg->n_haps + hcols / HK_ITEM_COLS + 1) + 64;
         x->max_one = std::max(x->max_one, one);
         x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, rg->n_haps);
@@ -527,7 +527,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     return rc;
 }
 
-/* Cut batch b's reads among nd devices by cells: device i gets [cut[i], cut[i+1]). */
+/* Cut batch b's reads among nd devices by cells: device i gets [cut[i], cut[i+1]).
+ * Region by region; only the regions where a cut falls are walked read by read. */
 static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &cut)
 {
     cut.assign(nd + 1, b->n_reads);
@@ -538,6 +539,10 @@ static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &
     size_t dv = 1;
     for (size_t g = 0; g < b->n_regions && dv < nd; g++) {
         const hk_region_t *rg = &b->regions[g];
+        if (acc + rg->cells < per * dv) {
+            acc += rg->cells;
+            continue;
+        }
         const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
         for (uint32_t i = 0; i < rg->n_reads && dv < nd; i++) {
             acc += (uint64_t)hk_batch_read_len(b, rg->read0 + i) * hcols;
