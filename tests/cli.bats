@@ -27,6 +27,19 @@ setup() { load test_helper/common-setup; _common_setup; }
     done
 }
 
+@test "bench: --help names both kernel families; bad values are usage errors (2)" {
+    run -0 --separate-stderr hk bench --help
+    assert_output --partial "Usage: haplik bench"
+    assert_output --partial "--gaps G"
+    assert_output --partial "[constant]"
+    run -2 --separate-stderr hk bench --gaps sometimes
+    assert_stderr --partial "bad option value 'sometimes'"
+    run -2 --separate-stderr hk bench --runs 2
+    assert_stderr --partial "bad option value '2'"
+    run -2 --separate-stderr hk bench extra
+    assert_stderr --partial "takes no operands"
+}
+
 @test "score --help prints the live defaults of every config key" {
     run -0 hk score --help
     assert_output --partial '"precision": "mixed"'
