@@ -225,9 +225,7 @@ static long decode_qual(const char *in, uint8_t *out, uint32_t len, int floor)
     return -1;
 }
 
-int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
-                          const char *ins, const char *del, const char *gcp, uint32_t len,
-                          long line)
+int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
 {
     if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_reads + 2, b->m_reads);
@@ -238,12 +236,6 @@ int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
         b->m_reads = cap;
     }
     if (reserve_read_pos(b, len)) return HK_BATCH_ENOMEM;
-    const size_t o = b->n_read_pos;
-    memcpy(b->read_text + o, bases, len);
-    memcpy(b->read_q + o, qual, len);
-    memcpy(b->read_i + o, ins, len);
-    memcpy(b->read_d + o, del, len);
-    memcpy(b->read_g + o, gcp, len);
     if (b->n_reads == 0) b->read_off[0] = 0;
     b->read_line[b->n_reads] = line;
     b->n_read_pos += len;
@@ -253,7 +245,7 @@ int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
     return 0;
 }
 
-int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long line)
+int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
 {
     if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_haps + 2, b->m_haps);
@@ -264,7 +256,6 @@ int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long li
         b->m_haps = cap;
     }
     if (reserve_hap_pos(b, len)) return HK_BATCH_ENOMEM;
-    memcpy(b->hap_text + b->n_hap_pos, bases, len);
     if (b->n_haps == 0) b->hap_off[0] = 0;
     b->hap_line[b->n_haps] = line;
     b->n_hap_pos += len;
@@ -402,8 +393,14 @@ int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
                       const char *gcp, uint32_t len, const char **bad)
 {
     pthread_once(&base_once, base_init);
-    int rc = hk_batch_add_read_raw(b, bases, qual, ins, del, gcp, len, 0);
+    int rc = hk_batch_append_read(b, len, 0);
     if (rc) { *bad = bases; return rc; }
+    const size_t o = b->read_off[b->n_reads - 1];
+    memcpy(b->read_text + o, bases, len);
+    memcpy(b->read_q + o, qual, len);
+    memcpy(b->read_i + o, ins, len);
+    memcpy(b->read_d + o, del, len);
+    memcpy(b->read_g + o, gcp, len);
     hk_batch_error_t e;
     if ((rc = normalize_read(b, m, b->n_reads - 1, &e))) {
         const char *src[5] = { bases, qual, ins, del, gcp };
@@ -419,8 +416,9 @@ int hk_batch_add_hap(hk_batch_t *b, const hk_model_t *m, const char *bases, uint
                      const char **bad)
 {
     pthread_once(&base_once, base_init);
-    int rc = hk_batch_add_hap_raw(b, bases, len, 0);
+    int rc = hk_batch_append_hap(b, len, 0);
     if (rc) { *bad = bases; return rc; }
+    memcpy(b->hap_text + b->hap_off[b->n_haps - 1], bases, len);
     hk_batch_error_t e;
     if ((rc = normalize_hap(b, m, b->n_haps - 1, &e))) {
         *bad = bases + e.pos;
