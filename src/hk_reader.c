@@ -1,27 +1,29 @@
 /* hk_reader.c - see hk_reader.h.
  *
- * The input is read in blocks of a few MB per thread, and each block goes
- * through three steps, so that every step that touches its bytes runs on all
- * threads and the one sequential step handles a few numbers per line:
+ * The input is read in blocks of a few MB per thread, one block ahead, so
+ * that every step that touches its bytes runs on all threads and the one
+ * sequential step handles a few numbers per line:
  *   1. scan (parallel): the block is cut at line ends into one piece per
- *      thread; each thread indexes the lines of its piece (start, length,
- *      field ends; NUL bytes and over-long lines) and, for results-file
- *      records, compares what the region reconstruction needs: whether the
- *      read equals the previous record's, and how far back the piece last
- *      had the same haplotype.
+ *      thread; each thread indexes the lines of its piece (start, fields;
+ *      NUL bytes and over-long lines) and, for results-file records, compares
+ *      what the region reconstruction needs: whether the read equals the
+ *      previous record's, and how far back the same haplotype last was.
  *   2. walk (sequential): the lines in input order: comments and tags,
  *      counts, region structure, every structural error; a region that is
- *      complete gets its place in the batch (hk_batch_append_read/hap) and
- *      one copy order per sequence.
- *   3. copy (parallel): the sequences go into the batch; hk_batch_normalize
- *      then checks and encodes them with the same threads.
- * The lines of the region not yet complete stay in the buffer (with their
- * index) until it is, so memory is bounded by the largest region plus the
- * batch plus a block.
+ *      complete gets its place in the batch (hk_batch_append_read/hap).
+ *   3. set (parallel): the sequences of the regions placed are copied into
+ *      the batch, checked and encoded (hk_batch_set_read/hap).
+ * Steps 3 of a block and 1 of the next run in one fork-join, while both
+ * blocks are in cache; a plain file's block after them is read there too, a
+ * share per thread (pread), and a stream's (gzip, BGZF, a pipe) just before.
+ * The blocks of the region not yet complete are kept (with the index of
+ * their lines) until it is, so memory is bounded by the largest region plus
+ * the batch plus a few blocks.
  *
- * Errors are kept until the batch has been normalised: a bad character on an
- * earlier line must win over a structural error found first by the walk, so
- * on an error the lines of the open region before it are placed too.
+ * Errors are kept until the sequences placed before them have been set: a bad
+ * character on an earlier line must win over a structural error found first
+ * by the walk, so on an error the lines of the open region before it are
+ * placed too.
  *
  * The results-file format has no region marker: a region is the run of
  * consecutive records that share one list of haplotypes. The walk keeps the
@@ -37,6 +39,7 @@
 #include "hk_threads.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <limits.h>
@@ -44,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <htslib/bgzf.h>
 #include <htslib/hfile.h>
@@ -59,13 +64,16 @@
  * each), with room for spaces, the expected value and a line end. Longer
  * lines are refused as soon as they pass it, not held in memory whole. */
 #define MAX_LINE_LEN       (6 * (size_t)HK_MAX_SEQ_LEN + 4096)
-/* Input is read this much at a time: a read that fails loses no more (the
+/* A stream is read this much at a time: a read that fails loses no more (the
  * error is reported at the line after the last whole line before it). */
 #define READ_CHUNK         ((size_t)256 << 10)
 /* Bytes read per block and thread: enough that starting the threads costs
- * little, little enough that a block is still in cache when it is copied. */
+ * little, little enough that a block is still in cache when it is set; and
+ * at most MAX_BLOCK in all, as a few blocks are held at a time. */
 #define BLOCK_PER_THREAD   ((size_t)2 << 20)
-/* A piece (or a share of the copying) smaller than this is not worth a thread. */
+#define MAX_BLOCK          ((size_t)16 << 20)
+/* A piece (or a share of the sequences to set) smaller than this is not
+ * worth a thread. */
 #define MIN_PIECE          ((size_t)64 << 10)
 #define MAX_THREADS        64
 
@@ -80,12 +88,12 @@ enum { INPUT_MORE, INPUT_EOF, INPUT_READ_ERROR, INPUT_LONG_LINE };
 #define HAP_UNKNOWN UINT32_MAX
 #define NO_REGION   SIZE_MAX
 
-/* One line of the buffer, found by the scan. A record is a line of 7 fields
+/* One line of a block, found by the scan. A record is a line of 7 fields
  * of which the sequences are not empty and the qualities as long as the
  * read; the "back" distances count lines and reach no further than the
  * first line of the line's piece (piece_back lines back). */
 typedef struct {
-    size_t   off;            /* first byte in buf; the text is NUL-terminated there */
+    char    *text;           /* in its block, NUL-terminated there; NULL for an error */
     uint32_t len;            /* bytes, without the line end */
     uint32_t field_end[7];   /* field k is [k ? field_end[k-1] + 1 : 0, field_end[k]) */
     uint8_t  n_fields;       /* fields split on single spaces, 8 for more than 7 */
@@ -106,6 +114,18 @@ typedef struct {
     uint32_t stamp;          /* the entry belongs to the piece scanned with this stamp */
 } hap_slot_t;
 
+/* A block of the input: the bytes after the whole lines of the block before
+ * (an unfinished line, or the last line held back), then those read. */
+typedef struct {
+    char       *data;
+    size_t      len, cap;
+    size_t      room;        /* bytes to read into it after those carried over */
+    size_t      lines_end;   /* data[0, lines_end) is whole lines; the rest goes
+                                on into the next block */
+    int         input_end;   /* INPUT_*: whether the input ended here, and how */
+    size_t      end_line;    /* once scanned: index in lines after its last line */
+} block_t;
+
 /* A thread's piece of a block and what it found there. */
 typedef struct {
     char       *buf;
@@ -118,14 +138,14 @@ typedef struct {
     int         oom;
 } piece_t;
 
-/* A sequence to copy from a line into the batch. */
+/* A sequence placed in the batch, to be set from its line. */
 typedef struct {
     size_t   line;           /* index in lines */
-    size_t   dst;            /* position in the batch's read or haplotype arrays */
+    size_t   index;          /* the read or haplotype in the batch */
     uint32_t len;
     uint8_t  is_read;        /* 1: the 5 read fields from `field` on; 0: a haplotype */
     uint8_t  field;
-} copy_t;
+} seq_t;
 
 struct hk_reader {
     char       *path;
@@ -138,22 +158,27 @@ struct hk_reader {
     long        err_line;    /* the first error: line (0 if none) and text */
     int         err_runtime; /* it is a runtime failure (memory), not bad input */
     char        err_msg[512];
-    int         nthreads;    /* for scanning, copying and normalising */
+    int         nthreads;    /* for scanning and setting sequences */
     int         bgzf_unterminated; /* BGZF without its end-of-file marker */
     int         bgzf_mt;     /* BGZF decompressed by htslib's threads */
-    /* the input: buf[0, scan_end) holds the lines of the index, kept until
-     * walked and placed; buf[scan_end, buf_len) is not indexed yet */
-    char       *buf;
-    size_t      buf_len, buf_cap, scan_end;
-    int         input_end;   /* INPUT_* */
+    /* the input, read a block ahead of the scan: the blocks of the lines in
+     * the index (kept until walked and placed), the block after them */
+    int         fd;          /* a plain regular file, read by all threads at once
+                                (pread), or -1: a stream, read in order (htslib) */
+    off_t       fd_pos;      /* where its next block starts */
+    block_t   **held;        /* oldest first */
+    size_t      n_held, m_held;
+    block_t    *ahead;       /* the next block, NULL before the first */
+    block_t    *spare;       /* a block to reuse */
+    int         input_end;   /* INPUT_*: of the last block scanned */
     line_t     *lines;
     size_t      n_lines, m_lines;
     size_t      walk;        /* the next line to walk */
     long        line0;       /* input line number of lines[0] */
     piece_t    *pieces;
     int         n_pieces;    /* allocated */
-    copy_t     *copies;      /* the placed sequences not copied yet */
-    size_t      n_copies, m_copies, copy_bytes;
+    seq_t      *seqs;        /* the placed sequences not set yet */
+    size_t      n_seqs, m_seqs, seq_bytes;
     /* batch format: the region being walked */
     size_t      head;        /* the line of its header, NO_REGION when none */
     long        head_reads, head_haps;
@@ -183,6 +208,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
         free(r);
         return NULL;
     }
+    r->fd = -1;
     errno = 0;
     r->fp = hts_open(path, "r");
     if (!r->fp || r->fp->is_bin) {
@@ -207,6 +233,15 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
         hk_reader_close(r);
         return NULL;
     }
+    /* a plain regular file can be read at any offset: by all threads at once
+     * (stat first: opening a FIFO again would wait for another writer) */
+    struct stat st;
+    if (comp == no_compression && strcmp(path, "-") && stat(path, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r->fd = fd;
+        else if (fd >= 0) close(fd);
+    }
     /* a BGZF file cut at a block boundary reads as a shorter valid file;
      * only its missing end-of-file marker tells */
     r->bgzf_unterminated = r->fp->format.compression == bgzf &&
@@ -219,20 +254,30 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
     return r;
 }
 
+static void free_block(block_t *blk)
+{
+    if (blk) free(blk->data);
+    free(blk);
+}
+
 void hk_reader_close(hk_reader_t *r)
 {
     if (!r) return;
     if (r->fp) hts_close(r->fp);
+    if (r->fd >= 0) close(r->fd);
     free(r->path);
     free(r->name);
-    free(r->buf);
+    for (size_t i = 0; i < r->n_held; i++) free_block(r->held[i]);
+    free(r->held);
+    free_block(r->ahead);
+    free_block(r->spare);
     free(r->lines);
     for (int k = 0; k < r->n_pieces; k++) {
         free(r->pieces[k].lines);
         free(r->pieces[k].map);
     }
     free(r->pieces);
-    free(r->copies);
+    free(r->seqs);
     free(r->recs);
     free(r);
 }
@@ -241,8 +286,8 @@ int hk_reader_format(const hk_reader_t *r) { return r->format; }
 
 #define FAIL(r, line, ...) do { reader_error(r, line, __VA_ARGS__); return -1; } while (0)
 
-/* Errors are kept, not printed, until the batch they belong to has been
- * normalised: a bad character on an earlier line must win over a structural
+/* Errors are kept, not printed, until the sequences placed before them have
+ * been set: a bad character on an earlier line must win over a structural
  * error found first by the walk. */
 __attribute__((format(printf, 3, 4)))
 static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
@@ -260,7 +305,7 @@ static void reader_error(hk_reader_t *r, long line, const char *fmt, ...)
 /* Input line number of lines[i]. */
 static long line_no(const hk_reader_t *r, size_t i) { return r->line0 + (long)i; }
 
-static const char *line_text(const hk_reader_t *r, size_t i) { return r->buf + r->lines[i].off; }
+static const char *line_text(const hk_reader_t *r, size_t i) { return r->lines[i].text; }
 
 static uint32_t field_start(const line_t *L, int k) { return k ? L->field_end[k - 1] + 1 : 0; }
 
@@ -305,21 +350,29 @@ static uint32_t read_span(const line_t *L) { return L->field_end[5] - L->field_e
  * mix can make two texts of one length collide. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-    const uint64_t K = 0x9E3779B97F4A7C15u;
-    uint64_t h[4] = { n, n ^ 0x243F6A8885A308D3u, n ^ 0x13198A2E03707344u, n ^ 0xA4093822299F31D0u };
-    uint64_t w[4];
+    const uint64_t K = 0x9E3779B97F4A7C15u, M = 0xBF58476D1CE4E5B9u;
+    uint64_t a = n, b = n ^ 0x243F6A8885A308D3u, c = n ^ 0x13198A2E03707344u,
+             d = n ^ 0xA4093822299F31D0u, w[4];
     for (; n >= 32; s += 32, n -= 32) {
         memcpy(w, s, 32);
-        for (int k = 0; k < 4; k++) h[k] = (h[k] ^ w[k]) * K;
+        a = (a ^ w[0]) * K;
+        b = (b ^ w[1]) * K;
+        c = (c ^ w[2]) * K;
+        d = (d ^ w[3]) * K;
     }
-    memset(w, 0, sizeof w);
-    memcpy(w, s, n);
-    uint64_t x = 0;
-    for (int k = 0; k < 4; k++) {
-        x = (x ^ h[k] ^ w[k]) * 0xBF58476D1CE4E5B9u;
-        x ^= x >> 31;
+    if (n) {
+        memset(w, 0, sizeof w);
+        memcpy(w, s, n);
+        a = (a ^ w[0]) * K;
+        b = (b ^ w[1]) * K;
+        c = (c ^ w[2]) * K;
+        d = (d ^ w[3]) * K;
     }
-    return x;
+    uint64_t x = a;
+    x = (x ^ (x >> 31) ^ b) * M;
+    x = (x ^ (x >> 31) ^ c) * M;
+    x = (x ^ (x >> 31) ^ d) * M;
+    return x ^ (x >> 29);
 }
 
 /* Double the piece's haplotype map (or make it), keeping this piece's entries. */
@@ -345,7 +398,7 @@ static int map_grow(piece_t *p)
 static void scan_hap(piece_t *p, size_t i)
 {
     line_t *L = &p->lines[i];
-    const char *hap = p->buf + L->off;
+    const char *hap = L->text;
     const uint32_t len = L->field_end[0];
     const uint64_t h = hash_bytes(hap, len);
     const size_t mask = p->map_cap - 1;
@@ -353,7 +406,7 @@ static void scan_hap(piece_t *p, size_t i)
     for (; p->map[k].stamp == p->stamp; k = (k + 1) & mask) {
         if (p->map[k].hash != h) continue;
         const line_t *J = &p->lines[p->map[k].line];
-        L->hap_back = J->field_end[0] == len && !memcmp(p->buf + J->off, hap, len)
+        L->hap_back = J->field_end[0] == len && !memcmp(J->text, hap, len)
                       ? (uint32_t)(i - p->map[k].line) : HAP_UNKNOWN;
         p->map[k].line = (uint32_t)i;
         return;
@@ -366,7 +419,7 @@ static void scan_hap(piece_t *p, size_t i)
 static void scan_record(piece_t *p, size_t i, size_t *prev_record)
 {
     line_t *L = &p->lines[i];
-    const char *s = p->buf + L->off, *value = s + L->field_end[5] + 1;
+    const char *s = L->text, *value = s + L->field_end[5] + 1;
     char *end;
     L->expected = strtod(value, &end);
     L->expected_ok = end != value && *end == '\0';
@@ -374,7 +427,7 @@ static void scan_record(piece_t *p, size_t i, size_t *prev_record)
         const line_t *P = &p->lines[*prev_record];
         L->read_back = (uint32_t)(i - *prev_record);
         L->same_read = read_span(P) == read_span(L) &&
-                       !memcmp(p->buf + P->off + P->field_end[0] + 1, s + L->field_end[0] + 1,
+                       !memcmp(P->text + P->field_end[0] + 1, s + L->field_end[0] + 1,
                                read_span(L));
     }
     *prev_record = i;
@@ -412,7 +465,7 @@ static void *scan_piece(void *arg)
         line_t *L = &p->lines[i];
         size_t len = (size_t)(nl - s);
         memset(L, 0, sizeof *L);
-        L->off = (size_t)(s - p->buf);
+        L->text = s;
         L->piece_back = (uint32_t)i;
         if (len > MAX_LINE_LEN) {
             L->kind = LINE_TOO_LONG;
@@ -442,175 +495,15 @@ static int add_line(hk_reader_t *r, size_t n)
     return 0;
 }
 
-/* Index the whole lines of buf[lo, hi), one piece per thread, onto lines. */
-static int scan(hk_reader_t *r, size_t lo, size_t hi)
-{
-    const int np = threads_for(r, hi - lo);
-    if (np > r->n_pieces) {
-        piece_t *x = realloc(r->pieces, (size_t)np * sizeof *x);
-        if (!x) FAIL(r, line_no(r, r->n_lines), "out of memory");
-        memset(x + r->n_pieces, 0, (size_t)(np - r->n_pieces) * sizeof *x);
-        r->pieces = x;
-        r->n_pieces = np;
-    }
-    size_t at = lo;
-    for (int k = 0; k < np; k++) {   /* cut after the first line end past an even share */
-        size_t cut = k + 1 == np ? hi : lo + (hi - lo) / (size_t)np * (size_t)(k + 1);
-        if (cut < at) cut = at;
-        if (cut < hi) {
-            const char *nl = memchr(r->buf + cut, '\n', hi - cut);
-            cut = nl ? (size_t)(nl + 1 - r->buf) : hi;
-        }
-        r->pieces[k].buf = r->buf;
-        r->pieces[k].lo = at;
-        r->pieces[k].hi = at = cut;
-    }
-    hk_threads_run(scan_piece, r->pieces, sizeof *r->pieces, np);
-    size_t total = 0;
-    for (int k = 0; k < np; k++) {
-        if (r->pieces[k].oom) FAIL(r, line_no(r, r->n_lines + total), "out of memory");
-        total += r->pieces[k].n;
-    }
-    if (add_line(r, total)) return -1;
-    for (int k = 0; k < np; k++) {
-        if (!r->pieces[k].n) continue;
-        memcpy(r->lines + r->n_lines, r->pieces[k].lines, r->pieces[k].n * sizeof *r->lines);
-        r->n_lines += r->pieces[k].n;
-    }
-    return 0;
-}
-
 /* A line for an error found where the input ends, reported when walked. */
 static int add_error_line(hk_reader_t *r, int kind)
 {
     if (add_line(r, 1)) return -1;
-    r->lines[r->n_lines++] = (line_t){ .off = r->scan_end, .kind = (uint8_t)kind };
+    r->lines[r->n_lines++] = (line_t){ .kind = (uint8_t)kind };
     return 0;
 }
 
-/* ---- step 3: copy (one thread per share of the sequences) ---- */
-
-typedef struct {
-    const hk_reader_t *r;
-    hk_batch_t        *b;
-    size_t             lo, hi;   /* copies[lo, hi) */
-} copy_job_t;
-
-static void *copy_part(void *arg)
-{
-    const copy_job_t *j = arg;
-    hk_batch_t *b = j->b;
-    uint8_t *const qual[4] = { b->read_q, b->read_i, b->read_d, b->read_g };
-    for (size_t c = j->lo; c < j->hi; c++) {
-        const copy_t *x = &j->r->copies[c];
-        const line_t *L = &j->r->lines[x->line];
-        const char *s = j->r->buf + L->off + field_start(L, x->field);
-        if (!x->is_read) {
-            memcpy(b->hap_text + x->dst, s, x->len);
-            continue;
-        }
-        memcpy(b->read_text + x->dst, s, x->len);
-        for (int f = 0; f < 4; f++) {   /* the fields follow one another, one space apart */
-            s += x->len + 1;
-            memcpy(qual[f] + x->dst, s, x->len);
-        }
-    }
-    return NULL;
-}
-
-/* Copy the sequences placed so far into b, where the walk put them. */
-static void copy_sequences(hk_reader_t *r, hk_batch_t *b)
-{
-    const int nt = threads_for(r, r->copy_bytes);
-    copy_job_t job[MAX_THREADS];
-    for (int t = 0; t < nt; t++)
-        job[t] = (copy_job_t){ .r = r, .b = b, .lo = r->n_copies * (size_t)t / (size_t)nt,
-                               .hi = r->n_copies * (size_t)(t + 1) / (size_t)nt };
-    if (r->n_copies) hk_threads_run(copy_part, job, sizeof *job, nt);
-    r->n_copies = r->copy_bytes = 0;
-}
-
-/* ---- reading blocks ---- */
-
-/* Drop the lines walked and placed, keeping those of the open region. */
-static void drop_placed_lines(hk_reader_t *r)
-{
-    size_t keep = r->n_lines;   /* the first line kept */
-    if (r->head != NO_REGION) keep = r->head;
-    else if (r->n) keep = r->recs[0];
-    const size_t off = keep < r->n_lines ? r->lines[keep].off : r->scan_end;
-    if (keep) memmove(r->lines, r->lines + keep, (r->n_lines - keep) * sizeof *r->lines);
-    r->n_lines -= keep;
-    r->walk -= keep;
-    r->line0 += (long)keep;
-    for (size_t i = 0; i < r->n_lines; i++) r->lines[i].off -= off;
-    if (r->head != NO_REGION) r->head -= keep;
-    for (size_t i = 0; i < r->n; i++) r->recs[i] -= keep;
-    if (off) memmove(r->buf, r->buf + off, r->buf_len - off);
-    r->buf_len -= off;
-    r->scan_end -= off;
-}
-
-/* The walk has reached the end of the index: copy what it placed, drop the
- * lines no longer needed, read the next block and index its whole lines. */
-static int refill(hk_reader_t *r, hk_batch_t *b)
-{
-    copy_sequences(r, b);
-    drop_placed_lines(r);
-    /* at least a block, and at least as much as is kept, so that a region
-     * far larger than a block is not moved once per block */
-    const size_t block = BLOCK_PER_THREAD * (size_t)r->nthreads;
-    const size_t want = r->buf_len > block ? r->buf_len : block;
-    if (r->buf_len + want + 1 > r->buf_cap) {   /* + 1: a last line's terminating NUL */
-        char *x = realloc(r->buf, r->buf_len + want + 1);
-        if (!x) FAIL(r, line_no(r, r->n_lines), "out of memory");
-        r->buf = x;
-        r->buf_cap = r->buf_len + want + 1;
-    }
-    const char *nl = memrchr(r->buf + r->scan_end, '\n', r->buf_len - r->scan_end);
-    size_t last = nl ? (size_t)(nl + 1 - r->buf) : r->scan_end;   /* start of the last line */
-    const size_t goal = r->buf_len + want;
-    while (r->buf_len < goal) {
-        char *at = r->buf + r->buf_len;
-        const size_t ask = goal - r->buf_len < READ_CHUNK ? goal - r->buf_len : READ_CHUNK;
-        const ssize_t got = r->fp->format.compression == no_compression
-                            ? hread(r->fp->fp.hfile, at, ask) : bgzf_read(r->fp->fp.bgzf, at, ask);
-        if (got <= 0) {
-            r->input_end = got < 0 ? INPUT_READ_ERROR : INPUT_EOF;
-            break;
-        }
-        if ((nl = memrchr(at, '\n', (size_t)got))) last = (size_t)(nl + 1 - r->buf);
-        r->buf_len += (size_t)got;
-        if (r->buf_len - last > MAX_LINE_LEN) {   /* refused before it is read whole */
-            r->input_end = INPUT_LONG_LINE;
-            break;
-        }
-    }
-    size_t end = r->input_end == INPUT_EOF ? r->buf_len : last;
-    if (r->input_end == INPUT_MORE && end == r->buf_len && end > r->scan_end) {
-        /* hold the last whole line back: only what follows tells whether it
-         * is the input's last, where a missing BGZF end-of-file marker is
-         * reported */
-        nl = memrchr(r->buf + r->scan_end, '\n', end - 1 - r->scan_end);
-        end = nl ? (size_t)(nl + 1 - r->buf) : r->scan_end;
-    }
-    const size_t first = r->n_lines;
-    if (end > r->scan_end && scan(r, r->scan_end, end) < 0) return -1;
-    r->scan_end = end;
-    switch (r->input_end) {
-    case INPUT_READ_ERROR: return add_error_line(r, LINE_READ_ERROR);
-    case INPUT_LONG_LINE:  return add_error_line(r, LINE_TOO_LONG);
-    case INPUT_EOF:
-        if (!r->bgzf_unterminated) return 0;
-        if (r->n_lines == first) return add_error_line(r, LINE_NO_EOF_MARKER);
-        r->lines[r->n_lines - 1].kind = LINE_NO_EOF_MARKER;
-    }
-    return 0;
-}
-
-/* ---- step 2: walk ---- */
-
-/* Report a character error found by normalisation (unless an earlier
+/* Report a bad character found while setting sequences (unless an earlier
  * error is already kept). */
 static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
 {
@@ -631,6 +524,305 @@ static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
                      "(expected Phred+33 '!'..'~')", field[e->field], e->bad, e->pos + 1);
 }
 
+/* ---- reading blocks, one ahead of the scan ---- */
+
+static size_t block_bytes(const hk_reader_t *r)
+{
+    const size_t n = BLOCK_PER_THREAD * (size_t)r->nthreads;
+    return n < MAX_BLOCK ? n : MAX_BLOCK;
+}
+
+/* Where the whole lines of blk end, its bytes read: after its last line end;
+ * at the end of the input, at its end; and before its last line when more
+ * follows a block that ends with a line end (held back: only what follows
+ * tells whether it is the input's last, where a missing BGZF end-of-file
+ * marker is reported). A last line already longer than any valid one ends
+ * the input: it is refused before it is read whole. */
+static void end_block(block_t *blk)
+{
+    const char *nl = memrchr(blk->data, '\n', blk->len);
+    const size_t last = nl ? (size_t)(nl + 1 - blk->data) : 0;   /* start of the last line */
+    if (blk->len - last > MAX_LINE_LEN) blk->input_end = INPUT_LONG_LINE;
+    blk->lines_end = blk->input_end == INPUT_EOF ? blk->len : last;
+    if (blk->input_end == INPUT_MORE && last == blk->len && last > 0) {
+        nl = memrchr(blk->data, '\n', last - 1);
+        blk->lines_end = nl ? (size_t)(nl + 1 - blk->data) : 0;
+    }
+}
+
+/* Read a block of a stream into blk, after the bytes carried over into it. */
+static void read_stream(hk_reader_t *r, block_t *blk)
+{
+    const size_t goal = blk->len + blk->room;
+    blk->input_end = INPUT_MORE;
+    while (blk->len < goal) {   /* a chunk at a time: a failed read loses no more */
+        char *at = blk->data + blk->len;
+        const size_t ask = goal - blk->len < READ_CHUNK ? goal - blk->len : READ_CHUNK;
+        const ssize_t got = r->fp->format.compression == no_compression
+                            ? hread(r->fp->fp.hfile, at, ask) : bgzf_read(r->fp->fp.bgzf, at, ask);
+        if (got <= 0) {
+            blk->input_end = got < 0 ? INPUT_READ_ERROR : INPUT_EOF;
+            break;
+        }
+        blk->len += (size_t)got;
+    }
+    end_block(blk);
+}
+
+/* A share of a plain file's next block: bytes [lo, hi) after those carried
+ * into blk, at fd_pos + lo. Returns the bytes read (short at the end of the
+ * file), *err set on a read error. */
+static size_t read_share(const hk_reader_t *r, const block_t *blk, size_t lo, size_t hi, int *err)
+{
+    size_t at = lo;
+    while (at < hi) {
+        const ssize_t n = pread(r->fd, blk->data + blk->len + at, hi - at, r->fd_pos + (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *err = n < 0;
+            break;
+        }
+        at += (size_t)n;
+    }
+    return at - lo;
+}
+
+/* The shares of blk read: it ends at the first short one. */
+static void end_shares(hk_reader_t *r, block_t *blk, const size_t *got, const size_t *want,
+                       const int *err, int n)
+{
+    size_t len = 0;
+    blk->input_end = INPUT_MORE;
+    for (int k = 0; k < n && blk->input_end == INPUT_MORE; k++) {
+        len += got[k];
+        if (err[k]) blk->input_end = INPUT_READ_ERROR;
+        else if (got[k] < want[k]) blk->input_end = INPUT_EOF;
+    }
+    blk->len += len;
+    r->fd_pos += (off_t)len;
+    end_block(blk);
+}
+
+/* The block after prev (NULL for the first) with the bytes after prev's
+ * whole lines carried over, room for a block more, not read yet. */
+static block_t *new_block(hk_reader_t *r, const block_t *prev)
+{
+    const size_t carry = prev ? prev->len - prev->lines_end : 0;
+    const size_t need = carry + block_bytes(r) + 1;   /* + 1: a last line's terminating NUL */
+    block_t *blk = r->spare ? r->spare : calloc(1, sizeof *blk);
+    r->spare = NULL;
+    if (!blk) {
+        reader_error(r, line_no(r, r->n_lines), "out of memory");
+        return NULL;
+    }
+    if (blk->cap < need) {
+        char *x = realloc(blk->data, need);
+        if (!x) {
+            free_block(blk);
+            reader_error(r, line_no(r, r->n_lines), "out of memory");
+            return NULL;
+        }
+        blk->data = x;
+        blk->cap = need;
+    }
+    if (carry) memcpy(blk->data, prev->data + prev->lines_end, carry);
+    blk->len = carry;
+    blk->room = block_bytes(r);
+    return blk;
+}
+
+/* ---- steps 1 and 3: scan a block, set the sequences placed ---- */
+
+typedef struct {
+    hk_reader_t      *r;
+    hk_batch_t       *b;
+    size_t            lo, hi;    /* seqs[lo, hi) to set */
+    hk_batch_error_t  err;       /* the error on the earliest line (code 0 if none) */
+    piece_t          *piece;     /* to scan, or NULL */
+    block_t          *next;      /* a plain file's next block, to read a share of, or NULL */
+    size_t            read_lo, read_hi, read_got;
+    int               read_err;
+} step_job_t;
+
+static void *step_part(void *arg)
+{
+    step_job_t *j = arg;
+    const hk_reader_t *r = j->r;
+    hk_batch_error_t e;
+    j->err.code = 0;
+    for (size_t k = j->lo; k < j->hi; k++) {
+        const seq_t *x = &r->seqs[k];
+        const char *s = r->lines[x->line].text + field_start(&r->lines[x->line], x->field);
+        const size_t step = (size_t)x->len + 1;   /* the read's fields, one space apart */
+        const int rc = x->is_read
+            ? hk_batch_set_read(j->b, r->m, x->index, s, s + step, s + 2 * step, s + 3 * step,
+                                s + 4 * step, &e)
+            : hk_batch_set_hap(j->b, r->m, x->index, s, &e);
+        if (rc && (!j->err.code || e.line < j->err.line)) j->err = e;
+    }
+    if (j->piece) scan_piece(j->piece);
+    if (j->next) j->read_got = read_share(r, j->next, j->read_lo, j->read_hi, &j->read_err);
+    return NULL;
+}
+
+/* In one fork-join: give the sequences placed so far their text, normalised
+ * (while the block they come from is still in cache); scan the whole lines
+ * of blk (unless NULL) into r->pieces; read next (unless NULL), a plain
+ * file's block after blk, a share per thread. Returns the number of pieces. */
+static int run_step(hk_reader_t *r, hk_batch_t *b, block_t *blk, block_t *next)
+{
+    const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
+    const int nt = threads_for(r, r->seq_bytes + scan_bytes + read_bytes);
+    if (blk && nt > r->n_pieces) {
+        piece_t *x = realloc(r->pieces, (size_t)nt * sizeof *x);
+        if (!x) {
+            reader_error(r, line_no(r, r->n_lines), "out of memory");
+            return 0;
+        }
+        memset(x + r->n_pieces, 0, (size_t)(nt - r->n_pieces) * sizeof *x);
+        r->pieces = x;
+        r->n_pieces = nt;
+    }
+    step_job_t job[MAX_THREADS];
+    size_t at = 0;
+    for (int t = 0; t < nt; t++) {
+        job[t] = (step_job_t){ .r = r, .b = b, .lo = r->n_seqs * (size_t)t / (size_t)nt,
+                               .hi = r->n_seqs * (size_t)(t + 1) / (size_t)nt, .next = next,
+                               .read_lo = read_bytes * (size_t)t / (size_t)nt,
+                               .read_hi = read_bytes * (size_t)(t + 1) / (size_t)nt };
+        if (!blk) continue;
+        /* pieces cut after the first line end past an even share */
+        size_t cut = t + 1 == nt ? scan_bytes : scan_bytes / (size_t)nt * (size_t)(t + 1);
+        if (cut < at) cut = at;
+        if (cut < scan_bytes) {
+            const char *nl = memchr(blk->data + cut, '\n', scan_bytes - cut);
+            cut = nl ? (size_t)(nl + 1 - blk->data) : scan_bytes;
+        }
+        job[t].piece = &r->pieces[t];
+        job[t].piece->buf = blk->data;
+        job[t].piece->lo = at;
+        job[t].piece->hi = at = cut;
+    }
+    if (blk || next || r->n_seqs) hk_threads_run(step_part, job, sizeof *job, nt);
+    r->n_seqs = r->seq_bytes = 0;
+    for (int t = 0; t < nt; t++)
+        if (job[t].err.code) char_error(r, &job[t].err);
+    if (next) {
+        size_t got[MAX_THREADS], want[MAX_THREADS];
+        int err[MAX_THREADS];
+        for (int t = 0; t < nt; t++) {
+            got[t] = job[t].read_got;
+            want[t] = job[t].read_hi - job[t].read_lo;
+            err[t] = job[t].read_err;
+        }
+        end_shares(r, next, got, want, err, nt);
+    }
+    return blk ? nt : 0;
+}
+
+/* Read the first block (before there is anything to scan). */
+static int read_first_block(hk_reader_t *r)
+{
+    if (!(r->ahead = new_block(r, NULL))) return -1;
+    if (r->fd < 0) {
+        read_stream(r, r->ahead);
+    } else {
+        const size_t want = r->ahead->room;
+        int err = 0;
+        const size_t got = read_share(r, r->ahead, 0, want, &err);
+        end_shares(r, r->ahead, &got, &want, &err, 1);
+    }
+    return 0;
+}
+
+/* Append the lines of the np pieces scanned to the index. */
+static int append_lines(hk_reader_t *r, int np)
+{
+    size_t total = 0;
+    for (int k = 0; k < np; k++) {
+        if (r->pieces[k].oom) FAIL(r, line_no(r, r->n_lines + total), "out of memory");
+        total += r->pieces[k].n;
+    }
+    if (add_line(r, total)) return -1;
+    for (int k = 0; k < np; k++) {
+        if (!r->pieces[k].n) continue;
+        memcpy(r->lines + r->n_lines, r->pieces[k].lines, r->pieces[k].n * sizeof *r->lines);
+        r->n_lines += r->pieces[k].n;
+    }
+    return 0;
+}
+
+/* Give the sequences placed so far their text; see run_step. */
+static void set_sequences(hk_reader_t *r, hk_batch_t *b) { (void)run_step(r, b, NULL, NULL); }
+
+/* Drop the lines walked and placed, keeping those of the open region, and
+ * the blocks that held no other. */
+static void drop_placed_lines(hk_reader_t *r)
+{
+    size_t keep = r->n_lines;   /* the first line kept */
+    if (r->head != NO_REGION) keep = r->head;
+    else if (r->n) keep = r->recs[0];
+    if (keep) memmove(r->lines, r->lines + keep, (r->n_lines - keep) * sizeof *r->lines);
+    r->n_lines -= keep;
+    r->walk -= keep;
+    r->line0 += (long)keep;
+    if (r->head != NO_REGION) r->head -= keep;
+    for (size_t i = 0; i < r->n; i++) r->recs[i] -= keep;
+    size_t k = 0;
+    for (; k < r->n_held && r->held[k]->end_line <= keep; k++) {
+        if (r->spare) free_block(r->held[k]);
+        else r->spare = r->held[k];
+    }
+    memmove(r->held, r->held + k, (r->n_held - k) * sizeof *r->held);
+    r->n_held -= k;
+    for (size_t i = 0; i < r->n_held; i++) r->held[i]->end_line -= keep;
+}
+
+/* The walk has reached the end of the index: take the block read ahead and
+ * read the next (a stream now, a plain file's in the step); set what the walk
+ * placed and scan the block; drop the lines no longer needed and add the
+ * block's. */
+static int refill(hk_reader_t *r, hk_batch_t *b)
+{
+    /* none ahead: the first block (after the last the walk does not come back) */
+    if (!r->ahead && read_first_block(r) < 0) return -1;
+    block_t *blk = r->ahead;
+    r->ahead = NULL;
+    if (r->n_held == r->m_held) {
+        const size_t m = r->m_held ? 2 * r->m_held : 16;
+        block_t **x = realloc(r->held, m * sizeof *x);
+        if (!x) {
+            free_block(blk);
+            FAIL(r, line_no(r, r->n_lines), "out of memory");
+        }
+        r->held = x;
+        r->m_held = m;
+    }
+    r->held[r->n_held++] = blk;
+    blk->end_line = SIZE_MAX;   /* its lines are not in the index yet */
+    r->input_end = blk->input_end;
+    if (blk->input_end == INPUT_MORE) {
+        if (!(r->ahead = new_block(r, blk))) return -1;
+        if (r->fd < 0) read_stream(r, r->ahead);
+    }
+    const int np = run_step(r, b, blk, r->fd >= 0 ? r->ahead : NULL);
+    drop_placed_lines(r);   /* before the block's lines are added: fewer to move */
+    const size_t first = r->n_lines;
+    if (append_lines(r, np) < 0) return -1;
+    blk->end_line = r->n_lines;
+    switch (blk->input_end) {
+    case INPUT_READ_ERROR: return add_error_line(r, LINE_READ_ERROR);
+    case INPUT_LONG_LINE:  return add_error_line(r, LINE_TOO_LONG);
+    case INPUT_EOF:
+        if (!r->bgzf_unterminated) break;
+        if (r->n_lines == first) return add_error_line(r, LINE_NO_EOF_MARKER);
+        r->lines[r->n_lines - 1].kind = LINE_NO_EOF_MARKER;
+    }
+    return r->failed ? -1 : 0;   /* a bad character found while setting */
+}
+
+/* ---- step 2: walk ---- */
+
 /* Report an error of the append functions (length, memory). */
 static int add_error(hk_reader_t *r, long line, int rc, const char *what)
 {
@@ -641,31 +833,31 @@ static int add_error(hk_reader_t *r, long line, int rc, const char *what)
     return -1;
 }
 
-/* Order a copy of a sequence of line li into the batch at dst. */
-static int add_copy(hk_reader_t *r, size_t li, size_t dst, uint32_t len, int is_read, int field)
+/* Note that the sequence of line li goes to read (haplotype) `index`. */
+static int add_seq(hk_reader_t *r, size_t li, size_t index, uint32_t len, int is_read, int field)
 {
-    if (r->n_copies == r->m_copies) {
-        const size_t m = r->m_copies ? 2 * r->m_copies : 4096;
-        copy_t *x = realloc(r->copies, m * sizeof *x);
+    if (r->n_seqs == r->m_seqs) {
+        const size_t m = r->m_seqs ? 2 * r->m_seqs : 4096;
+        seq_t *x = realloc(r->seqs, m * sizeof *x);
         if (!x) FAIL(r, line_no(r, li), "out of memory");
-        r->copies = x;
-        r->m_copies = m;
+        r->seqs = x;
+        r->m_seqs = m;
     }
-    r->copies[r->n_copies++] = (copy_t){ .line = li, .dst = dst, .len = len,
-                                         .is_read = (uint8_t)is_read, .field = (uint8_t)field };
-    r->copy_bytes += (size_t)len * (is_read ? 5 : 1);
+    r->seqs[r->n_seqs++] = (seq_t){ .line = li, .index = index, .len = len,
+                                    .is_read = (uint8_t)is_read, .field = (uint8_t)field };
+    r->seq_bytes += (size_t)len * (is_read ? 5 : 1);
     return 0;
 }
 
 /* Give the read whose bases are field `field` of line li its place in the
- * last region of b; its text follows in copy_sequences. */
+ * last region of b; its sequences are set later (set_sequences). */
 static int place_read(hk_reader_t *r, hk_batch_t *b, size_t li, int field)
 {
     const line_t *L = &r->lines[li];
     const uint32_t len = L->field_end[field] - field_start(L, field);
     int rc = hk_batch_append_read(b, len, line_no(r, li));
     if (rc) return add_error(r, line_no(r, li), rc, "read");
-    return add_copy(r, li, b->read_off[b->n_reads - 1], len, 1, field);
+    return add_seq(r, li, b->n_reads - 1, len, 1, field);
 }
 
 /* The same for the haplotype in field 0 of line li. */
@@ -674,7 +866,7 @@ static int place_hap(hk_reader_t *r, hk_batch_t *b, size_t li)
     const uint32_t len = r->lines[li].field_end[0];
     int rc = hk_batch_append_hap(b, len, line_no(r, li));
     if (rc) return add_error(r, line_no(r, li), rc, "haplotype");
-    return add_copy(r, li, b->hap_off[b->n_haps - 1], len, 0, 0);
+    return add_seq(r, li, b->n_haps - 1, len, 0, 0);
 }
 
 /* Parse a strictly positive integer field; 0 when it is not one. */
@@ -748,7 +940,7 @@ static int batch_header(hk_reader_t *r)
 }
 
 /* Place the region of the header r->head, its first n_reads reads and n_haps
- * haplotypes: all of them, or those before an error, to be normalised only
+ * haplotypes: all of them, or those before an error, to be checked only
  * (then the region is not ended). */
 static int place_batch_region(hk_reader_t *r, hk_batch_t *b, size_t n_reads, size_t n_haps)
 {
@@ -1004,7 +1196,7 @@ static int end_of_input(hk_reader_t *r, hk_batch_t *b)
 }
 
 /* After an error in the input: place the open region's lines before it, so
- * that normalisation finds a bad character there, which wins. */
+ * that setting them finds a bad character there, which wins. */
 static void place_open_region(hk_reader_t *r, hk_batch_t *b)
 {
     if (r->err_runtime) return;
@@ -1050,11 +1242,8 @@ void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
     if (r->failed) return r->err_runtime ? -2 : -1;
-    const size_t read0 = b->n_reads, hap0 = b->n_haps;
     int got = fill(r, b, max_pairs);
-    copy_sequences(r, b);
-    hk_batch_error_t e;
-    if (hk_batch_normalize(b, r->m, read0, hap0, r->nthreads, &e)) char_error(r, &e);
+    set_sequences(r, b);
     if (r->failed) {
         if (r->err_line > 0) hk_log_error("%s:%ld: %s", r->path, r->err_line, r->err_msg);
         else hk_log_error("%s: %s", r->path, r->err_msg);

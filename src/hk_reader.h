@@ -31,7 +31,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     __attribute__((warn_unused_result));
 
-/* Threads that normalise each batch (default 1). */
+/* Threads that scan the input and normalise its sequences (default 1). */
 void hk_reader_set_threads(hk_reader_t *r, int nthreads);
 
 /* The detected (or forced) format; HK_FMT_AUTO until the first record. */
