@@ -42,8 +42,6 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
