@@ -4,7 +4,7 @@
  * batch format (`batch`), plain, gzip or BGZF (htslib), or "-" for standard
  * input, and appends whole regions to a batch. Memory is bounded by the
  * largest region plus the batch the caller asks for plus a few blocks of
- * input (2 MB per thread, at most 16 MB each), never by the file.
+ * input (1 MB per thread, at most 16 MB each), never by the file.
  *
  * Errors (bad input, I/O) are logged once as "FILE:LINE: what" and reported
  * by a -1 return; the reader is then unusable except for hk_reader_close.

@@ -2,7 +2,7 @@
 # Bad input: a one-line error naming file and line, exit status 2, no output left.
 
 setup_file() {
-    # a batch input of several of the reader's blocks (2 MB per thread): 106250 lines, 9 MB
+    # a batch input of several of the reader's blocks (1 MB per thread): 106250 lines, 9 MB
     python3 "${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}" --profile equal \
         --read-len 16 --hap-len 16 --haps-per-batch 1 --pairs 100000 --seed 11 \
         > "$BATS_FILE_TMPDIR/many.in"
@@ -207,16 +207,16 @@ break_read_lines() {
 }
 
 @test "a BGZF stream without its end-of-file marker that ends at a block end, at its last line" {
-    # 512 regions in 4 KB each (a comment and the header, 14 reads, a haplotype: 256 bytes
-    # a line or two): exactly a block of the reader with one thread (2 MB), 8704 lines
+    # 256 regions in 4 KB each (a comment and the header, 14 reads, a haplotype: 256 bytes
+    # a line or two): exactly a block of the reader with one thread (1 MB), 4352 lines
     python3 - > aligned.in <<'PY'
-for region in range(512):
+for region in range(256):
     print("#" * 248 + "\r\n" + "14 1\r")
     for r in range(14):
         print(" ".join(["ACGTA" * 10] + ["I" * 50] * 4) + "\r")
     print("ACGT" * 63 + "AC" + "\r")
 PY
-    [ "$(wc -c < aligned.in)" -eq 2097152 ] && [ "$(wc -l < aligned.in)" -eq 8704 ]
+    [ "$(wc -c < aligned.in)" -eq 1048576 ] && [ "$(wc -l < aligned.in)" -eq 4352 ]
     bgzip -c aligned.in | head -c -28 > cut.bgz   # the last 28 bytes: the end-of-file marker
-    expect_input_error cut.bgz 8704 "truncated BGZF stream: no end-of-file marker" --threads 1
+    expect_input_error cut.bgz 4352 "truncated BGZF stream: no end-of-file marker" --threads 1
 }

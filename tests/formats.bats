@@ -3,7 +3,7 @@
 
 setup_file() {
     GEN="python3 ${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}"
-    # inputs of several of the reader's blocks (2 MB per thread), regions cut by block and
+    # inputs of several of the reader's blocks (1 MB per thread), regions cut by block and
     # piece ends: tiny pairs, batches of 32 reads x 1 haplotype (9 MB), results-file regions
     # of 32 x 32 (12 MB)
     $GEN --profile equal --read-len 16 --hap-len 16 --haps-per-batch 1 --pairs 100000 \
