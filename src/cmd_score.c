@@ -40,7 +40,7 @@ typedef struct {
     char **inputs;
     int    n_inputs;
     size_t batch_pairs;
-    int    parse_threads;     /* threads that normalise each batch */
+    int    parse_threads;     /* threads that read (scan and normalise) each batch */
     int    check;             /* compare with expected values */
     hk_table_t *table;        /* NULL: no table (check without -o) */
     hk_engine_t *engine;

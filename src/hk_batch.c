@@ -227,9 +227,7 @@ static long decode_qual(const char *in, uint8_t *out, uint32_t len, int floor)
     return -1;
 }
 
-int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
-                          const char *ins, const char *del, const char *gcp, uint32_t len,
-                          long line)
+int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
 {
     if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_reads + 2, b->m_reads);
@@ -241,12 +239,6 @@ int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
         b->m_reads = cap;
     }
     if (reserve_read_pos(b, len)) return HK_BATCH_ENOMEM;
-    const size_t o = b->n_read_pos;
-    memcpy(b->read_text + o, bases, len);
-    memcpy(b->read_q + o, qual, len);
-    memcpy(b->read_i + o, ins, len);
-    memcpy(b->read_d + o, del, len);
-    memcpy(b->read_g + o, gcp, len);
     if (b->n_reads == 0) b->read_off[0] = 0;
     b->read_line[b->n_reads] = line;
     b->n_read_pos += len;
@@ -256,7 +248,7 @@ int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
     return 0;
 }
 
-int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long line)
+int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
 {
     if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_haps + 2, b->m_haps);
@@ -267,7 +259,6 @@ int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long li
         b->m_haps = cap;
     }
     if (reserve_hap_pos(b, len)) return HK_BATCH_ENOMEM;
-    memcpy(b->hap_text + b->n_hap_pos, bases, len);
     if (b->n_haps == 0) b->hap_off[0] = 0;
     b->hap_line[b->n_haps] = line;
     b->n_hap_pos += len;
@@ -316,29 +307,37 @@ static hk_read_gaps_t summarize_gaps(const uint8_t *ins, const uint8_t *del, con
     return g;
 }
 
-/* Normalise read k in place; 0, or an error code with e filled. */
-static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
+int hk_batch_set_read(hk_batch_t *b, const hk_model_t *m, size_t k, const char *bases,
+                      const char *qual, const char *ins, const char *del, const char *gcp,
+                      hk_batch_error_t *e)
 {
+    pthread_once(&base_once, base_init);
     const size_t o = b->read_off[k];
     const uint32_t len = hk_batch_read_len(b, k);
+    const char *text[4] = { qual, ins, del, gcp };
     uint8_t *q[4] = { b->read_q + o, b->read_i + o, b->read_d + o, b->read_g + o };
-    long pos = encode_bases(m, b->read_text + o, b->read_base + o, len);
+    /* copied first, then converted in place: one byte at a time, the
+     * conversion would store into memory not yet in cache */
+    memcpy(b->read_text + o, bases, len);
+    memcpy(b->read_base + o, bases, len);
+    long pos = encode_bases(m, (const char *)b->read_base + o, b->read_base + o, len);
     int field = 0;
     for (int f = 0; pos < 0 && f < 4; f++) {
+        memcpy(q[f], text[f], len);
         pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? m->min_base_quality : 0);
         field = f + 1;
     }
     if (pos < 0 && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
         *e = (hk_batch_error_t){ .code = HK_BATCH_EGAP, .is_read = 1, .index = k,
                                  .line = b->read_line[k], .field = 2, .pos = (uint32_t)pos,
-                                 .bad = (unsigned char)(q[1][pos] + 33) };
+                                 .bad = (unsigned char)ins[pos] };
         return e->code;
     }
     if (pos >= 0) {
         *e = (hk_batch_error_t){
             .code = field ? HK_BATCH_EQUAL : HK_BATCH_EBASE, .is_read = 1, .index = k,
             .line = b->read_line[k], .field = field, .pos = (uint32_t)pos,
-            .bad = field ? (unsigned char)(q[field - 1][pos] + 33) : (unsigned char)b->read_text[o + (size_t)pos],
+            .bad = (unsigned char)(field ? text[field - 1] : bases)[pos],
         };
         return e->code;
     }
@@ -347,82 +346,30 @@ static int normalize_read(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch
     return 0;
 }
 
-static int normalize_hap(hk_batch_t *b, const hk_model_t *m, size_t k, hk_batch_error_t *e)
+int hk_batch_set_hap(hk_batch_t *b, const hk_model_t *m, size_t k, const char *bases,
+                     hk_batch_error_t *e)
 {
+    pthread_once(&base_once, base_init);
     const size_t o = b->hap_off[k];
-    long pos = encode_bases(m, b->hap_text + o, b->hap_base + o, hk_batch_hap_len(b, k));
+    const uint32_t len = hk_batch_hap_len(b, k);
+    memcpy(b->hap_text + o, bases, len);
+    memcpy(b->hap_base + o, bases, len);   /* converted in place, as a read's */
+    long pos = encode_bases(m, (const char *)b->hap_base + o, b->hap_base + o, len);
     if (pos < 0) return 0;
     *e = (hk_batch_error_t){ .code = HK_BATCH_EBASE, .is_read = 0, .index = k,
                              .line = b->hap_line[k], .field = 0, .pos = (uint32_t)pos,
-                             .bad = (unsigned char)b->hap_text[o + (size_t)pos] };
+                             .bad = (unsigned char)bases[pos] };
     return e->code;
-}
-
-typedef struct {
-    hk_batch_t       *b;
-    const hk_model_t *m;
-    size_t            read0, hap0;
-    int               nthreads, part;   /* this thread's slice of the work */
-    hk_batch_error_t  err;              /* its first error (code 0 if none) */
-} norm_job_t;
-
-/* Items [lo, hi) of n for part p of np. */
-static void slice(size_t n, int p, int np, size_t *lo, size_t *hi)
-{
-    *lo = n * (size_t)p / (size_t)np;
-    *hi = n * (size_t)(p + 1) / (size_t)np;
-}
-
-static void *normalize_part(void *arg)
-{
-    norm_job_t *j = arg;
-    size_t lo, hi;
-    hk_batch_error_t he;
-    j->err.code = 0;
-    slice(j->b->n_reads - j->read0, j->part, j->nthreads, &lo, &hi);
-    for (size_t k = j->read0 + lo; k < j->read0 + hi; k++)
-        if (normalize_read(j->b, j->m, k, &j->err)) break;
-    slice(j->b->n_haps - j->hap0, j->part, j->nthreads, &lo, &hi);
-    for (size_t k = j->hap0 + lo; k < j->hap0 + hi; k++)
-        if (normalize_hap(j->b, j->m, k, &he)) {
-            if (!j->err.code || he.line < j->err.line) j->err = he;
-            break;
-        }
-    return NULL;
-}
-
-#define MAX_NORM_THREADS 64
-
-int hk_batch_normalize(hk_batch_t *b, const hk_model_t *m, size_t read0, size_t hap0,
-                       int nthreads, hk_batch_error_t *err)
-{
-    pthread_once(&base_once, base_init);
-    const size_t work = b->n_read_pos - (read0 < b->n_reads ? b->read_off[read0] : b->n_read_pos);
-    if (nthreads < 1 || work < (1u << 18)) nthreads = 1;   /* threads cost more than small work */
-    if (nthreads > MAX_NORM_THREADS) nthreads = MAX_NORM_THREADS;
-    norm_job_t job[MAX_NORM_THREADS];
-    for (int t = 0; t < nthreads; t++)
-        job[t] = (norm_job_t){ .b = b, .m = m, .read0 = read0, .hap0 = hap0,
-                               .nthreads = nthreads, .part = t };
-    hk_threads_run(normalize_part, job, sizeof *job, nthreads);
-    int rc = 0;
-    for (int t = 0; t < nthreads; t++)   /* the error earliest in the input */
-        if (job[t].err.code && (!rc || job[t].err.line < err->line)) {
-            *err = job[t].err;
-            rc = job[t].err.code;
-        }
-    return rc;
 }
 
 int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
                       const char *qual, const char *ins, const char *del,
                       const char *gcp, uint32_t len, const char **bad)
 {
-    pthread_once(&base_once, base_init);
-    int rc = hk_batch_add_read_raw(b, bases, qual, ins, del, gcp, len, 0);
+    int rc = hk_batch_append_read(b, len, 0);
     if (rc) { *bad = bases; return rc; }
     hk_batch_error_t e;
-    if ((rc = normalize_read(b, m, b->n_reads - 1, &e))) {
+    if ((rc = hk_batch_set_read(b, m, b->n_reads - 1, bases, qual, ins, del, gcp, &e))) {
         const char *src[5] = { bases, qual, ins, del, gcp };
         *bad = src[e.field] + e.pos;
         hk_batch_last_region(b)->n_reads--;   /* take the read back */
@@ -435,11 +382,10 @@ int hk_batch_add_read(hk_batch_t *b, const hk_model_t *m, const char *bases,
 int hk_batch_add_hap(hk_batch_t *b, const hk_model_t *m, const char *bases, uint32_t len,
                      const char **bad)
 {
-    pthread_once(&base_once, base_init);
-    int rc = hk_batch_add_hap_raw(b, bases, len, 0);
+    int rc = hk_batch_append_hap(b, len, 0);
     if (rc) { *bad = bases; return rc; }
     hk_batch_error_t e;
-    if ((rc = normalize_hap(b, m, b->n_haps - 1, &e))) {
+    if ((rc = hk_batch_set_hap(b, m, b->n_haps - 1, bases, &e))) {
         *bad = bases + e.pos;
         hk_batch_last_region(b)->n_haps--;
         b->n_haps--;

@@ -14,7 +14,7 @@
  * Base codes are 0..3 for A C G T and 4 for N. Qualities are Phred values
  * already normalised by the model (base-quality floor, gcp override), so a
  * backend applies no further rule to them. read_gaps[k] sums up read k's gap
- * qualities (set by normalisation), so that a backend can skip their rows.
+ * qualities (set with its sequences), so that a backend can skip their rows.
  *
  * Ownership: the batch owns every array and every region name; hk_batch_clear
  * empties it for reuse keeping its capacity, hk_batch_free releases it.
@@ -111,19 +111,21 @@ typedef struct {
     unsigned char bad;  /* the offending character */
 } hk_batch_error_t;
 
-/* Fast path for readers: copy sequences as text (qualities as Phred+33
- * characters), recording their input line, and normalise later, in bulk and
- * in parallel, with hk_batch_normalize. */
-int hk_batch_add_read_raw(hk_batch_t *b, const char *bases, const char *qual,
-                          const char *ins, const char *del, const char *gcp, uint32_t len,
-                          long line) __attribute__((warn_unused_result));
-int hk_batch_add_hap_raw(hk_batch_t *b, const char *bases, uint32_t len, long line)
-    __attribute__((warn_unused_result));
-/* Normalise reads [read0, n_reads) and haps [hap0, n_haps) added raw, with up
- * to nthreads threads. Returns 0, or the code of the error earliest in the
- * input, described in *err. */
-int hk_batch_normalize(hk_batch_t *b, const struct hk_model *m, size_t read0, size_t hap0,
-                       int nthreads, hk_batch_error_t *err) __attribute__((warn_unused_result));
+/* Fast path for readers, in two steps. Append a read (haplotype) of len
+ * positions to the last region, recording its input line, without its data:
+ * 0, HK_BATCH_ELONG or HK_BATCH_ENOMEM. Then give it its sequences with
+ * hk_batch_set_read (set_hap): the text, qualities as Phred+33 characters,
+ * copied and normalised with the model's rules; from several threads at
+ * once for different reads, while nothing is appended (appending may move
+ * the arrays). Returns 0, or the error code with *err describing the first
+ * bad character. */
+int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
+int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
+int hk_batch_set_read(hk_batch_t *b, const struct hk_model *m, size_t k, const char *bases,
+                      const char *qual, const char *ins, const char *del, const char *gcp,
+                      hk_batch_error_t *err) __attribute__((warn_unused_result));
+int hk_batch_set_hap(hk_batch_t *b, const struct hk_model *m, size_t k, const char *bases,
+                     hk_batch_error_t *err) __attribute__((warn_unused_result));
 
 /* Building a batch: begin a region, add its reads and haplotypes (in any
  * order), end it. Sequences are normalised with the model's rules. On

@@ -3,7 +3,8 @@
  * Reads the HaplotypeCaller results-file format (`gatk`) and the benchmark
  * batch format (`batch`), plain, gzip or BGZF (htslib), or "-" for standard
  * input, and appends whole regions to a batch. Memory is bounded by the
- * largest region plus the batch the caller asks for, never by the file.
+ * largest region plus the batch the caller asks for plus a few blocks of
+ * input (1 MB per thread, at most 16 MB each), never by the file.
  *
  * Errors (bad input, I/O) are logged once as "FILE:LINE: what" and reported
  * by a -1 return; the reader is then unusable except for hk_reader_close.
@@ -31,7 +32,8 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     __attribute__((warn_unused_result));
 
-/* Threads that normalise each batch (default 1). */
+/* Threads that read (a plain file), scan the input and normalise its
+ * sequences (default 1). */
 void hk_reader_set_threads(hk_reader_t *r, int nthreads);
 
 /* The detected (or forced) format; HK_FMT_AUTO until the first record. */

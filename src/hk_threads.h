@@ -1,6 +1,6 @@
 /* hk_threads.h - run one function on several arguments at once (fork-join).
  *
- * The one way haplik spreads a batch's work over threads: normalising,
+ * The one way haplik spreads a batch's work over threads: reading,
  * scoring on the CPU and formatting the table all call hk_threads_run.
  */
 #ifndef HK_THREADS_H

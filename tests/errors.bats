@@ -1,13 +1,21 @@
 #!/usr/bin/env bats
 # Bad input: a one-line error naming file and line, exit status 2, no output left.
 
+setup_file() {
+    # a batch input of several of the reader's blocks (1 MB per thread): 106250 lines, 9 MB
+    python3 "${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}" --profile equal \
+        --read-len 16 --hap-len 16 --haps-per-batch 1 --pairs 100000 --seed 11 \
+        > "$BATS_FILE_TMPDIR/many.in"
+}
+
 setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; mkdir out; }
 
-# expect_input_error FILE LINE TEXT: scoring FILE fails with 2, one stderr line
-# "haplik: error: FILE:LINE: ...TEXT...", and out/ stays empty.
+# expect_input_error FILE LINE TEXT [OPTION...]: scoring FILE (with the options) fails
+# with 2, one stderr line "haplik: error: FILE:LINE: ...TEXT...", and out/ stays empty.
 expect_input_error() {
     local file=$1 line=$2 text=$3
-    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json "$file"
+    shift 3
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet "$@" -o out/t.json "$file"
     [ "${#stderr_lines[@]}" -eq 1 ] || fail "expected one line on stderr, got: $stderr"
     [[ "${stderr_lines[0]}" == "haplik: error: $file:$line: "* ]] ||
         fail "stderr does not start with 'haplik: error: $file:$line: ': $stderr"
@@ -138,4 +146,77 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     expect_input_error bad.in 2 "gap-open qualities at position 1 have error probabilities that sum to 1 or more"
     printf '1 1\nACGT IIII %%III %%III ++++\nACGTT\n' > ok.in     # Q4 + Q4: defined
     run -0 "$HAPLIK" score --backend cpu --quiet -o out/t.json ok.in
+}
+
+# break_read_lines IN OUT FROM1 EDIT1 FROM2 EDIT2: copy IN with the first read line (5
+# fields) at or after line FROMk changed by EDITk: "qual" puts a bad quality character
+# first, "fields" adds a field, "nul" a NUL byte; prints the two line numbers.
+break_read_lines() {
+    awk -v f1="$3" -v e1="$4" -v f2="$5" -v e2="$6" '
+        function edit(e) {
+            if (e == "qual") $2 = "\x01" substr($2, 2)
+            else if (e == "fields") $0 = $0 " extra"
+            else $0 = $0 "\x00"
+            print NR > "/dev/stderr"
+        }
+        NF == 5 && !d1 && NR >= f1 { edit(e1); d1 = 1 }
+        NF == 5 && !d2 && NR >= f2 { edit(e2); d2 = 1 }
+        { print }' "$1" 2> lines.txt > "$2"
+    cat lines.txt
+}
+
+@test "the earliest error wins across blocks and the threads' pieces" {
+    local l
+    # a bad quality in the first block, a wrong field count in a later one
+    mapfile -t l < <(break_read_lines "$BATS_FILE_TMPDIR/many.in" big.in 20000 qual 90000 fields)
+    for t in 1 4; do
+        expect_input_error big.in "${l[0]}" "read base qualities: invalid quality character 0x01" --threads $t
+    done
+    # the other way round: the structural error is the earlier one
+    mapfile -t l < <(break_read_lines "$BATS_FILE_TMPDIR/many.in" big.in 20000 fields 90000 qual)
+    for t in 1 4; do
+        expect_input_error big.in "${l[0]}" "expected a read line" --threads $t
+    done
+    # both in one block, in the second thread's piece before the first's (4 threads)
+    mapfile -t l < <(break_read_lines "$BATS_FILE_TMPDIR/many.in" big.in 30000 fields 31000 qual)
+    expect_input_error big.in "${l[0]}" "expected a read line" --threads 4
+}
+
+@test "a NUL byte far into the input is reported at its line" {
+    local l
+    mapfile -t l < <(break_read_lines "$BATS_FILE_TMPDIR/many.in" nul.in 95000 nul 99999999 nul)
+    for t in 1 3; do
+        expect_input_error nul.in "${l[0]}" "NUL byte in text" --threads $t
+    done
+}
+
+@test "gatk: a bad character in a region not complete yet wins over a later structural error" {
+    { rec; echo "ACGTA AXGT IIII IIII IIII IIII -1.0e+00"; echo "ACGTA ACGT IIII III IIII IIII -1.0e+00"; } > bad.txt
+    expect_input_error bad.txt 2 "read: invalid base 'X'"
+}
+
+@test "a read one base longer than the longest accepted is refused at its line" {
+    local a q
+    a=$(head -c 1000001 /dev/zero | tr '\0' A)
+    q=$(head -c 1000001 /dev/zero | tr '\0' I)
+    { echo "1 1"; echo "ACGT IIII IIII IIII IIII"; echo "ACGTA"; echo "1 1"; echo "$a $q $q $q $q"; echo "ACGTA"; } > long.in
+    expect_input_error long.in 5 "read longer than 1000000 bases" --threads 1
+    { echo "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result"
+      echo "$a ACGT IIII IIII IIII IIII -1.0e+00"; } > long.txt
+    expect_input_error long.txt 2 "haplotype longer than 1000000 bases" --threads 2
+}
+
+@test "a BGZF stream without its end-of-file marker that ends at a block end, at its last line" {
+    # 256 regions in 4 KB each (a comment and the header, 14 reads, a haplotype: 256 bytes
+    # a line or two): exactly a block of the reader with one thread (1 MB), 4352 lines
+    python3 - > aligned.in <<'PY'
+for region in range(256):
+    print("#" * 248 + "\r\n" + "14 1\r")
+    for r in range(14):
+        print(" ".join(["ACGTA" * 10] + ["I" * 50] * 4) + "\r")
+    print("ACGT" * 63 + "AC" + "\r")
+PY
+    [ "$(wc -c < aligned.in)" -eq 1048576 ] && [ "$(wc -l < aligned.in)" -eq 4352 ]
+    bgzip -c aligned.in | head -c -28 > cut.bgz   # the last 28 bytes: the end-of-file marker
+    expect_input_error cut.bgz 4352 "truncated BGZF stream: no end-of-file marker" --threads 1
 }

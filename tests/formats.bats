@@ -1,6 +1,45 @@
 #!/usr/bin/env bats
 # Inputs: both formats, compression, standard input, tags, line ends, empty input.
 
+setup_file() {
+    GEN="python3 ${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}"
+    # inputs of several of the reader's blocks (1 MB per thread), regions cut by block and
+    # piece ends: tiny pairs, batches of 32 reads x 1 haplotype (9 MB), results-file regions
+    # of 32 x 32 (12 MB)
+    $GEN --profile equal --read-len 16 --hap-len 16 --haps-per-batch 1 --pairs 100000 \
+        --seed 11 > "$BATS_FILE_TMPDIR/many.in"
+    $GEN --format gatk --profile equal --read-len 16 --hap-len 16 --pairs 100000 --seed 11 \
+        > "$BATS_FILE_TMPDIR/many.txt"
+    # results-file regions larger than a block: 3 x (400 reads x 64 haplotypes), 2.6 MB each
+    python3 - > "$BATS_FILE_TMPDIR/big-regions.txt" <<'PY'
+import random
+rnd = random.Random(5)
+seq = lambda n: "".join(rnd.choice("ACGT") for _ in range(n))
+print("# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result")
+for region in range(3):
+    haps = sorted({seq(24) for _ in range(200)})[:64]
+    for r in range(400):
+        read, qual = seq(16), "".join(chr(43 + rnd.randint(0, 30)) for _ in range(16))
+        for h in haps:
+            print(h, read, qual, "+" * 16, "+" * 16, "+" * 16, "-1.0e+00")
+PY
+    # every line 256 bytes with CRLF: blocks end exactly at a line end
+    python3 - > "$BATS_FILE_TMPDIR/aligned.in" <<'PY'
+import random
+rnd = random.Random(6)
+seq = lambda n: "".join(rnd.choice("ACGT") for _ in range(n))
+out = []
+for region in range(700):
+    out.append("#" * 248 + "\r\n")                    # with the header below: 256 bytes
+    out.append("16 1\r\n")
+    for r in range(16):
+        out.append(" ".join([seq(50)] + ["".join(chr(43 + rnd.randint(0, 30)) for _ in range(50))] * 4) + "\r\n")
+    out.append(seq(254) + "\r\n")
+assert all(len(l) == 256 for l in out if not l.startswith("#") and not l.startswith("16 1"))
+print("".join(out), end="")
+PY
+}
+
 setup() {
     load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"
     GATK="$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
@@ -85,4 +124,62 @@ score() { hk score --backend cpu --quiet "$@"; }
     score -o t.json n.in
     run -0 $TABLE get t.json "len(set(t['regions'][0]['log10_likelihoods'][0]))"
     assert_output 1
+}
+
+# score_with_threads FILE OUT N: score FILE reading it with N threads.
+score_with_threads() { hk score --backend cpu --quiet --threads "$3" -o "$2" "$1"; }
+
+@test "one thread and several read the same regions from inputs of several blocks (plain, gzip, BGZF, stdin)" {
+    local f
+    for f in "$BATS_FILE_TMPDIR/many.in" "$BATS_FILE_TMPDIR/many.txt"; do
+        score_with_threads "$f" t1.json 1
+        run -0 $TABLE get t1.json "t['summary']['pairs'] >= 100000"
+        assert_output True
+        score_with_threads "$f" t3.json 3
+        run -0 $TABLE same t1.json t3.json
+        gzip -c "$f" > in.gz
+        score_with_threads in.gz tgz.json 3
+        run -0 $TABLE same t1.json tgz.json
+        bgzip -c "$f" > in.bgz
+        score_with_threads in.bgz tbgz.json 2
+        run -0 $TABLE same t1.json tbgz.json
+        hk score --backend cpu --quiet --threads 4 -o tin.json - < "$f"
+        run -0 $TABLE same t1.json tin.json
+    done
+}
+
+@test "results-file regions larger than a block are rebuilt whole" {
+    local f=$BATS_FILE_TMPDIR/big-regions.txt
+    score_with_threads "$f" t1.json 1
+    run -0 $TABLE get t1.json "[(len(r['reads']), len(r['haplotypes']), r['line']) for r in t['regions']]"
+    assert_output "[(400, 64, 2), (400, 64, 25602), (400, 64, 51202)]"
+    score_with_threads "$f" t3.json 3
+    run -0 $TABLE same t1.json t3.json
+}
+
+@test "blocks that end exactly at a line end (CRLF lines of 256 bytes)" {
+    local f=$BATS_FILE_TMPDIR/aligned.in
+    score_with_threads "$f" t1.json 1
+    run -0 $TABLE get t1.json "(len(t['regions']), t['regions'][-1]['line'])"
+    assert_output "(700, $((19 * 699 + 2)))"
+    score_with_threads "$f" t2.json 2
+    run -0 $TABLE same t1.json t2.json
+    sed 's/\r$//' "$f" > lf.in
+    score_with_threads lf.in lf.json 2
+    run -0 $TABLE same t1.json lf.json
+    bgzip -c "$f" > in.bgz
+    score_with_threads in.bgz bgz.json 2
+    run -0 $TABLE same t1.json bgz.json
+}
+
+@test "a read of the longest length (a 5 MB line, over several blocks) is read whole" {
+    local a q
+    a=$(head -c 1000000 /dev/zero | tr '\0' A)
+    q=$(head -c 1000000 /dev/zero | tr '\0' I)
+    { echo "1 1"; echo "$a $q $q $q $q"; echo "ACGTA"; echo "1 1"; echo "ACGT IIII IIII IIII IIII"; echo "ACGTA"; } > long.in
+    score_with_threads long.in t1.json 1
+    run -0 $TABLE get t1.json "[(len(r['reads'][0]), r['line']) for r in t['regions']]"
+    assert_output "[(1000000, 1), (4, 4)]"
+    score_with_threads long.in t2.json 2
+    run -0 $TABLE same t1.json t2.json
 }
