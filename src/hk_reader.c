@@ -166,6 +166,7 @@ struct hk_reader {
     int         fd;          /* a plain regular file, read by all threads at once
                                 (pread), or -1: a stream, read in order (htslib) */
     off_t       fd_pos;      /* where its next block starts */
+    int         streaming;   /* a pipe, FIFO or terminal, not a regular file */
     block_t   **held;        /* oldest first */
     size_t      n_held, m_held;
     block_t    *ahead;       /* the next block, NULL before the first */
@@ -236,6 +237,8 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
     /* a plain regular file can be read at any offset: by all threads at once
      * (stat first: opening a FIFO again would wait for another writer) */
     struct stat st;
+    r->streaming = !strcmp(path, "-") ? fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode)
+                                      : stat(path, &st) != 0 || !S_ISREG(st.st_mode);
     if (comp == no_compression && strcmp(path, "-") && stat(path, &st) == 0 &&
         S_ISREG(st.st_mode)) {
         const int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -526,8 +529,14 @@ static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
 
 /* ---- reading blocks, one ahead of the scan ---- */
 
+/* A stream's writer may hold it open with nothing more to send for a while
+ * (a producer waiting on haplik's output, or between records): what came
+ * before must then be scored and written, not held back until a large block
+ * fills. So a stream is read a chunk per block, as the reader before blocks
+ * did (and the scan of a chunk gains little from threads anyway). */
 static size_t block_bytes(const hk_reader_t *r)
 {
+    if (r->streaming) return READ_CHUNK;
     const size_t n = BLOCK_PER_THREAD * (size_t)r->nthreads;
     return n < MAX_BLOCK ? n : MAX_BLOCK;
 }

@@ -174,7 +174,10 @@ kill_and_check() {
     for sig in INT TERM; do
         # a fresh FIFO each round: the writer of the last round may hold unread data
         mkfifo in.$sig.fifo
-        start_haplik score --backend cpu --quiet -c "$IN/small-batches.json" -o out/t.json in.$sig.fifo
+        # 16 threads: the reader must not wait for a block of 16 threads' size
+        # to fill from a stream that is held open
+        start_haplik score --backend cpu --quiet --threads 16 -c "$IN/small-batches.json" \
+            -o out/t.json in.$sig.fifo
         feed_fifo in.$sig.fifo "$IN/tiny-pairs.txt"
         # more than the 1 MiB stdio buffer: table data is in the file, not only in memory
         wait_for tmp_written 1048576 || fail "no table data was written: $(cat hk.err)"
