@@ -1,8 +1,9 @@
 /* hk_reader.c - see hk_reader.h.
  *
- * The input is read in blocks of 1 MB per thread, one block ahead, so
- * that every step that touches its bytes runs on all threads and the one
- * sequential step handles a few numbers per line:
+ * The input is read in blocks of 1 MB per thread (a pipe, FIFO or terminal:
+ * 256 KB, see block_bytes), one block ahead, so that every step that touches
+ * its bytes runs on all threads and the one sequential step handles a few
+ * numbers per line:
  *   1. scan (parallel): the block is cut at line ends into one piece per
  *      thread; each thread indexes the lines of its piece (start, fields;
  *      NUL bytes and over-long lines) and, for results-file records, compares
