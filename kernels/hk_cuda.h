@@ -81,6 +81,17 @@ void hk_cuda_close(hk_cuda_t *cu);
  * exit. A later hk_cuda_open pays the context creation again. */
 void hk_cuda_reset(const int *ordinals, int n);
 
+/* One chunk of the last hk_cuda_score call, in ms. GPU times count from the
+ * first chunk's copy in; host times from the start of the call. */
+#define HK_CUDA_TRACE_CHUNKS 16
+typedef struct {
+    float gpu_copy_in, gpu_kernels, gpu_done;  /* GPU: copy in starts, kernels start, kernels end */
+    float handed;                              /* host: when it was handed to the GPU */
+    float reserve, pack, enqueue;              /* host: sizing its slot (allocating and pinning),
+                                                * packing, enqueueing (a kernel's first launch
+                                                * loads its module) */
+} hk_cuda_chunk_trace_t;
+
 /* Where the wall time of the last hk_cuda_score went (host side, summed
  * over the devices' threads). */
 typedef struct {
@@ -92,11 +103,9 @@ typedef struct {
     double   h2d_s;     /* GPU: sum over chunks of the copies in */
     double   gpu_span_s; /* GPU: first copy in to the end of the last kernels (largest over devices) */
     unsigned chunks;
-    /* the first device's first HK_TRACE_CHUNKS chunks, in ms from the start of
-     * the call on the GPU: copy in, kernels start, kernels end; and on the
-     * host: when the chunk was handed to the GPU */
+    /* the first device's first HK_CUDA_TRACE_CHUNKS chunks */
     unsigned n_trace;
-    float    trace[16][4];
+    hk_cuda_chunk_trace_t trace[HK_CUDA_TRACE_CHUNKS];
 } hk_cuda_stats_t;
 void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st);
 

@@ -22,6 +22,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
@@ -104,8 +106,11 @@ extern "C" void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st)
 
 static void slot_free(hk_slot *s)
 {
-    if (s->h_in) cudaFreeHost(s->h_in);
-    if (s->h_out) cudaFreeHost(s->h_out);
+    if (!s->in_arena) {
+        if (s->h_in) cudaFreeHost(s->h_in);
+        if (s->h_out) cudaFreeHost(s->h_out);
+    }
+    s->in_arena = false;
     if (s->d_in) cudaFree(s->d_in);
     if (s->d_nredo) cudaFree(s->d_nredo);   /* the base of the results block */
     else if (s->d_lk) cudaFree(s->d_lk);
@@ -121,9 +126,14 @@ static void slot_free(hk_slot *s)
     s->pairs_cap = 0;
 }
 
+static void arena_free(hk_arena *a);
+
 static void dev_free(hk_dev *d)
 {
-    if (cudaSetDevice(d->ord) != cudaSuccess) return;
+    if (cudaSetDevice(d->ord) != cudaSuccess) {
+        arena_free(&d->arena);
+        return;
+    }
     for (int k = 0; k < HK_SLOTS; k++) {
         slot_free(&d->slot[k]);
         hk_side *xs = &d->slot[k].side;
@@ -136,6 +146,50 @@ static void dev_free(hk_dev *d)
         }
         if (d->st[k]) cudaStreamDestroy(d->st[k]);
     }
+    arena_free(&d->arena);
+}
+
+/* Map and fault in a staging arena (a host thread, while the context is
+ * being created); on failure the slots fall back to cudaHostAlloc. */
+static void arena_fill(hk_arena *a)
+{
+    const size_t bytes = HK_SLOTS * HK_ARENA_SLICE;
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    (void)madvise(p, bytes, MADV_HUGEPAGE);      /* fewer faults where the kernel allows it */
+    const long page = sysconf(_SC_PAGESIZE);
+    for (size_t o = 0; o < bytes; o += page > 0 ? (size_t)page : 4096) static_cast<volatile char *>(p)[o] = 0;
+    a->p = static_cast<unsigned char *>(p);
+    a->bytes = bytes;
+}
+
+/* Pin a filled arena for the current device; without it the slots use cudaHostAlloc. */
+static void arena_register(hk_arena *a)
+{
+    if (!a->p) return;
+    if (cudaHostRegister(a->p, a->bytes, cudaHostRegisterDefault) == cudaSuccess) {
+        a->registered = true;
+        return;
+    }
+    (void)cudaGetLastError();
+    arena_free(a);
+}
+
+static void arena_free(hk_arena *a)
+{
+    if (a->registered) cudaHostUnregister(a->p);
+    if (a->p) munmap(a->p, a->bytes);
+    *a = hk_arena{ nullptr, 0, false };
+}
+
+/* Undo a partial hk_cuda_open whose devices [0, n_ready) were set up. */
+static int open_failed(hk_cuda_t *cu, std::thread &filler, size_t n_ready, int rc)
+{
+    if (filler.joinable()) filler.join();
+    for (size_t i = n_ready; i < cu->dev.size(); i++) arena_free(&cu->dev[i].arena);
+    cu->dev.resize(n_ready);
+    hk_cuda_close(cu);
+    return rc;
 }
 
 extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
@@ -152,21 +206,22 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_CUDA_ENOMEM; }
     cu->dev.resize(n_devices);
+    /* the staging arenas are faulted in while the contexts are created (~0.1 s each) */
+    std::thread filler;
+    try {
+        filler = std::thread([cu] { for (hk_dev &d : cu->dev) arena_fill(&d.arena); });
+    } catch (...) {}                  /* no thread: no arenas, the slots pin their own memory */
     for (int i = 0; i < n_devices; i++) {
         hk_dev *d = &cu->dev[i];
         d->ord = ordinals[i];
         for (int j = 0; j < i; j++)
             if (ordinals[j] == d->ord) {
                 hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", d->ord);
-                cu->dev.resize(i);
-                hk_cuda_close(cu);
-                return HK_CUDA_EINVAL;
+                return open_failed(cu, filler, i, HK_CUDA_EINVAL);
             }
         if (d->ord < 0 || d->ord >= n) {
             hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", d->ord, n);
-            cu->dev.resize(i);
-            hk_cuda_close(cu);
-            return HK_CUDA_ENODEV;
+            return open_failed(cu, filler, i, HK_CUDA_ENODEV);
         }
         cudaError_t e;
         const char *what = "cudaSetDevice";
@@ -195,12 +250,12 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
             }
         }
         if (e != cudaSuccess) {
-            rc = hk_cu_fail(e, what, d->ord, err, errlen);
-            cu->dev.resize(i + 1);
-            hk_cuda_close(cu);
-            return rc;
+            return open_failed(cu, filler, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
         }
     }
+    if (filler.joinable()) filler.join();
+    for (hk_dev &d : cu->dev)
+        if (cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
     *out = cu;
     return HK_CUDA_OK;
 }
@@ -251,14 +306,20 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
         const size_t in_cap = hk_pow2_at_least(lim->in_bytes);
         const size_t pairs_cap = hk_pow2_at_least(lim->pairs);
         const size_t lk_bytes = hk_align16(pairs_cap * sizeof(double));
+        if (d->arena.registered && in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS) {
+            unsigned char *slice = d->arena.p + (size_t)(s - d->slot) * HK_ARENA_SLICE;
+            s->h_in = slice;
+            s->h_out = slice + HK_SLOT_BYTES;
+            s->in_arena = true;
+        }
         cudaError_t e;
         const char *what = "cudaMalloc";
         if ((e = cudaMalloc(&s->d_in, in_cap)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
             (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
-            (what = "cudaHostAlloc", e = cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
-            (e = cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
+            (what = "cudaHostAlloc", e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
+            (e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
             s->in_cap = in_cap;
             s->pairs_cap = pairs_cap;
             /* [redo count, 16 bytes][results]: one copy brings both back */
@@ -383,9 +444,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     }
 
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
-     * a slot's input block at most slot_bytes and 1/(2 HK_SLOTS) of free
-     * memory (pinning host memory costs about 0.4 ms per MB, on the first
-     * call's critical path); room for the largest read */
+     * a slot's input block at most slot_bytes (the arena's slice) and
+     * 1/(2 HK_SLOTS) of free memory; room for the largest read */
     size_t free_b = 0, total_b = 0;
     e = cudaMemGetInfo(&free_b, &total_b);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
@@ -402,7 +462,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     lim.in_bytes = std::max<size_t>(x.max_one, std::min<size_t>({ x.in_total / 3 + (1u << 20), free_b / (2 * HK_SLOTS),
                                                                   slot_bytes }));
     lim.pairs = std::max<uint64_t>(x.max_pairs_one, std::min<uint64_t>({ x.pairs / 3 + 1024, free_b / 64,
-                                                                         slot_bytes / 32 }));
+                                                                         slot_bytes / (HK_SLOT_BYTES / HK_SLOT_PAIRS) }));
     lim.items = lim.pairs + (x.in_total >> 8) + 1024;
     if (const char *v = getenv("HK_CUDA_CHUNK_CELLS")) {   /* testing: force small chunks */
         char *end;
@@ -433,12 +493,12 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
             float ms_span = 0;
             if (cudaEventElapsedTime(&ms_span, d->t0, s->k1) == cudaSuccess)
                 stats->gpu_span_s = std::max(stats->gpu_span_s, ms_span * 1e-3);
-            if (s->trace_ix < 16) {
-                float *tr = stats->trace[s->trace_ix];
-                if (cudaEventElapsedTime(&tr[0], d->t0, s->c0) != cudaSuccess) tr[0] = -1;
-                if (cudaEventElapsedTime(&tr[1], d->t0, s->k0) != cudaSuccess) tr[1] = -1;
-                tr[2] = ms_span;
-                tr[3] = (float)((s->t_enqueued - t_call) * 1e3);
+            if (s->trace_ix < HK_CUDA_TRACE_CHUNKS) {
+                hk_cuda_chunk_trace_t *tr = &stats->trace[s->trace_ix];
+                *tr = s->trace;
+                if (cudaEventElapsedTime(&tr->gpu_copy_in, d->t0, s->c0) != cudaSuccess) tr->gpu_copy_in = -1;
+                if (cudaEventElapsedTime(&tr->gpu_kernels, d->t0, s->k0) != cudaSuccess) tr->gpu_kernels = -1;
+                tr->gpu_done = ms_span;
                 stats->n_trace = std::max(stats->n_trace, s->trace_ix + 1);
             }
             (void)cudaGetLastError();
@@ -477,7 +537,9 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         }
         /* each slot is sized when first needed, so that pinning the later
          * slots' memory overlaps the GPU's work on the first chunks */
+        const double t_reserve = hk_now();
         if ((rc = hk_slot_reserve(d, s, &lim, x.max_hap, err, errlen))) break;
+        s->trace.reserve = (float)((hk_now() - t_reserve) * 1e3);
         lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
         while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
         /* the first chunks are smaller, so that the GPU starts early (making
@@ -491,7 +553,9 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         }
         const double tp = hk_now();
         hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, &s->degen, d->pool.get());
-        stats->pack_s += hk_now() - tp;
+        const double te = hk_now();
+        stats->pack_s += te - tp;
+        s->trace.pack = (float)((te - tp) * 1e3);
         stats->chunks++;
         r = s->ch.r1;
         reg = s->ch.reg1 - 1;
@@ -518,7 +582,9 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         }
         s->busy = true;
         s->trace_ix = k;
-        s->t_enqueued = hk_now();
+        const double th = hk_now();
+        s->trace.enqueue = (float)((th - te) * 1e3);
+        s->trace.handed = (float)((th - t_call) * 1e3);
     }
     if (rc) {                        /* leave nothing in flight */
         for (int k = 0; k < HK_SLOTS; k++) { cudaStreamSynchronize(d->st[k]); d->slot[k].busy = false; }

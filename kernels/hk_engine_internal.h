@@ -81,8 +81,24 @@ struct hk_side {
 #define HK_SLOTS 4
 
 /* Largest input block of a slot (pinned host and device memory), unless one
- * read with its haplotypes needs more. */
+ * read with its haplotypes needs more; and most pairs of a slot's chunk. */
 #define HK_SLOT_BYTES ((size_t)16 << 20)
+#define HK_SLOT_PAIRS (HK_SLOT_BYTES / 32)
+
+/* A device's pinned staging memory: HK_SLOTS slices of HK_ARENA_SLICE bytes,
+ * the slots' input block then their results (the redo count's 16 bytes and
+ * HK_SLOT_PAIRS doubles). It is mapped and faulted in by a host thread while
+ * the device's context is being created, then registered with the driver:
+ * pinning pages that are already there costs 0.04-0.08 ms per MB on an H100
+ * host, cudaHostAlloc's fresh pages 0.4 ms per MB, and releasing them 1.3
+ * against 6 ms per 64 MB. A slot that needs more (one huge region, or a
+ * larger HK_CUDA_SLOT_MB) falls back to cudaHostAlloc. */
+#define HK_ARENA_SLICE (HK_SLOT_BYTES + 16 + HK_SLOT_PAIRS * sizeof(double))
+struct hk_arena {
+    unsigned char *p;
+    size_t         bytes;
+    bool           registered;
+};
 
 /* One staging slot: pinned host and device buffers of one chunk in flight. */
 struct hk_slot {
@@ -95,6 +111,7 @@ struct hk_slot {
     hk_scratch     scratch;
     size_t         in_cap;
     uint64_t       pairs_cap;
+    bool           in_arena;       /* h_in and h_out are the slot's slice of the device's arena */
     bool           busy;
     hk_chunk       ch;
     hk_batch_t    *b;              /* the chunk's batch, number bi of the call */
@@ -104,7 +121,7 @@ struct hk_slot {
     cudaEvent_t    c0, k0, k1;     /* copy in, kernels start, kernels end (timing) */
     hk_side        side;
     unsigned       trace_ix;       /* chunk number, for the stats' trace */
-    double         t_enqueued;     /* host time it was handed to the GPU */
+    hk_cuda_chunk_trace_t trace;   /* its host times */
     cudaEvent_t    done;           /* kept by slot_free: must stay last */
 };
 
@@ -114,6 +131,7 @@ struct hk_dev {
     cudaStream_t   st[HK_SLOTS];
     hk_slot        slot[HK_SLOTS];
     std::unique_ptr<hk_pool> pool;
+    hk_arena       arena;
     cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
 };
 

@@ -44,6 +44,7 @@ typedef struct {
     int    check;             /* compare with expected values */
     hk_table_t *table;        /* NULL: no table (check without -o) */
     hk_engine_t *engine;
+    hk_batch_t *pool;         /* the NBATCH batches */
 
     pthread_mutex_t mu;
     pthread_cond_t  cv;
@@ -234,7 +235,13 @@ static void *write_stage(void *arg)
     hk_batch_t *b;
     for (;;) {
         if (q_pop(r, &r->write_q, &b) < 0) return NULL;
-        if (!b) return NULL;
+        if (!b) {
+            /* every batch is written and the reader is done: give their memory
+             * back now, while the devices are being released, not after */
+            for (int i = 0; i < NBATCH; i++) hk_batch_free(&r->pool[i]);
+            trace(r, "batches freed", 0);
+            return NULL;
+        }
         const double t0 = now();
         if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
         r->t_write += now() - t0;
@@ -270,6 +277,7 @@ static int run(run_t *r, const char *output)
     r->trace = tr && *tr && strcmp(tr, "0");
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
+    r->pool = pool;
     for (int i = 0; i < NBATCH; i++) { hk_batch_init(&pool[i]); r->free_q.item[i] = &pool[i]; }
     r->free_q.n = NBATCH;
     r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
@@ -322,8 +330,6 @@ join:
         r->table = NULL;
     }
     trace(r, "table finished", 0);
-    for (int i = 0; i < r->n_trace; i++)
-        fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
     if (!status)
         hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: start-up %.3f s, reading %.3f s, "
                       "scoring %.3f s (%s), writing %.3f s", (unsigned long long)r->pairs,
@@ -331,7 +337,10 @@ join:
                       hk_engine_backend(r->engine), r->t_write);
     hk_table_abort(r->table);
     hk_engine_close(r->engine);
-    for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);
+    for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);   /* after a failure */
+    trace(r, "engine closed", 0);
+    for (int i = 0; i < r->n_trace; i++)
+        fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     return status;

@@ -65,6 +65,21 @@ static const char *timestamp(char *buf, size_t n)
 }
 
 #ifdef HAVE_CUDA
+/* HK_TRACE=1 (for performance work): the engine's own timeline on stderr: CUDA
+ * start-up, each scoring call's first chunks, the release. */
+static int trace_on(void)
+{
+    const char *v = getenv("HK_TRACE");
+    return v && *v && strcmp(v, "0");
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
 /* Claim one device of `cand` through DIR/gpu<N>.lock; waits while all are
  * taken. Returns the ordinal and leaves the lock's fd in *fd, or -1. */
 static int claim_gpu(const char *dir, const int *cand, int n, int *fd)
@@ -101,6 +116,8 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
 {
     const hk_config_t *c = e->c;
     int count;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (hk_cuda_device_count(&count, why, whylen) != HK_CUDA_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
         return -1;
@@ -128,11 +145,15 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         cand[0] = d;
         n = 1;
     }
+    const double t_init = ms_since(&t0);
     char err[512] = "";
     if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_CUDA_OK) {
         snprintf(why, whylen, "%s", err);
         return -1;
     }
+    if (trace_on())
+        fprintf(stderr, "haplik: trace engine: driver initialised in %.1f ms, contexts created in %.1f ms\n",
+                t_init, ms_since(&t0) - t_init);
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
         if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
@@ -177,6 +198,22 @@ hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
     return e;
 }
 
+#ifdef HAVE_CUDA
+static void trace_chunks(const hk_cuda_t *cu)
+{
+    hk_cuda_stats_t st;
+    hk_cuda_last_stats(cu, &st);
+    fprintf(stderr, "haplik: trace engine: call of %.1f ms, %u chunks; the first device's first chunks, "
+            "ms (host from the call's start, GPU from the first copy in):\n", st.total_s * 1e3, st.chunks);
+    for (unsigned i = 0; i < st.n_trace; i++) {
+        const hk_cuda_chunk_trace_t *c = &st.trace[i];
+        fprintf(stderr, "haplik: trace engine:   chunk %2u: host reserve %6.2f pack %5.2f enqueue %5.2f "
+                "handed %7.2f | GPU copy in %7.2f kernels %7.2f .. %7.2f\n", i, c->reserve, c->pack,
+                c->enqueue, c->handed, c->gpu_copy_in, c->gpu_kernels, c->gpu_done);
+    }
+}
+#endif
+
 int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
@@ -184,8 +221,10 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
         char err[512] = "";
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
         else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
-                               done, arg, err, sizeof err) == HK_CUDA_OK)
+                               done, arg, err, sizeof err) == HK_CUDA_OK) {
+            if (trace_on()) trace_chunks(e->cu);
             return 0;
+        }
         hk_log_error("%s", err);
         return -1;
     }
@@ -202,9 +241,15 @@ void hk_engine_release(hk_engine_t *e)
     if (!e) return;
 #ifdef HAVE_CUDA
     if (e->cu) {
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         hk_cuda_close(e->cu);
         e->cu = NULL;
+        const double t_close = ms_since(&t0);
         hk_cuda_reset(e->ordinals, e->n_ordinals);
+        if (trace_on())
+            fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
+                    t_close, ms_since(&t0) - t_close);
     }
 #endif
     if (e->lock_fd >= 0) {

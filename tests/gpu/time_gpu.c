@@ -107,9 +107,12 @@ int main(int argc, char **argv)
     printf("  last run: total %.4f s = pack %.4f + wait %.4f + unpack %.4f + rest; %u chunks;"
            " GPU: copies in %.4f s, kernels %.4f s, span %.4f s\n",
            st.total_s, st.pack_s, st.wait_s, st.unpack_s, st.chunks, st.h2d_s, st.kernel_s, st.gpu_span_s);
-    for (unsigned i = 0; i < st.n_trace; i++)
-        printf("    chunk %2u: host enqueued %7.3f ms; GPU copy in %7.3f, kernels %7.3f .. %7.3f ms\n", i,
-               st.trace[i][3], st.trace[i][0], st.trace[i][1], st.trace[i][2]);
+    for (unsigned i = 0; i < st.n_trace; i++) {
+        const hk_cuda_chunk_trace_t *c = &st.trace[i];
+        printf("    chunk %2u: host reserve %.3f, pack %.3f, enqueue %.3f, handed %7.3f ms; GPU copy in %7.3f,"
+               " kernels %7.3f .. %7.3f ms\n", i, c->reserve, c->pack, c->enqueue, c->handed,
+               c->gpu_copy_in, c->gpu_kernels, c->gpu_done);
+    }
     qsort(t, (size_t)runs, sizeof *t, cmp);
     printf("median %.4f s  %.3f TCUPS (%s, GPU phase: packing, transfers, kernels, results)\n",
            t[runs / 2], b.cells / t[runs / 2] / 1e12,
