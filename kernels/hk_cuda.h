@@ -84,6 +84,7 @@ void hk_cuda_reset(const int *ordinals, int n);
 /* One chunk of the last hk_cuda_score call, in ms. GPU times count from the
  * first chunk's copy in; host times from the start of the call. */
 #define HK_CUDA_TRACE_CHUNKS 16
+#define HK_CUDA_TRACE_DEVICES 8
 typedef struct {
     float gpu_copy_in, gpu_kernels, gpu_done;  /* GPU: copy in starts, kernels start, kernels end */
     float handed;                              /* host: when it was handed to the GPU */
@@ -106,6 +107,12 @@ typedef struct {
     /* the first device's first HK_CUDA_TRACE_CHUNKS chunks */
     unsigned n_trace;
     hk_cuda_chunk_trace_t trace[HK_CUDA_TRACE_CHUNKS];
+    /* the first HK_CUDA_TRACE_DEVICES devices, ms: when each was handed its
+     * first chunk and when its share was done (host, from the call's start),
+     * and its GPU span (first copy in to the end of its last kernels) */
+    unsigned n_dev_trace;
+    float    dev_first[HK_CUDA_TRACE_DEVICES], dev_done[HK_CUDA_TRACE_DEVICES],
+             dev_span[HK_CUDA_TRACE_DEVICES];
 } hk_cuda_stats_t;
 void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st);
 

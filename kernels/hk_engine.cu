@@ -425,7 +425,8 @@ static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
 /* Score the device's shares (one per batch of the call, in batch order) as
  * one stream of chunks: the pipeline fills once per call, not once per batch. */
 static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vector<hk_share> &shares,
-                           int precision, double thr, hk_cuda_stats_t *stats, char *err, size_t errlen)
+                           int precision, double thr, double t_start, hk_cuda_stats_t *stats,
+                           char *err, size_t errlen)
 {
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
@@ -585,7 +586,10 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         const double th = hk_now();
         s->trace.enqueue = (float)((th - te) * 1e3);
         s->trace.handed = (float)((th - t_call) * 1e3);
+        if (k == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
     }
+    stats->dev_done[0] = (float)((hk_now() - t_start) * 1e3);
+    stats->dev_span[0] = (float)(stats->gpu_span_s * 1e3);
     if (rc) {                        /* leave nothing in flight */
         for (int k = 0; k < HK_SLOTS; k++) { cudaStreamSynchronize(d->st[k]); d->slot[k].busy = false; }
         (void)cudaGetLastError();
@@ -617,6 +621,29 @@ static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &
     }
 }
 
+/* Experiment (HK_CUDA_SPLIT=padded): cut by padded cells, tile rows x
+ * haplotype columns, walking every read. */
+static void split_by_padded_cells(const hk_batch_t *b, size_t nd, bool dbl, std::vector<size_t> &cut)
+{
+    cut.assign(nd + 1, b->n_reads);
+    cut[0] = 0;
+    if (nd < 2) return;
+    std::vector<uint64_t> cost(b->n_reads + 1, 0);
+    for (size_t g = 0; g < b->n_regions; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
+        for (uint32_t i = 0; i < rg->n_reads; i++) {
+            const size_t r = rg->read0 + i;
+            cost[r + 1] = hk_chunk_tile_rows(hk_batch_read_len(b, r), b->read_gaps[r].constant, dbl) * hcols;
+        }
+    }
+    for (size_t r = 0; r < b->n_reads; r++) cost[r + 1] += cost[r];
+    const double per = (double)cost[b->n_reads] / nd;
+    size_t dv = 1;
+    for (size_t r = 0; r < b->n_reads && dv < nd; r++)
+        while (dv < nd && cost[r + 1] >= per * dv) cut[dv++] = r + 1;
+}
+
 extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n_batches, int precision,
                              double float_threshold, hk_cuda_done_fn done, void *arg,
                              char *err, size_t errlen)
@@ -627,7 +654,10 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
         hk_cu_seterr(err, errlen, "hk_cuda_score: bad argument");
         return HK_CUDA_EINVAL;
     }
+    const double t_start = hk_now();
     const size_t nd = cu->dev.size();
+    const char *sv = getenv("HK_CUDA_SPLIT");
+    const bool padded = sv && !strcmp(sv, "padded");
     hk_call call(batches, n_batches, (int)nd, done, arg);
     /* each batch split among the devices by cells, so that they finish each
      * batch together and batches complete one after the other */
@@ -636,22 +666,22 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     for (size_t bi = 0; bi < n_batches; bi++) {
         const hk_batch_t *b = batches[bi];
         if (b->n_pairs == 0) cut.assign(nd + 1, 0);
+        else if (padded) split_by_padded_cells(b, nd, precision == HK_PREC_DOUBLE, cut);
         else split_by_cells(b, nd, cut);
         for (size_t i = 0; i < nd; i++) shares[i].push_back(hk_share{ bi, cut[i], cut[i + 1] });
     }
     std::vector<hk_cuda_stats_t> st(nd, hk_cuda_stats_t());
-    const double t_start = hk_now();
     std::vector<int> rcs(nd, 0);
     std::vector<std::vector<char>> errs(nd, std::vector<char>(512, 0));
     if (nd == 1) {
         rcs[0] = score_on_device(&cu->dev[0], 1, &call, shares[0], precision, float_threshold,
-                                 &st[0], errs[0].data(), 512);
+                                 t_start, &st[0], errs[0].data(), 512);
     } else {
         std::vector<std::thread> th;
         for (size_t i = 0; i < nd; i++)
             th.emplace_back([&, i] {
                 rcs[i] = score_on_device(&cu->dev[i], (int)nd, &call, shares[i], precision,
-                                         float_threshold, &st[i], errs[i].data(), 512);
+                                         float_threshold, t_start, &st[i], errs[i].data(), 512);
             });
         for (auto &t : th) t.join();
     }
@@ -673,6 +703,12 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
             memcpy(cu->stats.trace, st[0].trace, sizeof st[0].trace);
         }
         cu->stats.chunks += st[i].chunks;
+        if (i < HK_CUDA_TRACE_DEVICES) {
+            cu->stats.n_dev_trace = (unsigned)i + 1;
+            cu->stats.dev_first[i] = st[i].dev_first[0];
+            cu->stats.dev_done[i] = st[i].dev_done[0];
+            cu->stats.dev_span[i] = st[i].dev_span[0];
+        }
     }
     cu->stats.total_s = hk_now() - t_start;
     return HK_CUDA_OK;

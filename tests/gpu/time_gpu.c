@@ -113,6 +113,9 @@ int main(int argc, char **argv)
                " kernels %7.3f .. %7.3f ms\n", i, c->reserve, c->pack, c->enqueue, c->handed,
                c->gpu_copy_in, c->gpu_kernels, c->gpu_done);
     }
+    for (unsigned i = 0; i < st.n_dev_trace; i++)
+        printf("    device %u: first chunk handed %.3f ms, share done %.3f ms, GPU span %.3f ms\n", i,
+               st.dev_first[i], st.dev_done[i], st.dev_span[i]);
     qsort(t, (size_t)runs, sizeof *t, cmp);
     printf("median %.4f s  %.3f TCUPS (%s, GPU phase: packing, transfers, kernels, results)\n",
            t[runs / 2], b.cells / t[runs / 2] / 1e12,
