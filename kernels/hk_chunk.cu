@@ -52,18 +52,6 @@ static inline int pick_config(uint32_t m, int fam)
     return m <= HK_PICK_TABLE ? pick_table[fam][m] : pick_config_slow(m, fam);
 }
 
-uint32_t hk_chunk_tile_rows(uint32_t m, bool constant, bool dbl)
-{
-    pick_init();
-    const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT;
-    const int cg = dbl || !constant ? -1 : pick_config(m, FAM_CGAP);
-    if (cg >= 0) return (uint32_t)hk_cgap_rows(cg);
-    const int cfg = pick_config(m, fam);
-    if (cfg >= 0) return (uint32_t)fam_rows(fam, cfg);
-    const uint32_t rows = (uint32_t)fam_rows(fam, fam_configs(fam) - 1);   /* multi-tile */
-    return (m + rows - 1) / rows * rows;
-}
-
 /* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
 static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
 {

@@ -376,9 +376,10 @@ struct hk_call {
     }
 };
 
-/* A device's share of one batch: reads [r0, r1) of batch bi. */
+/* A device's share of one batch: reads [r0, r1) of batch bi, their cells. */
 struct hk_share {
     size_t bi, r0, r1;
+    uint64_t cells;
 };
 
 /* The region holding read r (regions without reads skipped). */
@@ -395,31 +396,35 @@ static size_t region_of_read(const hk_batch_t *b, size_t r)
 
 /* What a device's shares need: totals, and the largest single read's needs. */
 struct hk_extent {
-    uint64_t cells = 0, pairs = 0, max_pairs_one = 1;
+    uint64_t cells = 0, pairs = 0, max_pairs_one = 1, max_items_one = 1;
     size_t in_total = 0, max_one = 0;
     uint32_t max_hap = 0;
 };
 
-static void add_extent(const hk_batch_t *b, size_t r0, size_t r1, hk_extent *x)
+/* Add share sh of batch b to x in O(1), from the batch's totals and maxima:
+ * the cells are exact, pairs and input bytes the batch's in proportion to
+ * the share's cells (they only shape the chunk limits), and one read's
+ * needs bounded by the batch's longest read and largest region (walking the
+ * regions cost up to 0.6 ms before the first chunk). */
+static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
 {
+    const double frac = b->cells ? (double)sh.cells / (double)b->cells
+                                  : (double)(sh.r1 - sh.r0) / (double)b->n_reads;
+    const uint64_t rpos = b->read_off[b->n_reads], hpos = b->hap_off[b->n_haps];
+    /* the input block's bytes: bases and 4 qualities per read position, the
+     * read's offset and gap summary, its items, the haplotypes */
+    const double in_bytes = 5.0 * rpos + (double)b->n_reads * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item)) +
+                            (double)sizeof(hk_item) * b->n_pairs / 4 + hpos + 4.0 * b->n_haps;
+    x->cells += sh.cells;
+    x->pairs += (uint64_t)(frac * b->n_pairs) + 1;
+    x->in_total += (size_t)(frac * in_bytes) + 1;
     x->max_hap = std::max(x->max_hap, b->max_hap_len);
-    for (size_t g = region_of_read(b, r0), r = r0; r < r1; g++) {   /* region by region */
-        const hk_region_t *rg = &b->regions[g];
-        if (rg->n_reads == 0) continue;
-        const size_t e1 = std::min<size_t>(r1, (size_t)rg->read0 + rg->n_reads), n = e1 - r;
-        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
-        const uint64_t rsum = b->read_off[e1] - b->read_off[r];
-        x->cells += rsum * hcols;
-        x->pairs += (uint64_t)n * rg->n_haps;
-        x->in_total += 5 * rsum + n * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item) * (rg->n_haps / 4 + 1)) +
-                       hcols + 4 * rg->n_haps;
-        r = e1;
-        /* the batch's longest read: a bound that needs no pass over the reads */
-        const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * rg->n_haps + 16 +
-                           sizeof(hk_item) * (rg->n_haps + hcols / HK_ITEM_COLS + 1) + 64;
-        x->max_one = std::max(x->max_one, one);
-        x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, rg->n_haps);
-    }
+    const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
+    const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
+                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS + 1) + 64;
+    x->max_one = std::max(x->max_one, one);
+    x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
+    x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS + 1);
 }
 
 /* Score the device's shares (one per batch of the call, in batch order) as
@@ -435,7 +440,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     for (const hk_share &sh : shares) {
         if (sh.r0 >= sh.r1) { call->share_done(sh.bi, 0); continue; }
         work.push_back(sh);
-        add_extent(call->b[sh.bi], sh.r0, sh.r1, &x);
+        add_extent(call->b[sh.bi], sh, &x);
     }
     if (work.empty()) return HK_CUDA_OK;
     if (!d->pool) {                  /* host threads: up to 16, shared fairly among devices */
@@ -464,7 +469,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
                                                                   slot_bytes }));
     lim.pairs = std::max<uint64_t>(x.max_pairs_one, std::min<uint64_t>({ x.pairs / 3 + 1024, free_b / 64,
                                                                          slot_bytes / (HK_SLOT_BYTES / HK_SLOT_PAIRS) }));
-    lim.items = lim.pairs + (x.in_total >> 8) + 1024;
+    lim.items = std::max<uint64_t>(x.max_items_one, lim.pairs + (x.in_total >> 8) + 1024);
     if (const char *v = getenv("HK_CUDA_CHUNK_CELLS")) {   /* testing: force small chunks */
         char *end;
         unsigned long long c = strtoull(v, &end, 10);
@@ -597,13 +602,15 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     return rc;
 }
 
-/* Cut batch b's reads among nd devices by cells: device i gets [cut[i], cut[i+1]).
- * Region by region; only the regions where a cut falls are walked read by read. */
-static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &cut)
+/* Cut batch b's reads among nd devices by cells: device i gets reads
+ * [cut[i], cut[i+1]), cells[i+1] - cells[i] cells. Region by region; only
+ * the regions where a cut falls are walked read by read. */
+static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &cut, std::vector<uint64_t> &cells)
 {
     cut.assign(nd + 1, b->n_reads);
+    cells.assign(nd + 1, b->cells);
     cut[0] = 0;
-    if (nd < 2) return;
+    cells[0] = 0;
     const double per = (double)b->cells / nd;
     uint64_t acc = 0;
     size_t dv = 1;
@@ -616,32 +623,12 @@ static void split_by_cells(const hk_batch_t *b, size_t nd, std::vector<size_t> &
         const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
         for (uint32_t i = 0; i < rg->n_reads && dv < nd; i++) {
             acc += (uint64_t)hk_batch_read_len(b, rg->read0 + i) * hcols;
-            while (dv < nd && acc >= per * dv) cut[dv++] = rg->read0 + i + 1;
+            while (dv < nd && acc >= per * dv) {
+                cut[dv] = rg->read0 + i + 1;
+                cells[dv++] = acc;
+            }
         }
     }
-}
-
-/* Experiment (HK_CUDA_SPLIT=padded): cut by padded cells, tile rows x
- * haplotype columns, walking every read. */
-static void split_by_padded_cells(const hk_batch_t *b, size_t nd, bool dbl, std::vector<size_t> &cut)
-{
-    cut.assign(nd + 1, b->n_reads);
-    cut[0] = 0;
-    if (nd < 2) return;
-    std::vector<uint64_t> cost(b->n_reads + 1, 0);
-    for (size_t g = 0; g < b->n_regions; g++) {
-        const hk_region_t *rg = &b->regions[g];
-        const uint64_t hcols = b->hap_off[rg->hap0 + rg->n_haps] - b->hap_off[rg->hap0];
-        for (uint32_t i = 0; i < rg->n_reads; i++) {
-            const size_t r = rg->read0 + i;
-            cost[r + 1] = hk_chunk_tile_rows(hk_batch_read_len(b, r), b->read_gaps[r].constant, dbl) * hcols;
-        }
-    }
-    for (size_t r = 0; r < b->n_reads; r++) cost[r + 1] += cost[r];
-    const double per = (double)cost[b->n_reads] / nd;
-    size_t dv = 1;
-    for (size_t r = 0; r < b->n_reads && dv < nd; r++)
-        while (dv < nd && cost[r + 1] >= per * dv) cut[dv++] = r + 1;
 }
 
 extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n_batches, int precision,
@@ -656,19 +643,22 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     }
     const double t_start = hk_now();
     const size_t nd = cu->dev.size();
-    const char *sv = getenv("HK_CUDA_SPLIT");
-    const bool padded = sv && !strcmp(sv, "padded");
     hk_call call(batches, n_batches, (int)nd, done, arg);
     /* each batch split among the devices by cells, so that they finish each
      * batch together and batches complete one after the other */
     std::vector<std::vector<hk_share>> shares(nd);
     std::vector<size_t> cut;
+    std::vector<uint64_t> cells;
     for (size_t bi = 0; bi < n_batches; bi++) {
         const hk_batch_t *b = batches[bi];
-        if (b->n_pairs == 0) cut.assign(nd + 1, 0);
-        else if (padded) split_by_padded_cells(b, nd, precision == HK_PREC_DOUBLE, cut);
-        else split_by_cells(b, nd, cut);
-        for (size_t i = 0; i < nd; i++) shares[i].push_back(hk_share{ bi, cut[i], cut[i + 1] });
+        if (b->n_pairs == 0) {
+            cut.assign(nd + 1, 0);
+            cells.assign(nd + 1, 0);
+        } else {
+            split_by_cells(b, nd, cut, cells);
+        }
+        for (size_t i = 0; i < nd; i++)
+            shares[i].push_back(hk_share{ bi, cut[i], cut[i + 1], cells[i + 1] - cells[i] });
     }
     std::vector<hk_cuda_stats_t> st(nd, hk_cuda_stats_t());
     std::vector<int> rcs(nd, 0);

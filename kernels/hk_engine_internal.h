@@ -151,9 +151,6 @@ template <typename F> static inline void hk_par_run(hk_pool *pool, unsigned n, F
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
-/* Read rows of the tile(s) a read of length m is scored in: the work a read
- * costs per haplotype column. */
-uint32_t hk_chunk_tile_rows(uint32_t m, bool constant, bool dbl);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,

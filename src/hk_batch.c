@@ -16,7 +16,8 @@ void hk_batch_clear(hk_batch_t *b)
     b->n_regions = b->n_reads = b->n_haps = b->n_pairs = 0;
     b->n_read_pos = b->n_hap_pos = 0;
     b->cells = b->n_recomputed = 0;
-    b->max_read_len = b->max_hap_len = 0;
+    b->max_read_len = b->max_hap_len = b->max_region_haps = 0;
+    b->max_region_hap_cols = 0;
 }
 
 void hk_batch_free(hk_batch_t *b)
@@ -411,5 +412,7 @@ int hk_batch_end_region(hk_batch_t *b)
     uint64_t hsum = b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0];
     r->cells = rsum * hsum;
     b->cells += r->cells;
+    if (r->n_haps > b->max_region_haps) b->max_region_haps = r->n_haps;
+    if (hsum > b->max_region_hap_cols) b->max_region_hap_cols = hsum;
     return 0;
 }

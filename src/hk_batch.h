@@ -82,6 +82,10 @@ typedef struct {
     uint64_t  cells;                 /* sum of the regions' cells */
     uint64_t  n_recomputed;          /* pairs the scorer recomputed in double */
     uint32_t  max_read_len, max_hap_len;
+    /* the largest region's needs, so that a scorer can bound one read's
+     * work without a pass over the regions */
+    uint32_t  max_region_haps;       /* haplotypes */
+    uint64_t  max_region_hap_cols;   /* sum of its haplotypes' lengths */
 } hk_batch_t;
 
 struct hk_model;

@@ -34,8 +34,8 @@
 
 static void check_batch(const hk_batch_t *b)
 {
-    uint64_t pairs = 0, cells = 0;
-    size_t reads = 0, haps = 0;
+    uint64_t pairs = 0, cells = 0, max_cols = 0;
+    size_t reads = 0, haps = 0, max_haps = 0;
     for (size_t i = 0; i < b->n_regions; i++) {
         const hk_region_t *rg = &b->regions[i];
         CHECK(rg->read0 == reads && rg->hap0 == haps && rg->pair0 == pairs);
@@ -48,8 +48,11 @@ static void check_batch(const hk_batch_t *b)
         for (uint32_t k = 0; k < rg->n_haps; k++) hs += hk_batch_hap_len(b, rg->hap0 + k);
         CHECK(rg->cells == rs * hs);
         cells += rg->cells;
+        if (rg->n_haps > max_haps) max_haps = rg->n_haps;
+        if (hs > max_cols) max_cols = hs;
     }
     CHECK(reads == b->n_reads && haps == b->n_haps && pairs == b->n_pairs && cells == b->cells);
+    CHECK(max_haps == b->max_region_haps && max_cols == b->max_region_hap_cols);
     for (size_t k = 0; k < b->n_reads; k++) {
         CHECK(b->read_off[k] < b->read_off[k + 1]);
         CHECK(hk_batch_read_len(b, k) <= HK_MAX_SEQ_LEN);
