@@ -40,6 +40,16 @@ static int verbose;
 static int n_fail;
 static int n_test;
 
+/* Skip everything: TAP's skip plan. Exit 77 (automake's skip) unless run by
+ * automake's TAP driver (which sets AM_TAP_AWK), which wants status 0. */
+static int skip_all(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    fprintf(stderr, "SKIP: %s\n", why);
+    return getenv("AM_TAP_AWK") ? 0 : 77;
+}
+
+#ifdef HAVE_CUDA
 /* One TAP result line: "ok N - ..." or "not ok N - ...". */
 static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void result(int ok, const char *fmt, ...)
@@ -54,15 +64,6 @@ static void result(int ok, const char *fmt, ...)
     fflush(stdout);
 }
 
-/* Skip everything: TAP's skip plan. Exit 77 (automake's skip) unless run by
- * automake's TAP driver (which sets AM_TAP_AWK), which wants status 0. */
-static int skip_all(const char *why)
-{
-    printf("1..0 # SKIP %s\n", why);
-    fprintf(stderr, "SKIP: %s\n", why);
-    return getenv("AM_TAP_AWK") ? 0 : 77;
-}
-
 static double now(void)
 {
     struct timespec ts;
@@ -70,7 +71,6 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-#ifdef HAVE_CUDA
 static const char *prec_name(int p)
 {
     return p == HK_PREC_MIXED ? "mixed" : p == HK_PREC_DOUBLE ? "double" : "float";
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "usage: gpu_vs_cpu [-v] [-q] [PATH...]\n"); return 2; }
     }
 #ifndef HAVE_CUDA
-    (void)argc; (void)argv;
+    (void)argc; (void)argv; (void)quick;
     return skip_all("gpu_vs_cpu: haplik was built without CUDA, the CUDA engine is NOT tested");
 #else
     char err[512];

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
         return 2;
     }
 #ifndef HAVE_CUDA
+    (void)prec; (void)devs;
     printf("SKIP: time_gpu: built without CUDA\n");
     return 77;
 #else
