@@ -12,6 +12,7 @@
 #include "hk_cli.h"
 #include "hk_batch.h"
 #include "hk_cuda.h"
+#include "hk_log.h"
 #include "hk_model.h"
 
 #include <errno.h>
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     int    device;
@@ -72,12 +72,6 @@ static void usage(FILE *fp)
 }
 
 #ifdef HAVE_CUDA
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- a small seeded generator (xorshift64*, gamma/beta by Marsaglia-Tsang) ---- */
 static unsigned long long rs = 0x9e3779b97f4a7c15ull;
@@ -213,11 +207,11 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     rc = hk_cuda_bench(cu, &b, o->gaps, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
     double *t = malloc(sizeof *t * (size_t)(o->runs + 1));
     for (int r = -1; rc == HK_CUDA_OK && t && r < o->runs; r++) {
-        double t0 = now();
+        double t0 = hk_log_now();
         b.n_recomputed = 0;
         hk_batch_t *one = &b;
         rc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
-        if (r >= 0) t[r] = now() - t0;
+        if (r >= 0) t[r] = hk_log_now() - t0;
     }
     if (rc != HK_CUDA_OK || !t) {
         fprintf(stderr, "haplik: error: bench: %s\n", t ? err : "out of memory");

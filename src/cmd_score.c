@@ -23,7 +23,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NBATCH 8
@@ -72,17 +71,11 @@ typedef struct {
     long     trace_arg[NTRACE];
 } run_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void trace(run_t *r, const char *what, long arg)
 {
     if (!r->trace) return;
-    const double t = now();
+    const double t = hk_log_now();
     pthread_mutex_lock(&r->mu);
     if (r->n_trace < NTRACE) {
         r->trace_ms[r->n_trace] = (t - r->t0) * 1e3;
@@ -179,9 +172,9 @@ static void *read_stage(void *arg)
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
             hk_reader_set_threads(rd, r->parse_threads);
         }
-        const double t0 = now();
+        const double t0 = hk_log_now();
         int got = hk_reader_next(rd, b, r->batch_pairs);
-        r->t_read += now() - t0;
+        r->t_read += hk_log_now() - t0;
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         if (b->n_pairs >= r->batch_pairs) {
@@ -221,7 +214,7 @@ static void check_batch(run_t *r, const hk_batch_t *b)
 
 static void show_progress(run_t *r, int final)
 {
-    const double t = now();
+    const double t = hk_log_now();
     if (!final && t - r->last_progress < 0.5) return;
     r->last_progress = t;
     fprintf(stderr, "\rhaplik: %llu regions, %llu pairs, %.2f GCUPS%s",
@@ -242,9 +235,9 @@ static void *write_stage(void *arg)
             trace(r, "batches freed", 0);
             return NULL;
         }
-        const double t0 = now();
+        const double t0 = hk_log_now();
         if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
-        r->t_write += now() - t0;
+        r->t_write += hk_log_now() - t0;
         trace(r, "wrote batch, pairs", (long)b->n_pairs);
         if (r->check) check_batch(r, b);
         r->regions += b->n_regions;
@@ -272,9 +265,8 @@ static int run(run_t *r, const char *output)
     int reader_up = 0, writer_up = 0;
     const hk_config_t *c = r->cfg;
 
-    r->t0 = now();
-    const char *tr = getenv("HK_TRACE");
-    r->trace = tr && *tr && strcmp(tr, "0");
+    r->t0 = hk_log_now();
+    r->trace = hk_log_tracing();
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->pool = pool;
@@ -286,9 +278,9 @@ static int run(run_t *r, const char *output)
     if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
     reader_up = 1;
     int status = 0;
-    const double t_open = now();
+    const double t_open = hk_log_now();
     r->engine = hk_engine_open(c, &status);
-    r->t_open = now() - t_open;
+    r->t_open = hk_log_now() - t_open;
     trace(r, "engine open", 0);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
@@ -300,10 +292,10 @@ static int run(run_t *r, const char *output)
         hk_batch_t *b[NBATCH];
         int end, n = q_pop_all(r, &r->score_q, b, &end);
         if (n < 0) break;
-        const double t0 = now();
+        const double t0 = hk_log_now();
         trace(r, "scoring batches", n);
         if (n && hk_engine_score(r->engine, b, (size_t)n, batch_scored, r)) { fail(r, HK_EXIT_RUNTIME); break; }
-        r->t_score += now() - t0;
+        r->t_score += hk_log_now() - t0;
         if (end) {
             q_push(r, &r->write_q, NULL);
             hk_engine_release(r->engine);   /* while the writer finishes */
@@ -321,7 +313,7 @@ join:
         hk_summary_t s = {
             .regions = r->regions, .pairs = r->pairs, .cells = r->cells,
             .double_recomputed = r->recomputed, .backend = hk_engine_backend(r->engine),
-            .seconds = now() - r->t0,
+            .seconds = hk_log_now() - r->t0,
         };
         s.n_devices = hk_engine_devices(r->engine, &names);
         s.devices = names;
@@ -333,7 +325,7 @@ join:
     if (!status)
         hk_log_notice("%llu pairs, %.3g cells in %.3f s; busy: start-up %.3f s, reading %.3f s, "
                       "scoring %.3f s (%s), writing %.3f s", (unsigned long long)r->pairs,
-                      (double)r->cells, now() - r->t0, r->t_open, r->t_read, r->t_score,
+                      (double)r->cells, hk_log_now() - r->t0, r->t_open, r->t_read, r->t_score,
                       hk_engine_backend(r->engine), r->t_write);
     hk_table_abort(r->table);
     hk_engine_close(r->engine);

@@ -65,20 +65,8 @@ static const char *timestamp(char *buf, size_t n)
 }
 
 #ifdef HAVE_CUDA
-/* HK_TRACE=1 (for performance work): the engine's own timeline on stderr: CUDA
- * start-up, each scoring call's first chunks, the release. */
-static int trace_on(void)
-{
-    const char *v = getenv("HK_TRACE");
-    return v && *v && strcmp(v, "0");
-}
-
-static double ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) * 1e-6;
-}
+/* HK_TRACE=1 (for performance work) also prints the engine's own timeline:
+ * CUDA start-up, each scoring call's first chunks, the release. */
 
 /* Claim one device of `cand` through DIR/gpu<N>.lock; waits while all are
  * taken. Returns the ordinal and leaves the lock's fd in *fd, or -1. */
@@ -116,8 +104,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
 {
     const hk_config_t *c = e->c;
     int count;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = hk_log_now();
     if (hk_cuda_device_count(&count, why, whylen) != HK_CUDA_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
         return -1;
@@ -145,15 +132,15 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         cand[0] = d;
         n = 1;
     }
-    const double t_init = ms_since(&t0);
+    const double t_init = hk_log_now() - t0;
     char err[512] = "";
     if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_CUDA_OK) {
         snprintf(why, whylen, "%s", err);
         return -1;
     }
-    if (trace_on())
+    if (hk_log_tracing())
         fprintf(stderr, "haplik: trace engine: driver initialised in %.1f ms, contexts created in %.1f ms\n",
-                t_init, ms_since(&t0) - t_init);
+                t_init * 1e3, (hk_log_now() - t0 - t_init) * 1e3);
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
         if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
@@ -222,7 +209,7 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
         else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
                                done, arg, err, sizeof err) == HK_CUDA_OK) {
-            if (trace_on()) trace_chunks(e->cu);
+            if (hk_log_tracing()) trace_chunks(e->cu);
             return 0;
         }
         hk_log_error("%s", err);
@@ -241,15 +228,14 @@ void hk_engine_release(hk_engine_t *e)
     if (!e) return;
 #ifdef HAVE_CUDA
     if (e->cu) {
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = hk_log_now();
         hk_cuda_close(e->cu);
         e->cu = NULL;
-        const double t_close = ms_since(&t0);
+        const double t_close = hk_log_now() - t0;
         hk_cuda_reset(e->ordinals, e->n_ordinals);
-        if (trace_on())
+        if (hk_log_tracing())
             fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
-                    t_close, ms_since(&t0) - t_close);
+                    t_close * 1e3, (hk_log_now() - t0 - t_close) * 1e3);
     }
 #endif
     if (e->lock_fd >= 0) {

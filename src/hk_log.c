@@ -3,11 +3,27 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static int log_quiet;
 
 void hk_log_set_quiet(int quiet) { log_quiet = quiet; }
 int  hk_log_quiet(void) { return log_quiet; }
+
+int hk_log_tracing(void)
+{
+    const char *v = getenv("HK_TRACE");
+    return v && *v && strcmp(v, "0");
+}
+
+double hk_log_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void log_line(const char *kind, const char *fmt, va_list ap)
 {

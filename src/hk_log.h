@@ -12,4 +12,9 @@ void hk_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_log_set_quiet(int quiet);
 int  hk_log_quiet(void);
 
+/* Timing for performance work: whether HK_TRACE is set (and not "0"), and a
+ * monotonic clock in seconds. */
+int    hk_log_tracing(void);
+double hk_log_now(void);
+
 #endif
