@@ -57,8 +57,9 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
 {
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
-    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) +
-           hk_align16((r1 - r0) * sizeof(hk_read_gaps_t)) + 5 * hk_align16(rp) + hk_align16(hp);
+    return hk_align16((r1 - r0 + 1) * 4) + 2 * hk_align16((h1 - h0 + 1) * 4) +
+           hk_align16((r1 - r0) * sizeof(hk_read_gaps_t)) + 5 * hk_align16(rp) + hk_align16(hp) +
+           hk_align16(hp + (h1 - h0));      /* the haplotypes again, each padded to an even length */
 }
 
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
@@ -311,6 +312,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         std::vector<uint32_t> count;                 /* items per key, then where the next goes */
         std::vector<uint64_t> degen;
         size_t n_items, n_varied;
+        size_t odd_haps;                             /* of the part's haplotypes */
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
      * pool's threads see this thread's copy, not their own */
@@ -329,6 +331,9 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         uint32_t *count = pt.count.data();
         walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, &pt.degen, &pt.n_varied,
                    [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
+        pt.odd_haps = 0;
+        for (size_t i = ch->h0 + nh * t / nt; i < ch->h0 + nh * (t + 1) / nt; i++)
+            pt.odd_haps += (b->hap_off[i + 1] - b->hap_off[i]) & 1;
     });
 
     /* offsets of the blocks */
@@ -347,6 +352,10 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     for (int k = 0; k < 2; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
     ch->off_hbase = o;
     o += hk_align16(hp);
+    ch->off_hap_off2 = o;
+    o += hk_align16((nh + 1) * 4);
+    ch->off_hbase2 = o;
+    o += hk_align16(hp + nh);
     ch->has_gap_rows = n_varied > 0;   /* else the block ends here: less to pack and copy */
     for (int k = 2; k < 5; k++) { ch->off_read[k] = o; if (ch->has_gap_rows) o += hk_align16(rp); }
     ch->in_bytes = o;
@@ -382,6 +391,13 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
+    uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
+    uint8_t *hb2 = in + ch->off_hbase2;
+    for (unsigned t = 0, odd = 0; t < nt; t++) {        /* odd haplotypes before each part's */
+        const size_t c = parts[t].odd_haps;
+        parts[t].odd_haps = odd;
+        odd += (unsigned)c;
+    }
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
@@ -412,6 +428,16 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
             const size_t x = b->hap_off[ch->h0 + i] - hbase0;
             if (x < b->hap_off[ch->h0 + i + 1] - hbase0) hb[x] |= 8;
         }
+        /* the padded copy: an odd haplotype gets HK_HAP_PAD after its last base */
+        size_t x2 = qa + parts[t].odd_haps;
+        for (size_t i = ha; i < hb_; i++) {
+            const size_t x = b->hap_off[ch->h0 + i] - hbase0, n = b->hap_off[ch->h0 + i + 1] - hbase0 - x;
+            ho2[i] = (uint32_t)x2;
+            memcpy(hb2 + x2, hb + x, n);
+            if (n & 1) hb2[x2 + n] = HK_HAP_PAD;
+            x2 += n + (n & 1);
+        }
+        if (t + 1 == nt) ho2[nh] = (uint32_t)x2;
     });
 }
 
@@ -429,6 +455,8 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
     c.hbase = d_in + ch->off_hbase;
     c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);
+    c.hbase2 = d_in + ch->off_hbase2;
+    c.hap_off2 = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off2);
     c.lk = d_lk;
     c.redo = d_redo;
     c.n_redo = d_nredo;

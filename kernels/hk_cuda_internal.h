@@ -22,6 +22,10 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 
+/* The code that pads an odd haplotype in hbase2: base N (a valid table
+ * index), flagged so that its column is left out of the sums. */
+#define HK_HAP_PAD (4 | 32)
+
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
  * are packed without their three gap rows, and their float pairs go to the
  * constant-gap kernels (single tile); the other kernels take such a read's
@@ -37,6 +41,8 @@ struct hk_chunk_dev {
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
     const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
+    const uint8_t  *hbase2;         /* the same codes, each haplotype padded to an even length */
+    const uint32_t *hap_off2;       /* (HK_HAP_PAD after an odd one's last base): column pairs */
     double         *lk;             /* results of the chunk's pairs */
     hk_item        *redo;           /* mixed mode: pairs to recompute in double */
     uint32_t       *n_redo;         /* their count (device) */

@@ -34,7 +34,7 @@ struct hk_chunk {
     uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
     bool     has_gap_rows;
-    size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, in_bytes;
+    size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
 };
 
 /* How large a chunk may grow. */

@@ -26,13 +26,8 @@
  * which mixed mode recomputes in double. The double path uses the plain
  * recurrence (8 instructions), which cannot overflow.
  *
- * CGAP (float, single tile): the read's gap qualities are constant on every
- * row but the last (hk_read_gaps_t), so the coefficients are scalars, not
- * per-row registers: a' b' c for the body, and the last register of lane
- * P-1 (the read's last row) has its own. Row 0's own b' would be gm/mm (the
- * row above is the initial row, D' = D = C/n); the body's is gm ed/mm, so
- * row 0's emission entries are divided by ed instead. Only dd stays per
- * register: padding rows keep D' constant with dd = 1.
+ * The constant-gap float kernels (two columns per step) are in
+ * hk_fwd_pair.cuh.
  */
 #ifndef HK_FWD_CUH
 #define HK_FWD_CUH
@@ -90,7 +85,7 @@ static __device__ __forceinline__ uchar3 hk_gap_row(const hk_chunk_dev &c, const
     return make_uchar3(c.ri[o], c.rd[o], c.rg[o]);
 }
 
-template <typename T, int P, int K, bool SCALED, bool MULTI, bool CGAP>
+template <typename T, int P, int K, bool SCALED, bool MULTI>
 struct hk_fwd {
     typedef hk_real<T> R;
     typedef hk_cell3<T> cell3;
@@ -108,7 +103,6 @@ struct hk_fwd {
     static_assert(K % VEC == 0, "rows per lane must fill whole emission loads");
     static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit padding mask");
     static_assert(HK_BLOCK_THREADS % 32 == 0, "blocks are whole warps");
-    static_assert(!CGAP || (SCALED && !MULTI), "the constant-gap kernels are float, single-tile");
     static_assert((SMEM_GROUP * sizeof(T)) % 16 == 0, "group tables stay 16-byte aligned");
 
     /* Lane t's offset of row r of code 0 in the emission table. */
@@ -158,46 +152,10 @@ struct hk_fwd {
                 const bool tv = valid && tile < tiles;
                 const bool last = tile + 1 == tiles;
                 T c0[K], c1[K], c2[K], c3[K], c4[K];
-                T k1b = 0, k2b = 0, k3b = 0, k1x = 0, k2x = 0, k3x = 0;   /* CGAP: body, last register */
                 T milast = 1;
                 uint32_t padmask = 0;
                 __syncwarp();                              /* table and scratch reads done */
-                if (tv && CGAP) {
-                    const double eib = hk_err_tab[gq.ins], edb = hk_err_tab[gq.del], egb = hk_err_tab[gq.gcp];
-                    const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
-                    const double egl = hk_err_tab[gq.gcp_last];
-                    const double mmb = 1.0 - (eib + edb), mml = 1.0 - (eil + edl);
-                    k1b = (T)((1.0 - egb) * eib / mmb); k2b = (T)((1.0 - egb) * edb / mmb); k3b = (T)egb;
-                    const bool lastrow = t == P - 1;          /* single tile: lane P-1's last register */
-                    k1x = lastrow ? (T)((1.0 - egl) * eib / mml) : k1b;
-                    k2x = lastrow ? (T)((1.0 - egl) * edb / mml) : k2b;
-                    k3x = lastrow ? (T)(egl * eib / eil) : k3b;
-                    milast = (T)eil;
-#pragma unroll
-                    for (int r = 0; r < K; r++) {
-                        const int i = (int)(t * K + r) - (int)pad;
-                        T em[5];
-                        if (i >= 0) {
-                            const uint32_t o = ro + (uint32_t)i;
-                            const int b = c.rbase[o];
-                            const double e = hk_err_tab[c.rq[o]];
-                            const double mm = (uint32_t)i + 1 == m ? mml : mmb;
-                            const double em_scale = i == 0 ? mm / edb : mm;
-                            c4[r] = (T)egb;
-                            const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
-#pragma unroll
-                            for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
-                            em[4] = match;
-                        } else {                          /* padding: D' stays C/n */
-                            c4[r] = 1;
-                            padmask |= 1u << r;
-#pragma unroll
-                            for (int k = 0; k < 5; k++) em[k] = 0;
-                        }
-#pragma unroll
-                        for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
-                    }
-                } else if (tv) {
+                if (tv) {
 #pragma unroll
                     for (int r = 0; r < K; r++) {
                         const int i = (int)(tile * ROWS + t * K + r) - (int)pad;
@@ -316,13 +274,7 @@ struct hk_fwd {
                             const int r = q * VEC + j;
                             const T oM = M[r], oI = I[r], oD = D[r];
                             T nM, nI, nD;
-                            if (CGAP) {
-                                const T a1 = r == K - 1 ? k1x : k1b, a2 = r == K - 1 ? k2x : k2b;
-                                const T a3 = r == K - 1 ? k3x : k3b;
-                                nM = pv[j] * fma(a1, dI, fma(a2, dD, dM));
-                                nI = fma(a3, uI, uM);
-                                nD = fma(c4[r], oD, oM);
-                            } else if (SCALED) {       /* e = emission * mm */
+                            if (SCALED) {       /* e = emission * mm */
                                 nM = pv[j] * fma(c1[r], dI, fma(c2[r], dD, dM));
                                 nI = fma(c3[r], uI, uM);
                                 nD = fma(c4[r], oD, oM);

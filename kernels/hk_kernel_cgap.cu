@@ -4,12 +4,11 @@
  * read such a read's gap qualities from its header. */
 #include "hk_launch.cuh"
 
-typedef cudaError_t (*hk_cgap_fn)(const hk_chunk_dev *, const hk_item *, uint32_t,
-                                  const uint32_t *, const hk_scratch *, cudaStream_t);
+typedef cudaError_t (*hk_cgap_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
 static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CFG_P) };
 static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CFG_K) };
-#define HK_CGAP_FN(P, K) hk_fwd_launch<float, P, K, true, false, true>,
+#define HK_CGAP_FN(P, K) hk_pair_launch<P, K>,
 static const hk_cgap_fn cgap_fn[] = { HK_CGAP_CONFIGS(HK_CGAP_FN) };
 
 int hk_cgap_rows(int cfg) { return cgap_p[cfg] * cgap_k[cfg]; }
@@ -19,5 +18,5 @@ cudaError_t hk_launch_float_cgap(int cfg, const hk_chunk_dev *c, const hk_item *
                                  uint32_t n_items, cudaStream_t st)
 {
     if (cfg < 0 || cfg >= HK_N_CGAP_CONFIGS) return cudaErrorInvalidValue;
-    return cgap_fn[cfg](c, items, n_items, nullptr, nullptr, st);
+    return cgap_fn[cfg](c, items, n_items, st);
 }

@@ -4,6 +4,7 @@
 #define HK_LAUNCH_CUH
 
 #include "hk_fwd.cuh"
+#include "hk_fwd_pair.cuh"
 
 /* Blocks of HK_BLOCK_THREADS per multiprocessor that the register allocation
  * must allow: 3 (168 registers) above 12 rows of floats per lane, else 4 (128
@@ -19,24 +20,24 @@ template <typename T, int K, bool CGAP> constexpr int hk_min_blocks()
 }
 
 /* Thin kernel: the configuration's device struct does the work. */
-template <typename T, int P, int K, bool SCALED, bool MULTI, bool CGAP = false>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K, CGAP>()))
+template <typename T, int P, int K, bool SCALED, bool MULTI>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K, false>()))
 hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
               const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
-    hk_fwd<T, P, K, SCALED, MULTI, CGAP>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+    hk_fwd<T, P, K, SCALED, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
 /* Host launcher. max_blocks > 0 caps the grid (the kernels stride over the
  * items); multi-tile kernels need one scratch pair of rows per group. */
-template <typename T, int P, int K, bool SCALED, bool MULTI, bool CGAP = false>
+template <typename T, int P, int K, bool SCALED, bool MULTI>
 cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                           const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_fwd<T, P, K, SCALED, MULTI, CGAP> F;
+    typedef hk_fwd<T, P, K, SCALED, MULTI> F;
     if (n_items == 0) return cudaSuccess;
     if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI, CGAP>,
+        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)F::SMEM_BYTES);
         if (e != cudaSuccess) return e;
@@ -51,8 +52,32 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
         scratch = static_cast<hk_cell3<T> *>(sc->ptr);
         cols = sc->cols;
     }
-    hk_fwd_kernel<T, P, K, SCALED, MULTI, CGAP><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
+    return cudaGetLastError();
+}
+
+/* The constant-gap kernels, two columns per step (hk_fwd_pair.cuh). */
+template <int P, int K>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<float, K, true>()))
+hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items)
+{
+    hk_fwd_pair<P, K>::body(c, items, n_items);
+}
+
+template <int P, int K>
+cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
+{
+    typedef hk_fwd_pair<P, K> F;
+    if (n_items == 0) return cudaSuccess;
+    if (F::SMEM_BYTES > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(hk_pair_kernel<P, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)F::SMEM_BYTES);
+        if (e != cudaSuccess) return e;
+    }
+    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
+    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
+    hk_pair_kernel<P, K><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
     return cudaGetLastError();
 }
 

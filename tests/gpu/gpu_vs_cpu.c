@@ -383,6 +383,9 @@ int main(int argc, char **argv)
     rand_spec shorts   = {   1,  20,   1,  40,  40, 40, 10,  50, GAPS_GATK };
     rand_spec constant = {   1, 520,   1, 600,   8,  6, 20,  60, GAPS_CONSTANT };
     rand_spec mixed    = {   1, 300,   1, 400,  12,  6, 10,  30, GAPS_MIXED };
+    /* many short haplotypes of odd and even lengths: the column-pair kernels'
+     * padding and a boundary in nearly every pair */
+    rand_spec tinyhaps = {   1, 520,   1,   3,  10, 40, 10,  30, GAPS_CONSTANT };
     if (quick) goto done;
     check_random(cu, "random typical", &typical, 300);
     check_random(cu, "random long reads (>1024)", &longread, 12);
@@ -391,6 +394,7 @@ int main(int argc, char **argv)
     check_random(cu, "random short", &shorts, 200);
     check_random(cu, "random constant gaps, any values", &constant, 150);
     check_random(cu, "random constant and varied gaps in one region", &mixed, 150);
+    check_random(cu, "random constant gaps, haplotypes of 1-11 bases", &tinyhaps, 100);
     const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &mixed };
     check_multi(cu, "multi", mix, 6);
     /* the same with chunks of about 2e6 cells: many chunks, both slots */

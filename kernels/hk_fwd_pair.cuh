@@ -1,0 +1,229 @@
+/* hk_fwd_pair.cuh - the constant-gap float kernels, two haplotype columns per
+ * step (included by hk_launch.cuh).
+ *
+ * For reads whose gap qualities are constant on every row but the last
+ * (hk_read_gaps_t): single tile, float, the scaled recurrence and the
+ * groups, tiles and emission table of hk_fwd.cuh, but lane t works on
+ * columns 2(s-t) and 2(s-t)+1 at step s. What each step costs besides its cells (six shuffles,
+ * the haplotype codes, the warp vote, loop control) is then spread over 2K
+ * cells per lane instead of K, and the two columns' dependency chains
+ * interleave: column B's row r needs column A's rows r-1 and r only.
+ *
+ * The kernels read the haplotypes' padded copy (hbase2, hap_off2), in which
+ * every haplotype has an even length: a pair's first column (A) is the only
+ * place where a haplotype starts or the item ends, so the reset stays out of
+ * the pair, and the two codes of a pair are one aligned 16-bit load. An odd
+ * haplotype's last pair has HK_HAP_PAD as its second column (B): it is
+ * computed like any other and left out of the sums, and the next column
+ * resets the state.
+ *
+ * Coefficients: the read's gap qualities being constant, they are scalars,
+ * not per-row registers: a' b' c for the body, and the last register of lane
+ * P-1 (the read's last row) has its own. Row 0's own b' would be gm/mm (the
+ * row above is the initial row, D' = D = C/n); the body's is gm ed/mm, so
+ * row 0's emission entries are divided by ed instead. Only dd stays per
+ * register: padding rows keep D' constant with dd = 1. That leaves room for
+ * 14-24 rows per lane.
+ */
+#ifndef HK_FWD_PAIR_CUH
+#define HK_FWD_PAIR_CUH
+
+#include "hk_fwd.cuh"
+
+/* Steps (column pairs) per loop iteration (a tuning knob). */
+#ifndef HK_PAIR_UNROLL
+#define HK_PAIR_UNROLL 1
+#endif
+
+template <int P, int K>
+struct hk_fwd_pair {
+    typedef float T;
+    typedef hk_fwd<float, P, K, true, false> F;    /* layout, tables and finish as there */
+    typedef typename F::vec_t vec_t;
+    static constexpr int VEC = F::VEC;
+    static constexpr int ROWS = F::ROWS;
+    static constexpr int GROUPS = F::GROUPS;
+    static constexpr int WARP_ITEMS = F::WARP_ITEMS;
+    static constexpr int SMEM_GROUP = F::SMEM_GROUP;
+    static constexpr size_t SMEM_BYTES = F::SMEM_BYTES;
+    static constexpr int UNROLL = HK_PAIR_UNROLL;
+
+    /* The tile's emission table and the read's scalar coefficients
+     * (body k*b, lane P-1's last register k*x), dd per register (1 on
+     * padding rows, whose bits padmask gets). */
+    static __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t,
+                                                      uint32_t ro, uint32_t m, uint32_t pad, T *tab, T (&dd)[K],
+                                                      T &k1b, T &k2b, T &k3b, T &k1x, T &k2x, T &k3x,
+                                                      T &milast, uint32_t &padmask)
+    {
+        const double eib = hk_err_tab[gq.ins], edb = hk_err_tab[gq.del], egb = hk_err_tab[gq.gcp];
+        const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
+        const double egl = hk_err_tab[gq.gcp_last];
+        const double mmb = 1.0 - (eib + edb), mml = 1.0 - (eil + edl);
+        k1b = (T)((1.0 - egb) * eib / mmb); k2b = (T)((1.0 - egb) * edb / mmb); k3b = (T)egb;
+        const bool lastrow = t == P - 1;          /* single tile: lane P-1's last register */
+        k1x = lastrow ? (T)((1.0 - egl) * eib / mml) : k1b;
+        k2x = lastrow ? (T)((1.0 - egl) * edb / mml) : k2b;
+        k3x = lastrow ? (T)(egl * eib / eil) : k3b;
+        milast = (T)eil;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int i = (int)(t * K + r) - (int)pad;
+            T em[5];
+            if (i >= 0) {
+                const uint32_t o = ro + (uint32_t)i;
+                const int b = c.rbase[o];
+                const double e = hk_err_tab[c.rq[o]];
+                const double mm = (uint32_t)i + 1 == m ? mml : mmb;
+                const double em_scale = i == 0 ? mm / edb : mm;
+                dd[r] = (T)egb;
+                const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
+#pragma unroll
+                for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
+                em[4] = match;
+            } else {                          /* padding: D' stays C/n */
+                dd[r] = 1;
+                padmask |= 1u << r;
+#pragma unroll
+                for (int k = 0; k < 5; k++) em[k] = 0;
+            }
+#pragma unroll
+            for (int k = 0; k < 5; k++) tab[k * ROWS + F::tab_off(t, r)] = em[k];
+        }
+    }
+
+    /* The lane's K rows at one column: e the emission table at the column's
+     * code, (uM, uI) the row above at this column, (dM, dI, dD) the row above
+     * at the column before; M, I, D hold the column before and get this one. */
+    static __device__ __forceinline__ void column(const T *e, T uM, T uI, T dM, T dI, T dD,
+                                                  T (&M)[K], T (&I)[K], T (&D)[K], const T (&dd)[K],
+                                                  T k1b, T k2b, T k3b, T k1x, T k2x, T k3x)
+    {
+#pragma unroll
+        for (int q = 0; q < K / VEC; q++) {
+            const vec_t v = *reinterpret_cast<const vec_t *>(e + q * VEC * P);
+            const T *pv = reinterpret_cast<const T *>(&v);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const int r = q * VEC + j;
+                const T a1 = r == K - 1 ? k1x : k1b, a2 = r == K - 1 ? k2x : k2b;
+                const T a3 = r == K - 1 ? k3x : k3b;
+                const T oM = M[r], oI = I[r], oD = D[r];
+                const T nM = pv[j] * fma(a1, dI, fma(a2, dD, dM));
+                const T nI = fma(a3, uI, uM);
+                const T nD = fma(dd[r], oD, oM);
+                M[r] = nM; I[r] = nI; D[r] = nD;
+                dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
+            }
+        }
+    }
+
+    static __device__ void body(const hk_chunk_dev &c, const hk_item *items, uint32_t n_items)
+    {
+        extern __shared__ __align__(16) unsigned char hk_smem_raw[];
+        const int lane = threadIdx.x & 31;
+        const int t = lane & (P - 1);
+        const int group = threadIdx.x / P;
+        T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
+        T *cn = tab + 5 * ROWS;
+        const uint32_t wpb = HK_BLOCK_THREADS / 32;
+        const uint32_t warps_total = gridDim.x * wpb;
+
+        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n_items;
+             w += warps_total) {
+            const uint32_t idx = w * WARP_ITEMS + lane / P;
+            const bool tv = idx < n_items;
+            hk_item it = {0, 0, 0, 0};
+            hk_read_gaps_t gq = {};
+            uint32_t ro = 0, m = 0, ho = 0, total = 0;
+            if (tv) {
+                it = items[idx];
+                gq = hk_load_gaps(c.gaps, it.read);
+                ro = c.read_off[it.read];
+                m = c.read_off[it.read + 1] - ro;
+                ho = c.hap_off2[it.hap];
+                total = (c.hap_off2[it.hap + it.n_haps] - ho) / 2;   /* column pairs */
+            }
+            const uint32_t pad = tv ? ROWS - m : 0;
+            /* lane P-1 meets the end marker (pair total) at step total + P - 1 */
+            const uint32_t steps = __reduce_max_sync(0xffffffffu, tv ? total + P - 1 : 0);
+
+            __syncwarp();                                  /* last item's table reads done */
+            if (tv)
+                for (uint32_t h = t; h < it.n_haps; h += P)
+                    cn[h] = hk_real<T>::scale() / (T)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
+
+            T dd[K];
+            T k1b = 0, k2b = 0, k3b = 0, k1x = 0, k2x = 0, k3x = 0, milast = 1;
+            uint32_t padmask = 0;
+            if (tv) setup(c, gq, t, ro, m, pad, tab, dd, k1b, k2b, k3b, k1x, k2x, k3x, milast, padmask);
+            __syncwarp();
+
+            const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
+            T M[K], I[K], D[K];
+#pragma unroll
+            for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
+            T aM = 0, aI = 0, aD = 0;                  /* last row, column A of the last step */
+            T pM = 0, pI = 0, pD = 0;                  /* row above, the column before A */
+            T sumM = 0, sumI = 0, cnh = 0;
+            int h = -1;
+            /* Codes as in hk_fwd (bits 0-2 the base, bit 3 a haplotype's first
+             * column, bit 4 the pair after the item's last, bit 5 the pad); a
+             * pair's two codes in one int, column A in bits 0-7. Loaded 3
+             * steps ahead. */
+            const uint16_t *hp = reinterpret_cast<const uint16_t *>(c.hbase2 + ho);
+            const uint32_t tot = total;
+            auto pair_at = [&](uint32_t p) -> int {
+                return p < tot ? (int)__ldg(hp + p) : p == tot && tv ? 16 : 0;
+            };
+            int l0 = pair_at(0u - (uint32_t)t), l1 = pair_at(1u - (uint32_t)t), l2 = pair_at(2u - (uint32_t)t);
+
+            const bool lane0 = t == 0;
+            const bool fin = tv && t == P - 1;
+            const T *et0 = tab + t * VEC;
+            /* A haplotype boundary before a column: lane P-1 finishes the
+             * haplotype it leaves; at a first column the state is reset to
+             * column -1 (the diagonal's too: dM, dI, dD). */
+            auto boundary = [&](int code, T &dM, T &dI, T &dD) {
+                if (fin && h >= 0) F::finish(c, it, h, sumM, sumI, milast);
+                if (code & 8) {
+                    h++;
+                    cnh = cn[h];
+                    dM = 0; dI = 0; dD = above_pad ? cnh : (T)0;
+#pragma unroll
+                    for (int r = 0; r < K; r++) {
+                        M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
+                    }
+                    sumM = 0; sumI = 0;
+                } else {
+                    h = 64;                            /* past the end: nothing more to finish */
+                }
+            };
+#pragma unroll UNROLL
+            for (uint32_t s = 0; s <= steps; s++) {
+                T uMa = __shfl_up_sync(0xffffffffu, aM, 1, P);
+                T uIa = __shfl_up_sync(0xffffffffu, aI, 1, P);
+                T uDa = __shfl_up_sync(0xffffffffu, aD, 1, P);
+                T uMb = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
+                T uIb = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
+                T uDb = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
+                const int rc = l0;
+                l0 = l1; l1 = l2;
+                l2 = pair_at(s + 3 - (uint32_t)t);
+                if (lane0) { uMa = 0; uIa = 0; uMb = 0; uIb = 0; }
+                if (__any_sync(0xffffffffu, rc & 24) && (rc & 24)) boundary(rc, pM, pI, pD);
+                if (lane0) { uDa = cnh; uDb = cnh; }
+                const T *ea = et0 + (rc & 7) * ROWS, *eb = et0 + ((rc >> 8) & 7) * ROWS;
+                column(ea, uMa, uIa, pM, pI, pD, M, I, D, dd, k1b, k2b, k3b, k1x, k2x, k3x);
+                sumM += M[K - 1]; sumI += I[K - 1];
+                aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
+                column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, dd, k1b, k2b, k3b, k1x, k2x, k3x);
+                const bool padb = (rc >> 8) & 32;          /* B is HK_HAP_PAD */
+                sumM += padb ? (T)0 : M[K - 1]; sumI += padb ? (T)0 : I[K - 1];
+                pM = uMb; pI = uIb; pD = uDb;
+            }
+        }
+    }
+};
+
+#endif
