@@ -11,11 +11,12 @@
 #ifndef HK_CONFIGS_H
 #define HK_CONFIGS_H
 
-/* float path, scaled recurrence (5 FP32 instructions per cell). 12 rows per
- * lane run best (4 blocks of 128 lanes per SM at 128 registers); 10 and 14
- * fill the gaps between them, so that a read wastes few padding rows. 2x16
- * (1.68 TCUPS) lost to 4x8 (1.99) and 8x8 (2.03) to 4x16 (2.41) on an H100:
- * see docs/PERFORMANCE.md. */
+/* float path, scaled recurrence (5 FP32 instructions per cell), per-row
+ * coefficients (reads whose gap qualities vary). The list was chosen for the
+ * one-column kernels, where 12 rows per lane ran best (4 blocks of 128 lanes
+ * per SM at 128 registers) and 10 and 14 filled the gaps; 2x16 (1.68 TCUPS)
+ * lost to 4x8 (1.99) and 8x8 (2.03) to 4x16 (2.41) on an H100. With two
+ * columns per step the tiles run at 3.0-3.3 TCUPS: see docs/PERFORMANCE.md. */
 #define HK_FLOAT_CONFIGS(X) \
     X(4, 4)   /* reads    1..16  */ \
     X(4, 8)   /* reads   17..32  */ \
@@ -35,20 +36,24 @@
 /* float path for reads with constant gap qualities (hk_read_gaps_t: one
  * coefficient set per read, not per row), single tile only. Fewer registers
  * per row leave room for more rows per lane, which spreads each step's fixed
- * cost (shuffles, haplotype code, control) over more cells: on an H100/H200
- * K = 14, 18 and 20 run at 3.0-3.3 TCUPS, K = 10 and 12 at 2.6-2.8. The list
- * maximises the NA12878-like mix's rate, padding included (tile rates and
- * the choice: docs/PERFORMANCE.md). */
+ * cost (shuffles, haplotype codes, control) over more cells: with two columns
+ * per step, K = 20-24 run at 3.6-3.8 TCUPS on an H100, K = 12-16 at 3.3-3.5.
+ * The list maximises the NA12878-like mix's rate, padding included, from a
+ * measured sweep of 35 tiles (docs/PERFORMANCE.md); 16x24 is for reads of
+ * 321-384 bases, which 32x14 (3.1) would take otherwise. */
 #define HK_CGAP_CONFIGS(X) \
     X(2, 8)   /* reads    1..16  */ \
-    X(2, 14)  /* reads   17..28  */ \
+    X(2, 12)  /* reads   17..24  */ \
+    X(2, 14)  /* reads   25..28  */ \
     X(2, 20)  /* reads   29..40  */ \
-    X(4, 12)  /* reads   41..48  */ \
+    X(2, 22)  /* reads   41..44  */ \
+    X(4, 12)  /* reads   45..48  */ \
     X(4, 14)  /* reads   49..56  */ \
     X(4, 16)  /* reads   57..64  */ \
     X(4, 18)  /* reads   65..72  */ \
     X(4, 20)  /* reads   73..80  */ \
-    X(4, 24)  /* reads   81..96  */ \
+    X(4, 22)  /* reads   81..88  */ \
+    X(4, 24)  /* reads   89..96  */ \
     X(8, 14)  /* reads   97..112 */ \
     X(8, 16)  /* reads  113..128 */ \
     X(8, 18)  /* reads  129..144 */ \
@@ -58,7 +63,8 @@
     X(16, 16) /* reads  225..256 */ \
     X(16, 18) /* reads  257..288 */ \
     X(16, 20) /* reads  289..320 */ \
-    X(32, 14) /* reads  321..448 */ \
+    X(16, 24) /* reads  321..384 */ \
+    X(32, 14) /* reads  385..448 */ \
     X(32, 16) /* reads  449..512; longer reads: the float family's multi-tile kernel */
 
 /* double path (double mode and mixed-mode recomputes), plain recurrence */

@@ -155,47 +155,7 @@ struct hk_fwd {
                 T milast = 1;
                 uint32_t padmask = 0;
                 __syncwarp();                              /* table and scratch reads done */
-                if (tv) {
-#pragma unroll
-                    for (int r = 0; r < K; r++) {
-                        const int i = (int)(tile * ROWS + t * K + r) - (int)pad;
-                        T em[5];
-                        if (i >= 0) {
-                            const uint32_t o = ro + (uint32_t)i;
-                            const int b = c.rbase[o];
-                            const uchar3 g = hk_gap_row(c, gq, o, (uint32_t)i, m);
-                            const double e = hk_err_tab[c.rq[o]], ei = hk_err_tab[g.x];
-                            const double ed = hk_err_tab[g.y], eg = hk_err_tab[g.z];
-                            double eip = 1.0, edp = 1.0;  /* row 0: I' = 0, D' = D */
-                            if (i > 0) {
-                                const uchar3 gp = hk_gap_row(c, gq, o - 1, (uint32_t)i - 1, m);
-                                eip = hk_err_tab[gp.x]; edp = hk_err_tab[gp.y];
-                            }
-                            const double mm = 1.0 - (ei + ed), gm = 1.0 - eg;
-                            double em_scale = 1.0;
-                            c0[r] = (T)mm;
-                            if (SCALED) {              /* mm folded into the emission */
-                                c1[r] = (T)(gm * eip / mm); c2[r] = (T)(gm * edp / mm);
-                                c3[r] = (T)(eg * eip / ei); c4[r] = (T)eg;
-                                em_scale = mm;
-                            } else {
-                                c1[r] = (T)gm; c2[r] = (T)ei; c3[r] = (T)ed; c4[r] = (T)eg;
-                            }
-                            if (r == K - 1) milast = SCALED ? (T)ei : (T)1;
-                            const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
-#pragma unroll
-                            for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
-                            em[4] = match;
-                        } else {                          /* padding: a copy of row 0 */
-                            c0[r] = c1[r] = c2[r] = c3[r] = 0; c4[r] = 1;
-                            padmask |= 1u << r;
-#pragma unroll
-                            for (int k = 0; k < 5; k++) em[k] = 0;
-                        }
-#pragma unroll
-                        for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
-                    }
-                }
+                if (tv) setup_rows(c, gq, tile, t, ro, m, pad, tab, c0, c1, c2, c3, c4, milast, padmask);
                 __syncwarp();
 
                 /* the row above lane t's first row is padding (or row 0) */
@@ -298,6 +258,55 @@ struct hk_fwd {
                     pM = rM; pI = rI; pD = rD;
                 }
             }
+        }
+    }
+
+    /* Tile `tile` of the read: the emission table and each row's
+     * coefficients (c0..c4 as the recurrence of SCALED uses them), the
+     * lane's last-row ei (milast), and which rows are padding (padmask). */
+    static __device__ __forceinline__ void setup_rows(const hk_chunk_dev &c, const hk_read_gaps_t &gq, uint32_t tile,
+                                                      int t, uint32_t ro, uint32_t m, uint32_t pad, T *tab,
+                                                      T (&c0)[K], T (&c1)[K], T (&c2)[K], T (&c3)[K], T (&c4)[K],
+                                                      T &milast, uint32_t &padmask)
+    {
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int i = (int)(tile * ROWS + t * K + r) - (int)pad;
+            T em[5];
+            if (i >= 0) {
+                const uint32_t o = ro + (uint32_t)i;
+                const int b = c.rbase[o];
+                const uchar3 g = hk_gap_row(c, gq, o, (uint32_t)i, m);
+                const double e = hk_err_tab[c.rq[o]], ei = hk_err_tab[g.x];
+                const double ed = hk_err_tab[g.y], eg = hk_err_tab[g.z];
+                double eip = 1.0, edp = 1.0;  /* row 0: I' = 0, D' = D */
+                if (i > 0) {
+                    const uchar3 gp = hk_gap_row(c, gq, o - 1, (uint32_t)i - 1, m);
+                    eip = hk_err_tab[gp.x]; edp = hk_err_tab[gp.y];
+                }
+                const double mm = 1.0 - (ei + ed), gm = 1.0 - eg;
+                double em_scale = 1.0;
+                c0[r] = (T)mm;
+                if (SCALED) {              /* mm folded into the emission */
+                    c1[r] = (T)(gm * eip / mm); c2[r] = (T)(gm * edp / mm);
+                    c3[r] = (T)(eg * eip / ei); c4[r] = (T)eg;
+                    em_scale = mm;
+                } else {
+                    c1[r] = (T)gm; c2[r] = (T)ei; c3[r] = (T)ed; c4[r] = (T)eg;
+                }
+                if (r == K - 1) milast = SCALED ? (T)ei : (T)1;
+                const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
+#pragma unroll
+                for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
+                em[4] = match;
+            } else {                          /* padding: a copy of row 0 */
+                c0[r] = c1[r] = c2[r] = c3[r] = 0; c4[r] = 1;
+                padmask |= 1u << r;
+#pragma unroll
+                for (int k = 0; k < 5; k++) em[k] = 0;
+            }
+#pragma unroll
+            for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
         }
     }
 

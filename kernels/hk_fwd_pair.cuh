@@ -1,10 +1,9 @@
-/* hk_fwd_pair.cuh - the constant-gap float kernels, two haplotype columns per
+/* hk_fwd_pair.cuh - the single-tile float kernels, two haplotype columns per
  * step (included by hk_launch.cuh).
  *
- * For reads whose gap qualities are constant on every row but the last
- * (hk_read_gaps_t): single tile, float, the scaled recurrence and the
- * groups, tiles and emission table of hk_fwd.cuh, but lane t works on
- * columns 2(s-t) and 2(s-t)+1 at step s. What each step costs besides its cells (six shuffles,
+ * The scaled recurrence, groups, tiles and emission table of hk_fwd.cuh, but
+ * lane t works on columns 2(s-t) and 2(s-t)+1 at step s. What each step
+ * costs besides its cells (six shuffles,
  * the haplotype codes, the warp vote, loop control) is then spread over 2K
  * cells per lane instead of K, and the two columns' dependency chains
  * interleave: column B's row r needs column A's rows r-1 and r only.
@@ -17,7 +16,10 @@
  * computed like any other and left out of the sums, and the next column
  * resets the state.
  *
- * Coefficients: the read's gap qualities being constant, they are scalars,
+ * Two coefficient sets: hk_coef_rows, one set per row as hk_fwd has them
+ * (reads whose gap qualities vary), and hk_coef_const for reads whose gap
+ * qualities are constant on every row but the last (hk_read_gaps_t, the CGAP
+ * family). For those the coefficients are scalars,
  * not per-row registers: a' b' c for the body, and the last register of lane
  * P-1 (the read's last row) has its own. Row 0's own b' would be gm/mm (the
  * row above is the initial row, D' = D = C/n); the body's is gm ed/mm, so
@@ -35,26 +37,40 @@
 #define HK_PAIR_UNROLL 1
 #endif
 
+/* Per-row coefficients (hk_fwd's c1..c4 of the scaled recurrence). */
 template <int P, int K>
-struct hk_fwd_pair {
+struct hk_coef_rows {
     typedef float T;
-    typedef hk_fwd<float, P, K, true, false> F;    /* layout, tables and finish as there */
-    typedef typename F::vec_t vec_t;
-    static constexpr int VEC = F::VEC;
-    static constexpr int ROWS = F::ROWS;
-    static constexpr int GROUPS = F::GROUPS;
-    static constexpr int WARP_ITEMS = F::WARP_ITEMS;
-    static constexpr int SMEM_GROUP = F::SMEM_GROUP;
-    static constexpr size_t SMEM_BYTES = F::SMEM_BYTES;
-    static constexpr int UNROLL = HK_PAIR_UNROLL;
+    typedef hk_fwd<float, P, K, true, false> F;
+    T c1[K], c2[K], c3[K], c4[K];
+    __device__ __forceinline__ T a1(int r) const { return c1[r]; }
+    __device__ __forceinline__ T a2(int r) const { return c2[r]; }
+    __device__ __forceinline__ T a3(int r) const { return c3[r]; }
+    __device__ __forceinline__ T dd(int r) const { return c4[r]; }
+    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t, uint32_t ro,
+                                          uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
+    {
+        T c0[K];                                   /* mm: folded into the table */
+        F::setup_rows(c, gq, 0, t, ro, m, pad, tab, c0, c1, c2, c3, c4, milast, padmask);
+    }
+};
 
-    /* The tile's emission table and the read's scalar coefficients
-     * (body k*b, lane P-1's last register k*x), dd per register (1 on
-     * padding rows, whose bits padmask gets). */
-    static __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t,
-                                                      uint32_t ro, uint32_t m, uint32_t pad, T *tab, T (&dd)[K],
-                                                      T &k1b, T &k2b, T &k3b, T &k1x, T &k2x, T &k3x,
-                                                      T &milast, uint32_t &padmask)
+/* Constant gap qualities: the body's scalars (k*b), lane P-1's last register's
+ * (k*x), dd per register (1 on padding rows). */
+template <int P, int K>
+struct hk_coef_const {
+    typedef float T;
+    typedef hk_fwd<float, P, K, true, false> F;
+    T d[K];
+    T k1b, k2b, k3b, k1x, k2x, k3x;
+    __device__ __forceinline__ T a1(int r) const { return r == K - 1 ? k1x : k1b; }
+    __device__ __forceinline__ T a2(int r) const { return r == K - 1 ? k2x : k2b; }
+    __device__ __forceinline__ T a3(int r) const { return r == K - 1 ? k3x : k3b; }
+    __device__ __forceinline__ T dd(int r) const { return d[r]; }
+    /* The tile's emission table and the coefficients; padmask gets the
+     * padding rows. */
+    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t, uint32_t ro,
+                                          uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
     {
         const double eib = hk_err_tab[gq.ins], edb = hk_err_tab[gq.del], egb = hk_err_tab[gq.gcp];
         const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
@@ -76,28 +92,42 @@ struct hk_fwd_pair {
                 const double e = hk_err_tab[c.rq[o]];
                 const double mm = (uint32_t)i + 1 == m ? mml : mmb;
                 const double em_scale = i == 0 ? mm / edb : mm;
-                dd[r] = (T)egb;
+                d[r] = (T)egb;
                 const T match = (T)((1.0 - e) * em_scale), mism = (T)(e / 3.0 * em_scale);
 #pragma unroll
                 for (int k = 0; k < 4; k++) em[k] = (b == HK_BASE_N || b == k) ? match : mism;
                 em[4] = match;
             } else {                          /* padding: D' stays C/n */
-                dd[r] = 1;
+                d[r] = 1;
                 padmask |= 1u << r;
 #pragma unroll
                 for (int k = 0; k < 5; k++) em[k] = 0;
             }
 #pragma unroll
-            for (int k = 0; k < 5; k++) tab[k * ROWS + F::tab_off(t, r)] = em[k];
+            for (int k = 0; k < 5; k++) tab[k * F::ROWS + F::tab_off(t, r)] = em[k];
         }
     }
+};
+
+template <int P, int K, bool CGAP>
+struct hk_fwd_pair {
+    typedef float T;
+    typedef hk_fwd<float, P, K, true, false> F;    /* layout, tables and finish as there */
+    typedef typename std::conditional<CGAP, hk_coef_const<P, K>, hk_coef_rows<P, K> >::type coef_t;
+    typedef typename F::vec_t vec_t;
+    static constexpr int VEC = F::VEC;
+    static constexpr int ROWS = F::ROWS;
+    static constexpr int GROUPS = F::GROUPS;
+    static constexpr int WARP_ITEMS = F::WARP_ITEMS;
+    static constexpr int SMEM_GROUP = F::SMEM_GROUP;
+    static constexpr size_t SMEM_BYTES = F::SMEM_BYTES;
+    static constexpr int UNROLL = HK_PAIR_UNROLL;
 
     /* The lane's K rows at one column: e the emission table at the column's
      * code, (uM, uI) the row above at this column, (dM, dI, dD) the row above
      * at the column before; M, I, D hold the column before and get this one. */
     static __device__ __forceinline__ void column(const T *e, T uM, T uI, T dM, T dI, T dD,
-                                                  T (&M)[K], T (&I)[K], T (&D)[K], const T (&dd)[K],
-                                                  T k1b, T k2b, T k3b, T k1x, T k2x, T k3x)
+                                                  T (&M)[K], T (&I)[K], T (&D)[K], const coef_t &co)
     {
 #pragma unroll
         for (int q = 0; q < K / VEC; q++) {
@@ -106,12 +136,10 @@ struct hk_fwd_pair {
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
                 const int r = q * VEC + j;
-                const T a1 = r == K - 1 ? k1x : k1b, a2 = r == K - 1 ? k2x : k2b;
-                const T a3 = r == K - 1 ? k3x : k3b;
                 const T oM = M[r], oI = I[r], oD = D[r];
-                const T nM = pv[j] * fma(a1, dI, fma(a2, dD, dM));
-                const T nI = fma(a3, uI, uM);
-                const T nD = fma(dd[r], oD, oM);
+                const T nM = pv[j] * fma(co.a1(r), dI, fma(co.a2(r), dD, dM));
+                const T nI = fma(co.a3(r), uI, uM);
+                const T nD = fma(co.dd(r), oD, oM);
                 M[r] = nM; I[r] = nI; D[r] = nD;
                 dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
             }
@@ -153,10 +181,10 @@ struct hk_fwd_pair {
                 for (uint32_t h = t; h < it.n_haps; h += P)
                     cn[h] = hk_real<T>::scale() / (T)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
 
-            T dd[K];
-            T k1b = 0, k2b = 0, k3b = 0, k1x = 0, k2x = 0, k3x = 0, milast = 1;
+            coef_t co;
+            T milast = 1;
             uint32_t padmask = 0;
-            if (tv) setup(c, gq, t, ro, m, pad, tab, dd, k1b, k2b, k3b, k1x, k2x, k3x, milast, padmask);
+            if (tv) co.setup(c, gq, t, ro, m, pad, tab, milast, padmask);
             __syncwarp();
 
             const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
@@ -214,10 +242,10 @@ struct hk_fwd_pair {
                 if (__any_sync(0xffffffffu, rc & 24) && (rc & 24)) boundary(rc, pM, pI, pD);
                 if (lane0) { uDa = cnh; uDb = cnh; }
                 const T *ea = et0 + (rc & 7) * ROWS, *eb = et0 + ((rc >> 8) & 7) * ROWS;
-                column(ea, uMa, uIa, pM, pI, pD, M, I, D, dd, k1b, k2b, k3b, k1x, k2x, k3x);
+                column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
                 sumM += M[K - 1]; sumI += I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
-                column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, dd, k1b, k2b, k3b, k1x, k2x, k3x);
+                column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, co);
                 const bool padb = (rc >> 8) & 32;          /* B is HK_HAP_PAD */
                 sumM += padb ? (T)0 : M[K - 1]; sumI += padb ? (T)0 : I[K - 1];
                 pM = uMb; pI = uIb; pD = uDb;

@@ -1,14 +1,14 @@
 /* hk_kernel_float.cu - the float kernel family (scaled recurrence, C = 2^120):
- * one instantiation per entry of HK_FLOAT_CONFIGS, plus the multi-tile kernel
- * of the last entry. */
+ * one instantiation per entry of HK_FLOAT_CONFIGS (two columns per step,
+ * hk_fwd_pair.cuh), plus the multi-tile kernel of the last entry (one column
+ * per step, hk_fwd.cuh). */
 #include "hk_launch.cuh"
 
-typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t,
-                                   const uint32_t *, const hk_scratch *, cudaStream_t);
+typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
 static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P) };
 static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K) };
-#define HK_FLOAT_FN(P, K) hk_fwd_launch<float, P, K, true, false>,
+#define HK_FLOAT_FN(P, K) hk_pair_launch<P, K, false>,
 static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
 static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
 
@@ -20,7 +20,7 @@ cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items
                             uint32_t n_items, cudaStream_t st)
 {
     if (cfg < 0 || cfg >= HK_N_FLOAT_CONFIGS) return cudaErrorInvalidValue;
-    return float_fn[cfg](c, items, n_items, nullptr, nullptr, st);
+    return float_fn[cfg](c, items, n_items, st);
 }
 
 cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,

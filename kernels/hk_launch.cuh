@@ -57,27 +57,28 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     return cudaGetLastError();
 }
 
-/* The constant-gap kernels, two columns per step (hk_fwd_pair.cuh). */
-template <int P, int K>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<float, K, true>()))
+/* The single-tile float kernels, two columns per step (hk_fwd_pair.cuh);
+ * CGAP: the constant-gap family. */
+template <int P, int K, bool CGAP>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<float, K, CGAP>()))
 hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items)
 {
-    hk_fwd_pair<P, K>::body(c, items, n_items);
+    hk_fwd_pair<P, K, CGAP>::body(c, items, n_items);
 }
 
-template <int P, int K>
+template <int P, int K, bool CGAP>
 cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
 {
-    typedef hk_fwd_pair<P, K> F;
+    typedef hk_fwd_pair<P, K, CGAP> F;
     if (n_items == 0) return cudaSuccess;
     if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hk_pair_kernel<P, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaError_t e = cudaFuncSetAttribute(hk_pair_kernel<P, K, CGAP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)F::SMEM_BYTES);
         if (e != cudaSuccess) return e;
     }
     uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
     if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
-    hk_pair_kernel<P, K><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
+    hk_pair_kernel<P, K, CGAP><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
     return cudaGetLastError();
 }
 
