@@ -1,0 +1,81 @@
+/* bench_pack.cu - how long the engine's host side takes to plan and pack
+ * chunks, without a GPU.
+ *
+ *   tests/bench/bench_pack THREADS INPUT [RUNS]   (build: make tests/bench/bench_pack)
+ *
+ * Reads INPUT into one batch, then RUNS times (default 5) plans and packs
+ * the whole of it as hk_cuda_score does on one device (slots of
+ * HK_SLOT_BYTES, about 8 chunks' worth of cells at most per chunk, a pool of
+ * THREADS host threads), into ordinary memory. Prints the chunks and the
+ * milliseconds of planning and packing per run. Host code only: it runs
+ * where there is no GPU, and on a GPU host it measures what the device's
+ * thread spends per chunk besides enqueueing and copying out. */
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "hk_engine_internal.h"
+extern "C" {                       /* C headers without guards of their own */
+#include "hk_model.h"
+#include "hk_reader.h"
+}
+
+static double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || atoi(argv[1]) < 1) {
+        fprintf(stderr, "usage: bench_pack THREADS INPUT [RUNS]\n");
+        return 2;
+    }
+    const unsigned threads = (unsigned)atoi(argv[1]);
+    const int runs = argc > 3 ? atoi(argv[3]) : 5;
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_batch_t b;
+    hk_batch_init(&b);
+    hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, &m);
+    if (!r) return 2;
+    int rc;
+    while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+    hk_reader_close(r);
+    if (rc < 0) return 2;
+
+    hk_pool pool(threads - 1);
+    hk_plan_limits lim;
+    lim.in_bytes = lim.min_in_bytes = HK_SLOT_BYTES;
+    lim.pairs = lim.min_pairs = HK_SLOT_PAIRS;
+    lim.items = lim.pairs + (HK_SLOT_BYTES >> 8) + 1024;
+    lim.cells = b.cells / 8 + 1;
+    std::vector<unsigned char> in(2 * HK_SLOT_BYTES);
+    std::vector<uint64_t> degen;
+    printf("# %zu regions, %zu reads, %zu pairs; %u threads\n", b.n_regions, b.n_reads, b.n_pairs, threads);
+    for (int k = 0; k < runs; k++) {
+        double t_plan = 0, t_pack = 0;
+        int chunks = 0;
+        size_t reg = 0, rd = 0;
+        while (rd < b.n_reads) {
+            hk_chunk ch;
+            const double t0 = now();
+            while (reg < b.n_regions && rd >= (size_t)b.regions[reg].read0 + b.regions[reg].n_reads) reg++;
+            if (hk_chunk_plan(&b, &lim, reg, rd, b.n_reads, &ch)) {
+                fprintf(stderr, "bench_pack: a read with its haplotypes does not fit one slot\n");
+                return 1;
+            }
+            const double t1 = now();
+            hk_chunk_pack(&b, &ch, false, in.data(), &degen, &pool);
+            t_plan += t1 - t0;
+            t_pack += now() - t1;
+            chunks++;
+            rd = ch.r1;
+            reg = ch.reg1 - 1;
+        }
+        printf("run %d: %d chunks, plan %.2f ms, pack %.2f ms (%.3f ms per chunk)\n", k, chunks, t_plan * 1e3,
+               t_pack * 1e3, t_pack * 1e3 / chunks);
+    }
+    hk_batch_free(&b);
+    return 0;
+}
