@@ -206,21 +206,9 @@ struct hk_fwd {
                         rM = u0.m; rI = u0.i; rD = u0.d; u0 = u1;
                         if (tv && s + 2 < total) u1 = sc_in[s + 2];
                     }
-                    if (__any_sync(0xffffffffu, rc & 24) && (rc & 24)) {
-                        if (fin && h >= 0) finish(c, it, h, sumM, sumI, milast);
-                        if (rc & 8) {                      /* first column of a haplotype */
-                            h++;
-                            cnh = cn[h];
-                            pM = 0; pI = 0; pD = above_pad ? cnh : (T)0;
-#pragma unroll
-                            for (int r = 0; r < K; r++) {
-                                M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
-                            }
-                            sumM = 0; sumI = 0;
-                        } else {
-                            h = 64;                        /* past the end: nothing more to finish */
-                        }
-                    }
+                    if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
+                        boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
+                                 pM, pI, pD);
                     if (lane0 && !from_scratch) rD = cnh;
                     const T *et = et0 + (rc & 7) * ROWS;
                     T dM = pM, dI = pI, dD = pD;           /* row above, column g-1 */
@@ -307,6 +295,30 @@ struct hk_fwd {
             }
 #pragma unroll
             for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
+        }
+    }
+
+    /* Before a column whose code has a flag (bit 3: a haplotype's first
+     * column, bit 4: the item's end): lane P-1 (fin) finishes haplotype h;
+     * at a first column the state is reset to column -1, the diagonal's
+     * (dM, dI, dD: the row above, the column before) too. */
+    static __device__ __forceinline__ void boundary(int code, const hk_chunk_dev &c, const hk_item &it, bool fin,
+                                                    bool above_pad, uint32_t padmask, const T *cn, T milast,
+                                                    int &h, T &cnh, T &sumM, T &sumI,
+                                                    T (&M)[K], T (&I)[K], T (&D)[K], T &dM, T &dI, T &dD)
+    {
+        if (fin && h >= 0) finish(c, it, h, sumM, sumI, milast);
+        if (code & 8) {
+            h++;
+            cnh = cn[h];
+            dM = 0; dI = 0; dD = above_pad ? cnh : (T)0;
+#pragma unroll
+            for (int r = 0; r < K; r++) {
+                M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
+            }
+            sumM = 0; sumI = 0;
+        } else {
+            h = 64;                                    /* past the end: nothing more to finish */
         }
     }
 

@@ -209,24 +209,6 @@ struct hk_fwd_pair {
             const bool lane0 = t == 0;
             const bool fin = tv && t == P - 1;
             const T *et0 = tab + t * VEC;
-            /* A haplotype boundary before a column: lane P-1 finishes the
-             * haplotype it leaves; at a first column the state is reset to
-             * column -1 (the diagonal's too: dM, dI, dD). */
-            auto boundary = [&](int code, T &dM, T &dI, T &dD) {
-                if (fin && h >= 0) F::finish(c, it, h, sumM, sumI, milast);
-                if (code & 8) {
-                    h++;
-                    cnh = cn[h];
-                    dM = 0; dI = 0; dD = above_pad ? cnh : (T)0;
-#pragma unroll
-                    for (int r = 0; r < K; r++) {
-                        M[r] = 0; I[r] = 0; D[r] = (padmask >> r) & 1 ? cnh : (T)0;
-                    }
-                    sumM = 0; sumI = 0;
-                } else {
-                    h = 64;                            /* past the end: nothing more to finish */
-                }
-            };
 #pragma unroll UNROLL
             for (uint32_t s = 0; s <= steps; s++) {
                 T uMa = __shfl_up_sync(0xffffffffu, aM, 1, P);
@@ -239,7 +221,9 @@ struct hk_fwd_pair {
                 l0 = l1; l1 = l2;
                 l2 = pair_at(s + 3 - (uint32_t)t);
                 if (lane0) { uMa = 0; uIa = 0; uMb = 0; uIb = 0; }
-                if (__any_sync(0xffffffffu, rc & 24) && (rc & 24)) boundary(rc, pM, pI, pD);
+                if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
+                    F::boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
+                                pM, pI, pD);
                 if (lane0) { uDa = cnh; uDb = cnh; }
                 const T *ea = et0 + (rc & 7) * ROWS, *eb = et0 + ((rc >> 8) & 7) * ROWS;
                 column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
