@@ -1,0 +1,175 @@
+/* test_pack.cu - the CUDA engine's host side, without a GPU: chunks planned
+ * and packed as hk_cuda_score does, checked byte by byte.
+ *
+ * Random batches (reads of 0-700 bases, constant and varied gap qualities,
+ * haplotypes of 0-600 bases, many of 1-3, odd and even) are cut into small
+ * chunks and packed with 1 and 3 host threads. For every chunk: the block
+ * fits the planner's limit; every pair of the chunk is covered by exactly
+ * one work item or is a degenerate pair (an empty sequence), with its
+ * result slot; items sit in the bin of the kernel their read goes to; the
+ * read rows and haplotype codes are the batch's; and the padded copy that
+ * the two-column kernels read has every haplotype at an even offset, its
+ * codes, and HK_HAP_PAD after an odd one. Output is TAP. */
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "hk_engine_internal.h"
+extern "C" {                       /* C headers without guards of their own */
+#include "hk_model.h"
+#include "tap.h"
+}
+
+static unsigned long long rng = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+/* A random batch of n regions. */
+static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
+{
+    static char seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
+    const char *bad;
+    for (int g = 0; g < n; g++) {
+        if (hk_batch_begin_region(b, NULL, 1)) abort();
+        const int nh = 1 + (int)rnd(rnd(4) ? 6 : 40), nr = 1 + (int)rnd(12);
+        const bool tiny = rnd(3) == 0;                 /* haplotypes of 1-3 bases */
+        for (int h = 0; h < nh; h++) {
+            const int len = rnd(50) == 0 ? 0 : tiny ? 1 + (int)rnd(3) : 1 + (int)rnd(600);
+            for (int i = 0; i < len; i++) seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
+            if (hk_batch_add_hap(b, m, seq, (uint32_t)len, &bad)) abort();
+        }
+        for (int r = 0; r < nr; r++) {
+            const int len = rnd(40) == 0 ? 0 : 1 + (int)rnd(rnd(8) ? 160 : 700);
+            const bool constant = rnd(4) != 0;
+            for (int i = 0; i < len; i++) {
+                seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
+                q[i] = (char)(33 + 2 + rnd(40));
+                gi[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
+                gd[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
+                gg[i] = constant ? '+' : (char)(33 + rnd(50));
+            }
+            if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) abort();
+        }
+        if (hk_batch_end_region(b)) abort();
+    }
+}
+
+/* Check one packed chunk; returns the number of problems (printed). */
+static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned char *in,
+                       const std::vector<uint64_t> &degen, const hk_plan_limits &lim)
+{
+    int bad = 0;
+    auto fail = [&](const char *what, size_t i) {
+        if (bad++ < 5) printf("# chunk of reads %zu-%zu: %s (%zu)\n", ch.r0, ch.r1, what, i);
+    };
+    if (ch.in_bytes > lim.in_bytes) fail("block larger than the planner's limit", ch.in_bytes);
+    const hk_item *items = reinterpret_cast<const hk_item *>(in);
+    const uint32_t *ro = reinterpret_cast<const uint32_t *>(in + ch.off_read_off);
+    const uint32_t *ho = reinterpret_cast<const uint32_t *>(in + ch.off_hap_off);
+    const uint32_t *ho2 = reinterpret_cast<const uint32_t *>(in + ch.off_hap_off2);
+    const uint8_t *hb = in + ch.off_hbase, *hb2 = in + ch.off_hbase2;
+    const uint64_t rbase0 = b->read_off[ch.r0], hbase0 = b->hap_off[ch.h0];
+
+    /* reads: offsets and rows */
+    for (size_t r = ch.r0; r <= ch.r1; r++)
+        if (ro[r - ch.r0] != b->read_off[r] - rbase0) fail("read offset", r);
+    const size_t rp = b->read_off[ch.r1] - rbase0;
+    if (memcmp(in + ch.off_read[0], b->read_base + rbase0, rp)) fail("read bases", 0);
+    if (memcmp(in + ch.off_read[1], b->read_q + rbase0, rp)) fail("base qualities", 0);
+    /* haplotypes: both copies */
+    if (ho2[0] != 0) fail("first padded offset", 0);
+    for (size_t h = ch.h0; h < ch.h1; h++) {
+        const size_t i = h - ch.h0, n = hk_batch_hap_len(b, h);
+        if (ho[i] != b->hap_off[h] - hbase0) fail("haplotype offset", h);
+        if (ho2[i] & 1) fail("padded haplotype at an odd offset", h);
+        if (ho2[i + 1] - ho2[i] != n + (n & 1)) fail("padded haplotype length", h);
+        for (size_t k = 0; k < n; k++) {
+            const uint8_t want = (uint8_t)(b->hap_base[b->hap_off[h] + k] | (k == 0 ? 8 : 0));
+            if (hb[ho[i] + k] != want || hb2[ho2[i] + k] != want) { fail("haplotype code", h); break; }
+        }
+        if ((n & 1) && hb2[ho2[i] + n] != HK_HAP_PAD) fail("pad after an odd haplotype", h);
+    }
+    /* items: every pair once, or degenerate */
+    std::vector<int> seen(ch.n_pairs, 0);
+    for (uint64_t i : degen) {
+        if (i >= ch.n_pairs) { fail("degenerate pair out of the chunk", i); continue; }
+        seen[i]++;
+    }
+    int bin = 0;
+    for (uint32_t k = 0; k < ch.n_items; k++) {
+        while (bin < ch.n_bins && k >= ch.cfg_end[bin]) bin++;
+        const hk_item &it = items[k];
+        if (bin >= ch.n_bins || k < ch.cfg_begin[bin]) { fail("item outside every bin", k); continue; }
+        const size_t r = ch.r0 + it.read;
+        if (r >= ch.r1 || it.n_haps == 0 || it.n_haps > HK_MAX_ITEM_HAPS) { fail("item read or size", k); continue; }
+        size_t g = 0;
+        while (!(r >= b->regions[g].read0 && r < (size_t)b->regions[g].read0 + b->regions[g].n_reads)) g++;
+        const hk_region_t *rg = &b->regions[g];
+        const size_t h = ch.h0 + it.hap;
+        if (h < rg->hap0 || h + it.n_haps > (size_t)rg->hap0 + rg->n_haps) { fail("item haplotypes outside its region", k); continue; }
+        const uint64_t out = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps + (h - rg->hap0) - ch.pair0;
+        if (it.out != out) fail("item result slot", k);
+        const bool constant = b->read_gaps[r].constant;
+        const bool cgap_bin = bin > ch.n_single;
+        if (cgap_bin != (constant && hk_batch_read_len(b, r) <= 512)) fail("item in the wrong kernel family", k);
+        for (uint32_t j = 0; j < it.n_haps && it.out + j < ch.n_pairs; j++) seen[it.out + j]++;
+    }
+    for (uint64_t i = 0; i < ch.n_pairs; i++)
+        if (seen[i] != 1) { fail("a pair not covered exactly once", i); break; }
+    return bad;
+}
+
+/* Plan and pack all of b in chunks within lim; check each. */
+static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, const char *what)
+{
+    hk_pool pool(threads - 1);
+    std::vector<unsigned char> in(lim.in_bytes);
+    std::vector<uint64_t> degen;
+    size_t reg = 0, r = 0, chunks = 0, pairs = 0;
+    int bad = 0, plan_failed = 0;
+    while (r < b->n_reads) {
+        while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
+        hk_chunk ch;
+        if (hk_chunk_plan(b, &lim, reg, r, b->n_reads, &ch)) { plan_failed = 1; break; }
+        hk_chunk_pack(b, &ch, false, in.data(), &degen, &pool);
+        bad += check_chunk(b, ch, in.data(), degen, lim);
+        chunks++;
+        pairs += ch.n_pairs;
+        r = ch.r1;
+        reg = ch.reg1 - 1;
+    }
+    TAP_OK(!plan_failed && pairs == b->n_pairs, "%s, %u thread(s): %zu chunks hold all %zu pairs of %zu regions (%zu)",
+           what, threads, chunks, b->n_pairs, b->n_regions, pairs);
+    TAP_OK(bad == 0, "%s, %u thread(s): items, rows and both haplotype copies as the batch has them (%d problems)",
+           what, threads, bad);
+}
+
+int main(void)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_batch_t b;
+    hk_batch_init(&b);
+    make_batch(&b, &m, 2000);
+    hk_plan_limits small;                   /* many chunks, regions cut among them */
+    small.in_bytes = 128 << 10;
+    small.min_in_bytes = 0;
+    small.pairs = small.min_pairs = 4096;
+    small.items = 16384;
+    small.cells = 2000000;
+    hk_plan_limits whole;                   /* one chunk: the threads split its reads */
+    whole.in_bytes = 64 << 20;
+    whole.min_in_bytes = 0;
+    whole.pairs = whole.min_pairs = 1 << 24;
+    whole.items = 1 << 24;
+    whole.cells = ~0ull;
+    for (unsigned threads : { 1u, 3u }) {
+        pack_all(&b, small, threads, "small chunks");
+        pack_all(&b, whole, threads, "one chunk");
+    }
+    hk_batch_free(&b);
+    return TAP_DONE();
+}
