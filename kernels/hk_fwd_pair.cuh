@@ -3,10 +3,10 @@
  *
  * The scaled recurrence, groups, tiles and emission table of hk_fwd.cuh, but
  * lane t works on columns 2(s-t) and 2(s-t)+1 at step s. What each step
- * costs besides its cells (six shuffles,
- * the haplotype codes, the warp vote, loop control) is then spread over 2K
- * cells per lane instead of K, and the two columns' dependency chains
- * interleave: column B's row r needs column A's rows r-1 and r only.
+ * costs besides its cells (six shuffles, the haplotype codes, the warp vote,
+ * loop control) is then spread over 2K cells per lane instead of K, and the
+ * two columns' dependency chains interleave: column B's row r needs column
+ * A's rows r-1 and r only.
  *
  * The kernels read the haplotypes' padded copy (hbase2, hap_off2), in which
  * every haplotype has an even length: a pair's first column (A) is the only
@@ -19,17 +19,18 @@
  * Two coefficient sets: hk_coef_rows, one set per row as hk_fwd has them
  * (reads whose gap qualities vary), and hk_coef_const for reads whose gap
  * qualities are constant on every row but the last (hk_read_gaps_t, the CGAP
- * family). For those the coefficients are scalars,
- * not per-row registers: a' b' c for the body, and the last register of lane
- * P-1 (the read's last row) has its own. Row 0's own b' would be gm/mm (the
- * row above is the initial row, D' = D = C/n); the body's is gm ed/mm, so
- * row 0's emission entries are divided by ed instead. Only dd stays per
- * register: padding rows keep D' constant with dd = 1. That leaves room for
- * 14-24 rows per lane.
+ * family). For those the coefficients are scalars, not per-row registers:
+ * a' b' c for the body, and the last register of lane P-1 (the read's last
+ * row) has its own. Row 0's own b' would be gm/mm (the row above is the
+ * initial row, D' = D = C/n); the body's is gm ed/mm, so row 0's emission
+ * entries are divided by ed instead. Only dd stays per register: padding
+ * rows keep D' constant with dd = 1. That leaves room for 14-24 rows per
+ * lane.
  */
 #ifndef HK_FWD_PAIR_CUH
 #define HK_FWD_PAIR_CUH
 
+#include <type_traits>
 #include "hk_fwd.cuh"
 
 /* Steps (column pairs) per loop iteration (a tuning knob). */
