@@ -22,8 +22,9 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 
-/* The code that pads an odd haplotype in hbase2: base N (a valid table
- * index), flagged so that its column is left out of the sums. */
+/* The code that pads an odd haplotype in hbase2: bit 5 set (the two-column
+ * kernels give that column an emission of zero), base N (a valid table index
+ * for any other reader). */
 #define HK_HAP_PAD (4 | 32)
 
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)

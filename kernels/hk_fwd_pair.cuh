@@ -12,9 +12,10 @@
  * every haplotype has an even length: a pair's first column (A) is the only
  * place where a haplotype starts or the item ends, so the reset stays out of
  * the pair, and the two codes of a pair are one aligned 16-bit load. An odd
- * haplotype's last pair has HK_HAP_PAD as its second column (B): it is
- * computed like any other and left out of the sums, and the next column
- * resets the state.
+ * haplotype's last pair has HK_HAP_PAD as its second column (B): its
+ * emission is a row of zeros (one per block, after the groups' tables), so
+ * M and I' are 0 down the whole column and it adds exactly nothing to the
+ * sums; the next column resets the state.
  *
  * Two coefficient sets: hk_coef_rows, one set per row as hk_fwd has them
  * (reads whose gap qualities vary), and hk_coef_const for reads whose gap
@@ -121,7 +122,7 @@ struct hk_fwd_pair {
     static constexpr int GROUPS = F::GROUPS;
     static constexpr int WARP_ITEMS = F::WARP_ITEMS;
     static constexpr int SMEM_GROUP = F::SMEM_GROUP;
-    static constexpr size_t SMEM_BYTES = F::SMEM_BYTES;
+    static constexpr size_t SMEM_BYTES = F::SMEM_BYTES + ROWS * sizeof(T);   /* + the pad column's zeros */
     static constexpr int UNROLL = HK_PAIR_UNROLL;
 
     /* The lane's K rows at one column: e the emission table at the column's
@@ -155,6 +156,9 @@ struct hk_fwd_pair {
         const int group = threadIdx.x / P;
         T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
         T *cn = tab + 5 * ROWS;
+        T *zeros = reinterpret_cast<T *>(hk_smem_raw) + GROUPS * SMEM_GROUP;
+        for (int i = threadIdx.x; i < ROWS; i += HK_BLOCK_THREADS) zeros[i] = 0;
+        __syncthreads();
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
 
@@ -226,13 +230,13 @@ struct hk_fwd_pair {
                     F::boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
                                 pM, pI, pD);
                 if (lane0) { uDa = cnh; uDb = cnh; }
-                const T *ea = et0 + (rc & 7) * ROWS, *eb = et0 + ((rc >> 8) & 7) * ROWS;
+                const T *ea = et0 + (rc & 7) * ROWS;
+                const T *eb = rc & 0x2000 ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;  /* B is HK_HAP_PAD */
                 column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
                 sumM += M[K - 1]; sumI += I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
                 column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, co);
-                const bool padb = (rc >> 8) & 32;          /* B is HK_HAP_PAD */
-                sumM += padb ? (T)0 : M[K - 1]; sumI += padb ? (T)0 : I[K - 1];
+                sumM += M[K - 1]; sumI += I[K - 1];
                 pM = uMb; pI = uIb; pD = uDb;
             }
         }
