@@ -22,10 +22,11 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 
-/* The code that pads an odd haplotype in hbase2: bit 5 set (the two-column
- * kernels give that column an emission of zero), base N (a valid table index
- * for any other reader). */
-#define HK_HAP_PAD (4 | 32)
+/* The code that pads an odd haplotype in hbase2: HK_HAP_PAD_BIT set (the
+ * two-column kernels give that column an emission of zero), base N (a valid
+ * table index for any other reader). */
+#define HK_HAP_PAD_BIT 32
+#define HK_HAP_PAD (4 | HK_HAP_PAD_BIT)
 
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
  * are packed without their three gap rows, and their float pairs go to the

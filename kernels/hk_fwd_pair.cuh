@@ -205,9 +205,8 @@ struct hk_fwd_pair {
              * pair's two codes in one int, column A in bits 0-7. Loaded 3
              * steps ahead. */
             const uint16_t *hp = reinterpret_cast<const uint16_t *>(c.hbase2 + ho);
-            const uint32_t tot = total;
             auto pair_at = [&](uint32_t p) -> int {
-                return p < tot ? (int)__ldg(hp + p) : p == tot && tv ? 16 : 0;
+                return p < total ? (int)__ldg(hp + p) : p == total && tv ? 16 : 0;
             };
             int l0 = pair_at(0u - (uint32_t)t), l1 = pair_at(1u - (uint32_t)t), l2 = pair_at(2u - (uint32_t)t);
 
@@ -231,7 +230,7 @@ struct hk_fwd_pair {
                                 pM, pI, pD);
                 if (lane0) { uDa = cnh; uDb = cnh; }
                 const T *ea = et0 + (rc & 7) * ROWS;
-                const T *eb = rc & 0x2000 ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;  /* B is HK_HAP_PAD */
+                const T *eb = rc & (HK_HAP_PAD_BIT << 8) ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;
                 column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
                 sumM += M[K - 1]; sumI += I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];

@@ -19,6 +19,21 @@ template <typename T, int K, bool CGAP> constexpr int hk_min_blocks()
     return HK_MIN_BLOCKS > 0 ? HK_MIN_BLOCKS : (int)sizeof(T) * K > (CGAP ? 64 : 48) ? 3 : 4;
 }
 
+/* What both launchers do first: allow kernel fn smem bytes of dynamic shared
+ * memory where that is above the default 48 KB, and size the grid for
+ * n_items at `groups` items per block (the kernels stride over the rest). */
+template <typename Kernel>
+static cudaError_t hk_launch_shape(Kernel *fn, size_t smem, uint32_t n_items, int groups, unsigned *blocks)
+{
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess) return e;
+    }
+    const uint64_t b = ((uint64_t)n_items + groups - 1) / groups;
+    *blocks = b > 0x7fffffffu ? 0x7fffffffu : (unsigned)b;
+    return cudaSuccess;
+}
+
 /* Thin kernel: the configuration's device struct does the work. */
 template <typename T, int P, int K, bool SCALED, bool MULTI>
 __global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K, false>()))
@@ -36,14 +51,9 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
 {
     typedef hk_fwd<T, P, K, SCALED, MULTI> F;
     if (n_items == 0) return cudaSuccess;
-    if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hk_fwd_kernel<T, P, K, SCALED, MULTI>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)F::SMEM_BYTES);
-        if (e != cudaSuccess) return e;
-    }
-    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
-    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
+    unsigned blocks;
+    cudaError_t e = hk_launch_shape(hk_fwd_kernel<T, P, K, SCALED, MULTI>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
+    if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
     if (MULTI) {
@@ -52,7 +62,7 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
         scratch = static_cast<hk_cell3<T> *>(sc->ptr);
         cols = sc->cols;
     }
-    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
 }
@@ -71,14 +81,10 @@ cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
 {
     typedef hk_fwd_pair<P, K, CGAP> F;
     if (n_items == 0) return cudaSuccess;
-    if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(hk_pair_kernel<P, K, CGAP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)F::SMEM_BYTES);
-        if (e != cudaSuccess) return e;
-    }
-    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
-    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
-    hk_pair_kernel<P, K, CGAP><<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
+    unsigned blocks;
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<P, K, CGAP>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
+    if (e != cudaSuccess) return e;
+    hk_pair_kernel<P, K, CGAP><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
     return cudaGetLastError();
 }
 
