@@ -345,7 +345,6 @@ static int score_or_check(int check, int argc, char **argv)
     int first, rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
     if (rc < 0) { hk_config_free(&o.cfg); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0; }
     if (rc) { hk_config_free(&o.cfg); return rc; }
-    hk_outfile_catch_signals();
     run_t r = { .cfg = &o.cfg, .inputs = argv + first, .n_inputs = argc - first, .check = check };
     int status = run(&r, o.output);
     if (status == 0 && check) {
@@ -354,12 +353,15 @@ static int score_or_check(int check, int argc, char **argv)
                          "results files, which carry one)");
             status = HK_EXIT_INPUT;
         } else {
-            printf("pairs compared: %llu\n", (unsigned long long)r.compared);
-            printf("largest difference: %.3g (region %llu at line %ld, read %u, haplotype %u)\n",
-                   r.max_diff, (unsigned long long)r.max_region, r.max_line, r.max_read, r.max_hap);
-            printf("over tolerance %g: %llu\n", o.cfg.tolerance, (unsigned long long)r.over);
+            /* the table has standard output (-o -): the report goes to stderr */
+            FILE *rep = o.output && !strcmp(o.output, "-") ? stderr : stdout;
+            fprintf(rep, "pairs compared: %llu\n", (unsigned long long)r.compared);
+            fprintf(rep, "largest difference: %.3g (region %llu at line %ld, read %u, haplotype %u)\n",
+                    r.max_diff, (unsigned long long)r.max_region, r.max_line, r.max_read, r.max_hap);
+            fprintf(rep, "over tolerance %g: %llu\n", o.cfg.tolerance, (unsigned long long)r.over);
             if (r.no_expected)
-                printf("pairs without an expected value: %llu\n", (unsigned long long)r.no_expected);
+                fprintf(rep, "pairs without an expected value: %llu\n",
+                        (unsigned long long)r.no_expected);
             status = r.over ? HK_EXIT_DIFF : HK_EXIT_OK;
         }
     }

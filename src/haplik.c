@@ -1,5 +1,6 @@
 /* haplik.c - main(): dispatch to the subcommands of hk_cli.h. */
 #include "hk_cli.h"
+#include "hk_outfile.h"
 #include "config.h"
 
 #include <htslib/hts.h>
@@ -33,6 +34,10 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
+    /* before anything opens a file: a closed standard stream must not lend
+     * its number to an output, and no signal may leave a temporary file */
+    hk_outfile_guard_std_streams();
+    hk_outfile_catch_signals();
     if (argc < 2) { usage(stderr); return HK_EXIT_INPUT; }
     /* htslib's own messages would make a second line per error: haplik
      * reports every failure itself, with file and line */

@@ -46,7 +46,9 @@ typedef struct {
 
 typedef struct {
     char    *name;     /* region tag, NULL when the input has none */
-    long     line;     /* 1-based input line where the region starts */
+    long     line;     /* 1-based input line where the region starts (as reported:
+                          a "# source-line" tag sets it) */
+    long     first_line, last_line;   /* the lines of this input that hold it, 1-based */
     uint32_t read0;    /* first read of the region in the batch */
     uint32_t n_reads;
     uint32_t hap0;     /* first haplotype of the region in the batch */

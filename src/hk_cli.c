@@ -1,9 +1,11 @@
 /* hk_cli.c - see hk_cli.h. */
 #include "hk_cli.h"
 #include "hk_log.h"
+#include "hk_outfile.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -62,52 +64,81 @@ void hk_cli_usage_score(FILE *fp, const char *cmd)
             "error, 3 runtime or device failure.\n");
 }
 
+/* A value that is the next option, not a value: `-o --quiet`, `-c -o`. One
+ * dash alone is standard input or output. */
+static int looks_like_option(const char *v) { return v[0] == '-' && v[1] != '\0'; }
+
 int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
                             int *first_input)
 {
     hk_config_init(&o->cfg);
     o->output = NULL;
+    /* One pass of getopt (it permutes argv, so a second pass would see another
+     * order): the flags are recorded, then applied over the config file. */
+    struct { int opt; const char *arg; } *flags = calloc((size_t)argc + 1, sizeof *flags);
+    if (!flags) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
+    int n_flags = 0, c, rc = HK_EXIT_INPUT;
     const char *config = NULL;
-    int c;
-    /* pass 1: the config file and --help, so that flags override the file */
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "c:o:h", score_options, NULL)) != -1) {
-        if (c == 'c') config = optarg;
-        else if (c == 'h') { hk_cli_usage_score(stdout, cmd); return -1; }
-    }
-    if (config && hk_config_load(&o->cfg, config)) return HK_EXIT_INPUT;
-    /* pass 2: every flag */
-    opterr = 1;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "c:o:h", score_options, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case 'c': break;
-        case 'o': o->output = optarg; break;
-        case OPT_BACKEND: rc = hk_config_set_backend(&o->cfg, "--backend", optarg); break;
-        case OPT_DEVICES: rc = hk_config_set_devices(&o->cfg, "--devices", optarg); break;
-        case OPT_THREADS: rc = hk_config_set_threads(&o->cfg, "--threads", optarg); break;
-        case OPT_PRECISION: rc = hk_config_set_precision(&o->cfg, "--precision", optarg); break;
-        case OPT_FORMAT: rc = hk_config_set_input_format(&o->cfg, "--format", optarg); break;
-        case OPT_OUTPUT_FORMAT:
-            rc = hk_config_set_output_format(&o->cfg, "--output-format", optarg); break;
-        case OPT_NO_SEQUENCES: o->cfg.sequences = 0; break;
-        case OPT_TOLERANCE: rc = hk_config_set_tolerance(&o->cfg, "--tolerance", optarg); break;
-        case OPT_QUIET: hk_log_set_quiet(1); break;
-        default:
-            fprintf(stderr, "Try 'haplik %s --help'.\n", cmd);
-            return HK_EXIT_INPUT;
+    while ((c = getopt_long(argc, argv, ":c:o:h", score_options, NULL)) != -1) {
+        if (c == 'h') { free(flags); hk_cli_usage_score(stdout, cmd); return -1; }
+        if (c == ':' || c == '?') {
+            hk_cli_bad_option(cmd, c, argv[optind - 1]);
+            goto out;
         }
-        if (rc) return HK_EXIT_INPUT;
+        if ((c == 'c' || c == 'o') && looks_like_option(optarg)) {
+            hk_log_error("%s: option %s needs a value (found the option '%s'); see 'haplik %s "
+                         "--help'", cmd, c == 'c' ? "-c/--config" : "-o/--output", optarg, cmd);
+            goto out;
+        }
+        if ((c == 'c' && config) || (c == 'o' && o->output)) {
+            hk_log_error("%s: option %s given twice", cmd, c == 'c' ? "-c/--config" : "-o/--output");
+            goto out;
+        }
+        if (c == 'c') config = optarg;
+        else if (c == 'o') o->output = optarg;
+        else { flags[n_flags].opt = c; flags[n_flags++].arg = optarg; }
+    }
+    if (config && hk_config_load(&o->cfg, config)) goto out;
+    for (int i = 0; i < n_flags; i++) {
+        const char *a = flags[i].arg;
+        int bad = 0;
+        switch (flags[i].opt) {
+        case OPT_BACKEND: bad = hk_config_set_backend(&o->cfg, "--backend", a); break;
+        case OPT_DEVICES: bad = hk_config_set_devices(&o->cfg, "--devices", a); break;
+        case OPT_THREADS: bad = hk_config_set_threads(&o->cfg, "--threads", a); break;
+        case OPT_PRECISION: bad = hk_config_set_precision(&o->cfg, "--precision", a); break;
+        case OPT_FORMAT: bad = hk_config_set_input_format(&o->cfg, "--format", a); break;
+        case OPT_OUTPUT_FORMAT: bad = hk_config_set_output_format(&o->cfg, "--output-format", a); break;
+        case OPT_NO_SEQUENCES: o->cfg.sequences = 0; break;
+        case OPT_TOLERANCE: bad = hk_config_set_tolerance(&o->cfg, "--tolerance", a); break;
+        case OPT_QUIET: hk_log_set_quiet(1); break;
+        }
+        if (bad) goto out;
     }
     if (optind >= argc) {
         hk_log_error("%s: no INPUT given (use - for standard input); see 'haplik %s --help'",
                      cmd, cmd);
-        return HK_EXIT_INPUT;
+        goto out;
     }
+    const char *output = o->output;
+    if (hk_outfile_check_paths(&output, 1, (const char *const *)argv + optind,
+                               (size_t)(argc - optind)))
+        goto out;
     *first_input = optind;
-    return HK_EXIT_OK;
+    rc = HK_EXIT_OK;
+out:
+    free(flags);
+    return rc;
+}
+
+void hk_cli_bad_option(const char *cmd, int c, const char *arg)
+{
+    if (c == ':')
+        hk_log_error("%s: option '%s' needs a value; see 'haplik %s --help'", cmd, arg, cmd);
+    else
+        hk_log_error("%s: unknown option '%s'; see 'haplik %s --help'", cmd, arg, cmd);
 }
 
 int hk_cli_close_stdout(void)

@@ -29,9 +29,17 @@ typedef struct {
 
 /* Parse score/check options. Returns -1 for --help (printed), or an exit
  * status: 0 to go on (then *first_input is argv's index of the first input),
- * 2 on a usage or config error (logged). */
+ * 2 on a usage or config error (logged). Every option is read in one pass
+ * (getopt permutes argv: a second pass would see the arguments in another
+ * order); -c and -o may be given once; an output that is an input is
+ * refused (hk_outfile_check_paths). */
 int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
                             int *first_input);
+
+/* Log a getopt failure of a command: c is ':' (a value is missing) or '?'
+ * (an unknown option); arg is argv[optind - 1]. Needs getopt's optstring to
+ * start with ':'. */
+void hk_cli_bad_option(const char *cmd, int c, const char *arg);
 
 /* Print a command's usage and the default configuration. */
 void hk_cli_usage_score(FILE *fp, const char *cmd);

@@ -2,21 +2,37 @@
 #include "hk_outfile.h"
 #include "hk_log.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A temporary name is ".NAME.tmpXXXXXX" (a backup during commit_all adds
+ * ".old"); NAME is cut so that the whole stays within NAME_MAX. */
+#define TMP_SUFFIX ".tmpXXXXXX"
+#define BACKUP_SUFFIX ".old"
+#define TMP_NAME_ROOM (NAME_MAX - 1 - (int)(sizeof TMP_SUFFIX - 1) - (int)(sizeof BACKUP_SUFFIX - 1))
+
 struct hk_outfile {
-    char *path;      /* destination; NULL for stdout */
-    char *tmp;       /* temporary path; NULL for stdout's spool */
+    char *path;      /* as given; "-" for standard output */
+    char *target;    /* the file renamed over; NULL when spooled or written directly */
+    char *tmp;       /* temporary file beside target, or the (unlinked) spool's name */
+    char *label;     /* for messages: the path, or the spool and what it is for */
+    int   spool_fd;  /* >= 0: spooled, copied to this descriptor on commit */
     FILE *fp;
     struct pending *slot;   /* its entry in the list of pending files, NULL if none */
 };
+
+/* Standard streams found closed at start (hk_outfile_guard_std_streams). */
+static int std_closed[3];
+
+/* ---- signals ---- */
 
 /* Temporary paths a signal handler must remove: a list that only grows
  * (entries are reused, never freed), so that the handler, which may run in
@@ -32,12 +48,17 @@ struct pending {
 static struct pending *volatile pending_head;
 static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static const int fatal_signals[] = {
+    SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+    SIGXCPU,
+};
+#define N_FATAL (sizeof fatal_signals / sizeof *fatal_signals)
+
 static void block_signals(sigset_t *old)
 {
     sigset_t all;
     sigemptyset(&all);
-    sigaddset(&all, SIGINT); sigaddset(&all, SIGTERM);
-    sigaddset(&all, SIGHUP); sigaddset(&all, SIGPIPE);
+    for (size_t i = 0; i < N_FATAL; i++) sigaddset(&all, fatal_signals[i]);
     pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
@@ -86,134 +107,403 @@ void hk_outfile_catch_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < N_FATAL; i++) sigaction(fatal_signals[i], &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
-hk_outfile_t *hk_outfile_open(const char *path)
+void hk_outfile_guard_std_streams(void)
 {
-    hk_outfile_t *o = calloc(1, sizeof *o);
-    if (!o) { hk_log_error("out of memory"); return NULL; }
-    o->slot = NULL;
-    if (!path || !strcmp(path, "-")) {
-        if (!(o->fp = tmpfile())) {
-            hk_log_error("cannot create a temporary file to spool standard output: %s",
-                         strerror(errno));
-            free(o);
-            return NULL;
-        }
-        return o;
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        /* the wrong direction on purpose: every read or write of it fails */
+        int nfd = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (nfd >= 0 && nfd != fd) { dup2(nfd, fd); close(nfd); }
+        std_closed[fd] = 1;
     }
-    /* a destination that exists and is no regular file (/dev/null, a FIFO, a
-     * terminal) is written directly: renaming over it would replace it */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) {
-            hk_log_error("%s: is a directory", path);
-            free(o);
-            return NULL;
-        }
-        if (!(o->path = strdup(path)) || !(o->fp = fopen(path, "w"))) {
-            hk_log_error("%s: cannot open for writing: %s", path, strerror(errno));
-            free(o->path);
-            free(o);
-            return NULL;
-        }
-        return o;
+}
+
+/* ---- paths ---- */
+
+/* The descriptor a path names (/dev/stdout, /dev/fd/N, /proc/self/fd/N,
+ * /proc/<this process>/fd/N), or -1. */
+static int fd_of_path(const char *p)
+{
+    if (!strcmp(p, "/dev/stdin")) return 0;
+    if (!strcmp(p, "/dev/stdout")) return 1;
+    if (!strcmp(p, "/dev/stderr")) return 2;
+    const char *num = NULL;
+    if (!strncmp(p, "/dev/fd/", 8)) num = p + 8;
+    else if (!strncmp(p, "/proc/self/fd/", 14)) num = p + 14;
+    else if (!strncmp(p, "/proc/thread-self/fd/", 21)) num = p + 21;
+    else if (!strncmp(p, "/proc/", 6) && isdigit((unsigned char)p[6])) {
+        char *end;
+        long pid = strtol(p + 6, &end, 10);
+        if (pid == (long)getpid() && !strncmp(end, "/fd/", 4)) num = end + 4;
     }
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    o->path = strdup(path);
-    o->tmp = malloc(strlen(path) + 16);
-    if (!o->path || !o->tmp) { hk_log_error("out of memory"); goto fail; }
-    sprintf(o->tmp, "%.*s.%s.tmpXXXXXX", (int)dirlen, path, path + dirlen);
+    if (!num || !isdigit((unsigned char)*num)) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(num, &end, 10);
+    return (*end || errno || v > INT_MAX) ? -1 : (int)v;
+}
+
+/* A copy of path with its final symbolic links followed (at most 40 hops),
+ * stopping at a name of a descriptor (then *fd is set). NULL: out of memory. */
+static char *follow_links(const char *path, int *fd)
+{
+    char *cur = strdup(path);
+    *fd = -1;
+    for (int hop = 0; cur && hop < 40; hop++) {
+        if ((*fd = fd_of_path(cur)) >= 0) break;
+        struct stat st;
+        char link[PATH_MAX];
+        ssize_t n;
+        if (lstat(cur, &st) || !S_ISLNK(st.st_mode) ||
+            (n = readlink(cur, link, sizeof link - 1)) < 0)
+            break;
+        link[n] = '\0';
+        const char *slash = strrchr(cur, '/');
+        const int dirlen = link[0] == '/' || !slash ? 0 : (int)(slash - cur) + 1;
+        char *next = malloc((size_t)dirlen + (size_t)n + 1);
+        if (next) sprintf(next, "%.*s%s", dirlen, cur, link);
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+/* ---- open ---- */
+
+static void outfile_free(hk_outfile_t *o)
+{
+    if (!o) return;
+    unregister_tmp(o->slot);
+    free(o->path);
+    free(o->target);
+    free(o->tmp);
+    free(o->label);
+    free(o);
+}
+
+static hk_outfile_t *fail_open(hk_outfile_t *o)
+{
+    if (o->fp) fclose(o->fp);
+    outfile_free(o);
+    return NULL;
+}
+
+/* Standard output or another descriptor: spooled in $TMPDIR (unlinked at once). */
+static hk_outfile_t *open_spool(hk_outfile_t *o, int fd)
+{
+    const char *what = fd == 1 ? "standard output" : fd == 2 ? "standard error" : o->path;
+    if ((fd <= 2 && std_closed[fd]) || fcntl(fd, F_GETFD) < 0) {
+        hk_log_error("%s is closed: there is nowhere to write the output (give -o FILE)", what);
+        return fail_open(o);
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    size_t len = strlen(dir) + 32, llen = len + strlen(what) + 32;
+    if (!(o->tmp = malloc(len)) || !(o->label = malloc(llen))) {
+        hk_log_error("out of memory");
+        return fail_open(o);
+    }
+    snprintf(o->tmp, len, "%s/haplik-spool.XXXXXX", dir);
+    int sfd = mkstemp(o->tmp);
+    if (sfd < 0) {
+        hk_log_error("%s: cannot create the spool of %s ($TMPDIR, else /tmp): %s", o->tmp, what,
+                     strerror(errno));
+        return fail_open(o);
+    }
+    unlink(o->tmp);
+    snprintf(o->label, llen, "%s (the spool of %s)", o->tmp, what);
+    if (!(o->fp = fdopen(sfd, "w+"))) {
+        hk_log_error("%s: %s", o->label, strerror(errno));
+        close(sfd);
+        return fail_open(o);
+    }
+    o->spool_fd = fd;
+    return o;
+}
+
+/* A device, FIFO or socket: written directly, never renamed over. */
+static hk_outfile_t *open_direct(hk_outfile_t *o, const char *dest)
+{
+    if (!(o->label = strdup(o->path))) { hk_log_error("out of memory"); return fail_open(o); }
+    int fd = open(dest, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 || !(o->fp = fdopen(fd, "w"))) {
+        hk_log_error("%s: cannot open for writing: %s", o->path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return fail_open(o);
+    }
+    return o;
+}
+
+/* A regular file (or a new one): a temporary file beside dest, with the mode
+ * the file has (or would get). */
+static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat *old)
+{
+    o->target = dest;
+    const char *slash = strrchr(dest, '/');
+    const int dirlen = slash ? (int)(slash - dest) + 1 : 0;
+    const char *base = dest + dirlen;
+    int baselen = (int)strlen(base);
+    if (baselen > TMP_NAME_ROOM) baselen = TMP_NAME_ROOM;
+    const size_t len = (size_t)dirlen + (size_t)baselen + sizeof TMP_SUFFIX + 2;
+    if (!(o->tmp = malloc(len)) || !(o->label = strdup(o->path))) {
+        hk_log_error("out of memory");
+        return fail_open(o);
+    }
+    snprintf(o->tmp, len, "%.*s.%.*s%s", dirlen, dest, baselen, base, TMP_SUFFIX);
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
-        hk_log_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        goto fail;
+        hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
+        return fail_open(o);
     }
     if (!(o->slot = register_tmp(o->tmp)) || !(o->fp = fdopen(fd, "w"))) {
         hk_log_error("%s: %s", o->tmp, strerror(errno));
         close(fd);
         unlink(o->tmp);
-        goto fail;
+        return fail_open(o);
     }
+    mode_t mode;
+    if (old) {
+        mode = old->st_mode & 07777;
+        if (fchown(fd, old->st_uid, old->st_gid)) { /* not ours to give: keep our own */ }
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    fchmod(fd, mode);
     setvbuf(o->fp, NULL, _IOFBF, 1 << 20);
     return o;
-fail:
-    unregister_tmp(o->slot);
-    free(o->path);
-    free(o->tmp);
-    free(o);
-    return NULL;
+}
+
+hk_outfile_t *hk_outfile_open(const char *path)
+{
+    hk_outfile_t *o = calloc(1, sizeof *o);
+    if (!o || !(o->path = strdup(path ? path : "-"))) {
+        hk_log_error("out of memory");
+        free(o);
+        return NULL;
+    }
+    o->spool_fd = -1;
+    if (!strcmp(o->path, "-")) return open_spool(o, 1);
+    int fd;
+    char *dest = follow_links(o->path, &fd);
+    if (!dest) { hk_log_error("out of memory"); return fail_open(o); }
+    if (fd >= 0) { free(dest); return open_spool(o, fd); }
+    struct stat st;
+    if (stat(dest, &st) == 0) {
+        if (S_ISREG(st.st_mode)) return open_renamed(o, dest, &st);
+        if (S_ISDIR(st.st_mode)) hk_log_error("%s: is a directory", o->path);
+        else { o = open_direct(o, dest); free(dest); return o; }
+    } else if (errno == ENOENT) {
+        return open_renamed(o, dest, NULL);
+    } else {
+        hk_log_error("%s: %s", o->path, strerror(errno));
+    }
+    free(dest);
+    return fail_open(o);
 }
 
 FILE *hk_outfile_fp(hk_outfile_t *o) { return o->fp; }
-const char *hk_outfile_path(const hk_outfile_t *o) { return o->path ? o->path : "-"; }
+const char *hk_outfile_path(const hk_outfile_t *o) { return o->label ? o->label : o->path; }
 
-static void outfile_free(hk_outfile_t *o)
-{
-    unregister_tmp(o->slot);
-    free(o->path);
-    free(o->tmp);
-    free(o);
-}
+/* ---- commit ---- */
 
-static int copy_to_stdout(FILE *in)
+static int write_all(int fd, const char *p, size_t n)
 {
-    char buf[1 << 16];
-    size_t n;
-    if (fflush(in) || fseek(in, 0, SEEK_SET)) return -1;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, stdout) != n) return -1;
-    if (ferror(in) || fflush(stdout)) return -1;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
     return 0;
 }
 
-int hk_outfile_commit(hk_outfile_t *o)
+static int copy_spool(hk_outfile_t *o)
+{
+    char buf[1 << 16];
+    size_t n;
+    if (fflush(o->fp) || fseek(o->fp, 0, SEEK_SET)) {
+        hk_log_error("%s: %s", o->label, strerror(errno));
+        return -1;
+    }
+    if (o->spool_fd == 1) fflush(stdout);   /* nothing may come before the table */
+    while ((n = fread(buf, 1, sizeof buf, o->fp)) > 0)
+        if (write_all(o->spool_fd, buf, n)) {
+            hk_log_error("writing %s: %s", strcmp(o->path, "-") ? o->path : "standard output",
+                         strerror(errno));
+            return -1;
+        }
+    if (ferror(o->fp)) { hk_log_error("%s: read failed: %s", o->label, strerror(errno)); return -1; }
+    return 0;
+}
+
+/* Flush and close a file output (not a spool). */
+static int close_output(hk_outfile_t *o)
 {
     int rc = 0;
-    if (!o->path) {
-        if (copy_to_stdout(o->fp) < 0) {
-            hk_log_error("writing standard output: %s", strerror(errno));
-            /* reported: drop what stdout still buffers, so that the final
-             * check of standard output (hk_cli_close_stdout) stays quiet */
-            __fpurge(stdout);
-            clearerr(stdout);
-            rc = -1;
-        }
-        fclose(o->fp);
-        outfile_free(o);
-        return rc;
-    }
     /* no fsync: rename gives all-or-nothing against failures of haplik; a
      * fsync of a large table would cost more than writing it */
-    if (ferror(o->fp) || fflush(o->fp)) {
-        hk_log_error("%s: write failed: %s", o->path, strerror(errno));
-        rc = -1;
-    }
-    if (fclose(o->fp) && rc == 0) {
-        hk_log_error("%s: write failed: %s", o->path, strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0 && o->tmp) {   /* no tmp: a device or FIFO written directly */
-        mode_t mask = umask(0);
-        umask(mask);
-        chmod(o->tmp, 0666 & ~mask);
-        if (rename(o->tmp, o->path)) {
-            hk_log_error("%s: cannot move the output into place: %s", o->path, strerror(errno));
-            rc = -1;
-        }
-    }
-    if (rc && o->tmp) unlink(o->tmp);
-    outfile_free(o);
+    if (ferror(o->fp) || fflush(o->fp)) rc = -1;
+    if (fclose(o->fp)) rc = -1;
+    o->fp = NULL;
+    if (rc) hk_log_error("%s: write failed: %s", o->path, strerror(errno));
     return rc;
 }
 
 void hk_outfile_abort(hk_outfile_t *o)
 {
     if (!o) return;
-    fclose(o->fp);
-    if (o->tmp) unlink(o->tmp);
+    if (o->fp) fclose(o->fp);
+    if (o->target) unlink(o->tmp);
     outfile_free(o);
+}
+
+int hk_outfile_commit(hk_outfile_t *o) { return hk_outfile_commit_all(&o, 1); }
+
+/* Undo renames [0, done): put back what each replaced (its backup), or
+ * remove what it created. */
+static void roll_back(hk_outfile_t **o, char **backup, size_t done)
+{
+    for (size_t i = 0; i < done; i++) {
+        if (!o[i]->target) continue;
+        if (backup[i]) {
+            if (rename(backup[i], o[i]->target) == 0) { free(backup[i]); backup[i] = NULL; }
+        } else {
+            unlink(o[i]->target);
+        }
+    }
+}
+
+/* Rename every temporary file into place, keeping a hard link to each file
+ * replaced (when n > 1) so that a failure midway can be undone. */
+static int rename_all(hk_outfile_t **o, size_t n)
+{
+    char **backup = calloc(n, sizeof *backup);
+    if (!backup) { hk_log_error("out of memory"); return -1; }
+    int rc = 0;
+    size_t i;
+    for (i = 0; i < n && !rc; i++) {
+        if (!o[i]->target) continue;
+        if (n > 1 && access(o[i]->target, F_OK) == 0) {
+            size_t len = strlen(o[i]->tmp) + sizeof BACKUP_SUFFIX;
+            if (!(backup[i] = malloc(len))) { hk_log_error("out of memory"); rc = -1; break; }
+            snprintf(backup[i], len, "%s%s", o[i]->tmp, BACKUP_SUFFIX);
+            if (link(o[i]->target, backup[i])) {
+                hk_log_error("%s: cannot keep the file it replaces until all outputs are in "
+                             "place: %s", o[i]->path, strerror(errno));
+                free(backup[i]);
+                backup[i] = NULL;
+                rc = -1;
+                break;
+            }
+        }
+        if (rename(o[i]->tmp, o[i]->target)) {
+            hk_log_error("%s: cannot move the output into place: %s", o[i]->path, strerror(errno));
+            rc = -1;
+            break;
+        }
+    }
+    if (rc) roll_back(o, backup, i);
+    for (size_t j = 0; j < n; j++) {
+        if (backup[j]) unlink(backup[j]);
+        free(backup[j]);
+        if (rc && j >= i && o[j]->target) unlink(o[j]->tmp);
+    }
+    free(backup);
+    return rc;
+}
+
+int hk_outfile_commit_all(hk_outfile_t **o, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (o[i]->spool_fd < 0 && close_output(o[i])) rc = -1;
+    if (rc == 0) {
+        /* the renames (and the copies out, last, as they cannot be undone)
+         * happen whole: a signal waits until they are done */
+        sigset_t old;
+        block_signals(&old);
+        rc = rename_all(o, n);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if (o[i]->spool_fd >= 0 && copy_spool(o[i])) rc = -1;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (o[i]->target) unlink(o[i]->tmp);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (o[i]->fp) fclose(o[i]->fp);
+        outfile_free(o[i]);
+        o[i] = NULL;
+    }
+    return rc;
+}
+
+/* ---- inputs and outputs that must differ ---- */
+
+/* path made absolute with its directory resolved (the file need not exist). */
+static char *canonical(const char *path)
+{
+    char *full = realpath(path, NULL);
+    if (full) return full;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    char *rdir = dir ? realpath(dir, NULL) : NULL;
+    const char *base = slash ? slash + 1 : path;
+    char *out = rdir ? malloc(strlen(rdir) + strlen(base) + 2) : NULL;
+    if (out) sprintf(out, "%s/%s", rdir, base);
+    free(dir);
+    free(rdir);
+    return out ? out : strdup(path);
+}
+
+static int is_stdout(const char *p) { return !p || !strcmp(p, "-"); }
+
+/* Do a and b name the same file? Standard output counts as what it is
+ * redirected to. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ha = is_stdout(a) ? fstat(1, &sa) == 0 : stat(a, &sa) == 0;
+    int hb = is_stdout(b) ? fstat(1, &sb) == 0 : stat(b, &sb) == 0;
+    if (ha && hb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+    if (is_stdout(a) || is_stdout(b) || ha || hb) return 0;
+    char *ca = canonical(a), *cb = canonical(b);
+    int same = ca && cb && !strcmp(ca, cb);
+    free(ca);
+    free(cb);
+    return same;
+}
+
+int hk_outfile_check_paths(const char *const *outs, size_t n_outs,
+                           const char *const *ins, size_t n_ins)
+{
+    for (size_t i = 0; i < n_outs; i++) {
+        const char *out = outs[i] ? outs[i] : "-";
+        for (size_t j = 0; j < n_ins; j++) {
+            if (!ins[j] || !strcmp(ins[j], "-")) continue;
+            if (same_file(out, ins[j])) {
+                hk_log_error("%s: the output is the input %s: refusing to overwrite an input",
+                             is_stdout(out) ? "standard output" : out, ins[j]);
+                return -1;
+            }
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (is_stdout(out) && is_stdout(outs[j])) {
+                hk_log_error("standard output is named as two outputs");
+                return -1;
+            }
+            if (!is_stdout(out) && !is_stdout(outs[j]) && same_file(out, outs[j])) {
+                hk_log_error("%s: named twice as an output (also as %s)", out, outs[j]);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }

@@ -1,29 +1,58 @@
-/* hk_outfile.h - output files that are complete or absent.
+/* hk_outfile.h - output files that are complete or absent, and never an input.
  *
- * Output goes to a temporary file beside the destination and is renamed into
- * place by hk_outfile_commit; hk_outfile_abort (or SIGINT/SIGTERM, once
- * hk_outfile_catch_signals was called) removes it. Standard output ("-" or
- * NULL) is spooled to an anonymous temporary file and copied out on commit,
- * so a failed run writes nothing there either.
+ * A file is written to a temporary file beside its destination and renamed
+ * into place by hk_outfile_commit (hk_outfile_commit_all: several outputs,
+ * all or none); hk_outfile_abort, or a signal once hk_outfile_catch_signals
+ * was called, removes it. A destination reached through a symbolic link is
+ * the link's target (the link stays); a replaced file keeps its permission
+ * bits. Standard output ("-" or NULL) and paths naming an open descriptor
+ * (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) are spooled to an
+ * unlinked temporary file in $TMPDIR and copied to the descriptor on commit,
+ * so a failed run writes nothing there either. Devices and FIFOs are written
+ * directly; nothing is ever renamed over them.
  */
 #ifndef HK_OUTFILE_H
 #define HK_OUTFILE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 typedef struct hk_outfile hk_outfile_t;
 
-/* NULL on failure (logged). */
+/* NULL on failure (logged): a directory, a closed standard output, no room
+ * for the temporary file. */
 hk_outfile_t *hk_outfile_open(const char *path);
 FILE *hk_outfile_fp(hk_outfile_t *o);
 const char *hk_outfile_path(const hk_outfile_t *o);
 /* Flush, close and move into place; frees o. 0, or -1 (logged; nothing left). */
 int hk_outfile_commit(hk_outfile_t *o) __attribute__((warn_unused_result));
+/* Commit o[0..n) all or none: every file is flushed and closed first; then
+ * all are renamed with signals held back, and if one rename fails those
+ * already renamed are undone (a file they replaced is put back). Frees every
+ * o[i] and sets it to NULL. 0, or -1 (logged). */
+int hk_outfile_commit_all(hk_outfile_t **o, size_t n) __attribute__((warn_unused_result));
 /* Discard; frees o; accepts NULL. */
 void hk_outfile_abort(hk_outfile_t *o);
 
-/* Remove pending temporary files and exit 128+signal on SIGINT, SIGTERM,
- * SIGHUP and SIGPIPE. */
+/* Refuse, before any work, outputs that would destroy an input or each
+ * other: an output that is the same file as an input (same path, or same
+ * device and inode: hard and symbolic links, /dev/stdout redirected to it;
+ * NULL or "-" means standard output), or one output named twice. Returns 0,
+ * or -1 (logged: a usage error, exit status 2). Inputs "-" are skipped. */
+int hk_outfile_check_paths(const char *const *outs, size_t n_outs,
+                           const char *const *ins, size_t n_ins)
+    __attribute__((warn_unused_result));
+
+/* Remove pending temporary files and die of the signal (exit 128+signal) on
+ * SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+ * SIGVTALRM, SIGPROF and SIGXCPU; ignore SIGXFSZ, so that a write past the
+ * file size limit fails with EFBIG and is reported. */
 void hk_outfile_catch_signals(void);
+
+/* Called first in main(): a standard stream that was closed at start (e.g.
+ * `>&-`) is held by /dev/null opened the wrong way round, so that a file
+ * opened later never takes its number and every use of it fails; writing the
+ * table to a closed standard output is refused by hk_outfile_open. */
+void hk_outfile_guard_std_streams(void);
 
 #endif

@@ -891,6 +891,9 @@ static long parse_count(const char *s, size_t len, long max)
     return v;
 }
 
+/* Digits of a count quoted in a message: as read, up to a sane length. */
+static int count_shown(size_t len) { return len > 40 ? 40 : (int)len; }
+
 static int is_tag(const char *s)
 {
     return (!strncmp(s, "# region", 8) && (s[8] == ' ' || s[8] == '\0')) ||
@@ -940,9 +943,10 @@ static int batch_header(hk_reader_t *r)
     if (!two || R <= 0 || H <= 0)
         FAIL(r, line, "expected a batch header 'READS HAPLOTYPES' of two positive integers");
     if (R > MAX_REGION_READS || H > MAX_REGION_HAPS || R * H > MAX_REGION_PAIRS)
-        FAIL(r, line, "batch of %ld reads x %ld haplotypes is larger than haplik accepts "
-             "(%ld reads, %ld haplotypes, %ld pairs)", R, H, MAX_REGION_READS, MAX_REGION_HAPS,
-             MAX_REGION_PAIRS);
+        FAIL(r, line, "batch of %.*s reads x %.*s haplotypes is larger than haplik accepts "
+             "(%ld reads, %ld haplotypes, %ld pairs)", count_shown(L->field_end[0]), s,
+             count_shown(L->field_end[1] - field_start(L, 1)), s + field_start(L, 1),
+             MAX_REGION_READS, MAX_REGION_HAPS, MAX_REGION_PAIRS);
     r->head = r->walk;
     r->head_reads = R;
     r->head_haps = H;
@@ -992,6 +996,8 @@ static int batch_line(hk_reader_t *r, hk_batch_t *b)
     const long head_line = line_no(r, r->head);
     if (place_batch_region(r, b, (size_t)r->head_reads, (size_t)r->head_haps) < 0) return -1;
     if (hk_batch_end_region(b)) FAIL(r, head_line, "out of memory");
+    hk_batch_last_region(b)->first_line = head_line;
+    hk_batch_last_region(b)->last_line = line;
     return 0;
 }
 
@@ -1062,6 +1068,8 @@ static int emit_gatk_region(hk_reader_t *r, hk_batch_t *b)
         if (place_read(r, b, r->recs[k * H], 1) < 0) return -1;
     if (hk_batch_end_region(b)) FAIL(r, line, "out of memory");
     hk_region_t *rg = hk_batch_last_region(b);
+    rg->first_line = line;
+    rg->last_line = line_no(r, r->recs[r->n_done - 1]);
     for (size_t i = 0; i < r->n_done; i++) b->expected[rg->pair0 + i] = r->lines[r->recs[i]].expected;
     memmove(r->recs, r->recs + r->n_done, (r->n - r->n_done) * sizeof *r->recs);
     r->n -= r->n_done;
