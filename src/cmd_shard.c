@@ -270,10 +270,14 @@ int hk_cmd_shard(int argc, char **argv)
     for (int64_t t = n; t >= 10000; t /= 10) digits++;
     kstring_t path = KS_INITIALIZE;
 
-    hk_outfile_catch_signals();
-    int rc = 0;
+    /* all N files or none: each is written and closed in turn (N may be far
+     * more than the files one process can hold open), then all are renamed
+     * into place together */
+    hk_outfile_t **out = calloc((size_t)n, sizeof *out);
+    int rc = out ? 0 : 3;
+    if (!out) hk_log_error("out of memory");
     int64_t k, from = 0;
-    for (k = 1; k <= n; k++) {
+    for (k = 1; k <= n && rc == 0; k++) {
         /* boundary k: round(k*T/N) without overflow (T < 2^61, N <= 1e6) */
         int64_t q = g.total / n, r = g.total % n;
         int64_t exact_num = r * k;                      /* k*T = k*q*N + k*r */
@@ -286,23 +290,22 @@ int hk_cmd_shard(int argc, char **argv)
             rc = 3;
             break;
         }
-        hk_outfile_t *o = hk_outfile_open(path.s);
+        const char *name = path.s;
+        if (hk_outfile_check_paths(&name, 1, &fai, 1)) { rc = 2; break; }
+        hk_outfile_t *o = out[k - 1] = hk_outfile_open(path.s);
         if (!o) { rc = 3; break; }
         if (shard_write_bed(hk_outfile_fp(o), &g, from, to) < 0) {
             hk_log_error("%s: write error: %s", path.s, strerror(errno));
-            hk_outfile_abort(o);
             rc = 3;
             break;
         }
-        if (hk_outfile_commit(o) < 0) { rc = 3; break; }
+        if (hk_outfile_close(o)) { rc = 3; break; }
         from = to;
     }
-    if (rc != 0) /* complete or absent: take back the shards already written */
-        for (int64_t j = 1; j < k; j++) {
-            ks_clear(&path);
-            if (ksprintf(&path, "%s%0*" PRId64 ".bed", prefix, digits, j) >= 0) unlink(path.s);
-        }
-    else
+    if (rc == 0 && hk_outfile_commit_all(out, (size_t)n)) rc = 3;
+    if (out) for (int64_t j = 0; j < n; j++) hk_outfile_abort(out[j]);
+    free(out);
+    if (rc == 0)
         hk_log_notice("shard: %" PRId64 " shards of ~%" PRId64 " bp from %zu sequences (%" PRId64 " bp, cut grid %" PRId64 " bp)",
                       n, g.total / n, g.n, g.total, w);
     ks_free(&path);

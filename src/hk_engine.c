@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,15 +78,19 @@ static int claim_gpu(const char *dir, const int *cand, int n, int *fd)
         for (int i = 0; i < n; i++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/gpu%d.lock", dir, cand[i]);
-            int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-            if (f < 0) {
-                hk_log_error("%s: cannot open the GPU lock: %s", path, strerror(errno));
+            /* a shared folder: a planted symbolic link, FIFO or device must
+             * neither be followed nor block, and the file is never written
+             * (a hard link to someone's file would be damaged) */
+            int f = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+            struct stat st;
+            if (f < 0 || fstat(f, &st) || !S_ISREG(st.st_mode)) {
+                hk_log_error("%s: cannot use as a GPU lock: %s", path,
+                             f < 0 ? (errno == ELOOP ? "it is a symbolic link" : strerror(errno))
+                                   : "not a regular file");
+                if (f >= 0) close(f);
                 return -1;
             }
             if (flock(f, LOCK_EX | LOCK_NB) == 0) {
-                char who[128];
-                int len = snprintf(who, sizeof who, "%ld\n", (long)getpid());
-                if (ftruncate(f, 0) == 0 && write(f, who, (size_t)len) < 0) { /* advisory */ }
                 *fd = f;
                 return cand[i];
             }

@@ -254,12 +254,17 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
         return fail_open(o);
     }
     snprintf(o->tmp, len, "%.*s.%.*s%s", dirlen, dest, baselen, base, TMP_SUFFIX);
+    /* no signal between creating the file and listing it for removal */
+    sigset_t old_mask;
+    block_signals(&old_mask);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0) o->slot = register_tmp(o->tmp);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
         return fail_open(o);
     }
-    if (!(o->slot = register_tmp(o->tmp)) || !(o->fp = fdopen(fd, "w"))) {
+    if (!o->slot || !(o->fp = fdopen(fd, "w"))) {
         hk_log_error("%s: %s", o->tmp, strerror(errno));
         close(fd);
         unlink(o->tmp);
@@ -356,6 +361,11 @@ static int close_output(hk_outfile_t *o)
     return rc;
 }
 
+int hk_outfile_close(hk_outfile_t *o)
+{
+    return o->spool_fd >= 0 || !o->fp ? 0 : close_output(o);
+}
+
 void hk_outfile_abort(hk_outfile_t *o)
 {
     if (!o) return;
@@ -423,7 +433,7 @@ int hk_outfile_commit_all(hk_outfile_t **o, size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++)
-        if (o[i]->spool_fd < 0 && close_output(o[i])) rc = -1;
+        if (hk_outfile_close(o[i])) rc = -1;
     if (rc == 0) {
         /* the renames (and the copies out, last, as they cannot be undone)
          * happen whole: a signal waits until they are done */

@@ -31,6 +31,10 @@ int hk_outfile_commit(hk_outfile_t *o) __attribute__((warn_unused_result));
  * already renamed are undone (a file they replaced is put back). Frees every
  * o[i] and sets it to NULL. 0, or -1 (logged). */
 int hk_outfile_commit_all(hk_outfile_t **o, size_t n) __attribute__((warn_unused_result));
+/* Done writing o: flush and close its file now, so that many outputs need
+ * not be open at once; it stays pending (removed by abort or a signal) until
+ * committed. A spool stays open. 0, or -1 (logged). */
+int hk_outfile_close(hk_outfile_t *o) __attribute__((warn_unused_result));
 /* Discard; frees o; accepts NULL. */
 void hk_outfile_abort(hk_outfile_t *o);
 

@@ -1,0 +1,40 @@
+/* hk_split.h - cutting a dump into shards at region boundaries (`haplik split`).
+ *
+ * Two passes over one regular file. The first reads it with the dump reader
+ * and records each region's cells and the lines that hold it; the shards are
+ * then cut contiguous and balanced by cells (region i goes to the shard that
+ * holds the midpoint of its cells). The second pass copies the input's own
+ * lines into the shards, as they are: expected values keep every digit,
+ * comments and tags stay where they were (lines between two regions go with
+ * the region after them). Each region is preceded by "# source-line N" so that
+ * scoring a shard reports the original line, and each shard begins with what
+ * it needs to read the same regions on its own (the results file's header,
+ * the region tag in force). So the shards' tables, concatenated in order, are
+ * the table of the whole input.
+ */
+#ifndef HK_SPLIT_H
+#define HK_SPLIT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct hk_split_plan hk_split_plan_t;
+
+/* Pass 1 over path (format HK_FMT_*) for n_shards shards. NULL on failure,
+ * logged, with the exit status in *status (2: bad input, 3: resources). */
+hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *status);
+
+/* Regions found by pass 1. */
+size_t hk_split_n_regions(const hk_split_plan_t *p);
+
+/* Pass 2: write shard k to out[k] (named names[k] in messages). Fails (exit
+ * status 2, logged) when the input is no longer what pass 1 read: another
+ * size, time or inode, or fewer lines or regions. Returns 0 or the exit
+ * status; a write error is 3. */
+int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
+    __attribute__((warn_unused_result));
+
+/* Accepts NULL. */
+void hk_split_free(hk_split_plan_t *p);
+
+#endif

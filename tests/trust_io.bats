@@ -1,0 +1,279 @@
+#!/usr/bin/env bats
+# Trust (issue 13): no input is ever destroyed, every command is all or nothing.
+# Each test names the class of docs/RELIABILITY.md ("Trust") it guards; each failed on 0.1.
+
+setup() {
+    load test_helper/common-setup; _common_setup
+    # a folder of its own: bats keeps its --separate-stderr files in the test's
+    mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
+    cp "$DATA/tiny.in" a.in
+    cp "$DATA/10s.in" b.in
+    cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" hc.txt
+    SUM_A=$(md5sum < a.in)
+}
+
+# The input a.in is as it was.
+assert_a_intact() { [ "$(md5sum < a.in)" = "$SUM_A" ] || fail "a.in was changed"; }
+valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$1"; }
+
+# ---- a missing option value is a usage error, never a shifted argument list ----
+
+@test "score a.in b.in -o: usage error (2), a.in untouched" {
+    run -2 --separate-stderr hk score --backend cpu a.in b.in -o
+    assert_stderr --partial "option '-o' needs a value"
+    assert_a_intact
+    run -2 hk score --backend cpu a.in b.in --output
+    assert_a_intact
+}
+
+@test "score a.in b.in -c: usage error (2), a.in not skipped" {
+    run -2 --separate-stderr hk score --backend cpu a.in b.in -c
+    assert_stderr --partial "option '-c' needs a value"
+    [ -z "$output" ]
+}
+
+@test "an option where a file name belongs is not taken for one (-o --quiet, -c -o)" {
+    run -2 --separate-stderr hk score --backend cpu a.in -o --quiet
+    assert_stderr --partial "needs a value (found the option '--quiet')"
+    [ ! -e ./--quiet ]
+    run -2 hk score --backend cpu a.in -c -o x.json
+    [ ! -e x.json ]
+}
+
+@test "-c and -o given twice are usage errors" {
+    echo '{}' > c.json
+    run -2 --separate-stderr hk score --backend cpu -c c.json -c c.json a.in
+    assert_stderr --partial "given twice"
+    run -2 hk score --backend cpu -o x.json a.in -o y.json
+    [ ! -e x.json ] && [ ! -e y.json ]
+}
+
+@test "every subcommand: a missing value at the end is a usage error" {
+    run -2 hk check --backend cpu hc.txt --tolerance
+    run -2 hk split a.in s1 s2 --format
+    [ ! -e s1 ] && [ ! -e s2 ]
+    run -2 hk shard --fai x.fai g -n
+    run -2 hk bench --runs
+}
+
+# ---- an output that is an input is refused before any work ----
+
+@test "score and check refuse an output that is an input: same path, ./path, hard and symbolic links" {
+    ln a.in hard.in
+    ln -s a.in soft.in
+    for out in a.in ./a.in "$PWD/a.in" hard.in soft.in; do
+        run -2 --separate-stderr hk score --backend cpu b.in a.in -o "$out"
+        assert_stderr --partial "refusing to overwrite an input"
+        assert_a_intact
+    done
+    run -2 hk check --backend cpu hc.txt -o hc.txt
+    cmp hc.txt "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+}
+
+@test "standard output appended to an input is refused (score a.in >> a.in)" {
+    run -2 --separate-stderr bash -c '"$HAPLIK" score --backend cpu a.in >> a.in'
+    assert_stderr --partial "standard output: the output is the input a.in"
+    assert_a_intact
+}
+
+@test "split refuses an output that is its input, and an output named twice" {
+    run -2 hk split a.in s1 a.in
+    assert_a_intact
+    [ ! -e s1 ]
+    run -2 --separate-stderr hk split a.in s1 s2 ./s1
+    assert_stderr --partial "named twice"
+    [ ! -e s1 ] && [ ! -e s2 ]
+}
+
+@test "shard refuses to write over its .fai" {
+    printf 'chr1\t1000\t6\t60\t61\n' > g0001.bed
+    cp g0001.bed keep
+    run -2 hk shard --fai g0001.bed -n 2 g
+    cmp g0001.bed keep
+    [ ! -e g0002.bed ]
+}
+
+# ---- split: streams, failures, all or nothing, the input's own text ----
+
+@test "split from a pipe, FIFO or process substitution is refused (2), nothing written" {
+    run -2 --separate-stderr bash -c '"$HAPLIK" split <(cat a.in) s1 s2'
+    assert_stderr --partial "must be a regular file"
+    mkfifo f
+    (cat a.in > f &)
+    run -2 hk split f s1 s2
+    cat f > /dev/null 2>&1 || true
+    [ ! -e s1 ] && [ ! -e s2 ]
+}
+
+@test "split where a shard cannot be created exits 3 cleanly, leaving nothing (missing folder, a directory)" {
+    run -3 --separate-stderr hk split a.in s1 nodir/s2 s3
+    assert_stderr --partial "nodir/s2"
+    assert_dir_only . a.in b.in hc.txt
+    mkdir d
+    run -3 hk split a.in s1 s2 d
+    assert_dir_only . a.in b.in hc.txt d
+}
+
+@test "split with too few open files allowed exits 3 cleanly, leaving nothing" {
+    run -3 --separate-stderr bash -c 'ulimit -n 24; "$HAPLIK" split a.in s{01..40}'
+    [ "${#stderr_lines[@]}" -eq 1 ]
+    assert_dir_only . a.in b.in hc.txt
+}
+
+@test "split fails at shard 3 of 3: the shards of a previous run are kept as they were" {
+    hk split a.in s1 s2 s3
+    md5sum s1 s2 > before
+    rm s3 && mkdir s3
+    run -3 hk split b.in s1 s2 s3
+    md5sum -c --quiet before
+}
+
+@test "split keeps expected values as written, comments and tags, and balances by cells" {
+    { echo "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result"
+      echo "# region chrA:1-100"
+      echo "# a comment of the user"
+      sed -n '2,157p' hc.txt | sed '5s/ [^ ]*$/ -1.23456789012345e+00/'
+      echo "# region chrB:5-9"
+      sed -n '158,$p' hc.txt; } > in.txt
+    hk split in.txt s1 s2 s3
+    grep -q -- "-1.23456789012345e+00" s1
+    grep -q "# a comment of the user" s1
+    # concatenated (tags aside) the shards are the input's lines
+    cat s1 s2 s3 | grep -v '^# source-line\|^# hap-bases\|^# region' > got
+    grep -v '^# hap-bases\|^# region' in.txt > want
+    cmp got want
+    hk score --backend cpu in.txt -o whole.json
+    for s in s1 s2 s3; do hk score --backend cpu "$s" -o "$s.json"; done
+    hk merge s1.json s2.json s3.json -o merged.json
+    $TABLE same whole.json merged.json
+}
+
+# ---- standard output ----
+
+@test "closed standard output: exit 3 and one line (score, check, --help)" {
+    run -3 --separate-stderr bash -c '"$HAPLIK" score --backend cpu a.in >&-'
+    assert_stderr --partial "standard output is closed"
+    [ "${#stderr_lines[@]}" -eq 1 ]
+    run -3 bash -c '"$HAPLIK" check --backend cpu hc.txt >&-'
+    run -3 bash -c '"$HAPLIK" score --help >&-'
+}
+
+@test "the stdout spool honours TMPDIR and its error names the spool" {
+    mkdir spool
+    TMPDIR=$PWD/spool run -0 hk score --backend cpu a.in
+    assert_dir_only spool
+    TMPDIR=$PWD/missing run -3 --separate-stderr hk score --backend cpu a.in
+    assert_stderr --partial "$PWD/missing/haplik-spool."
+    assert_stderr --partial "spool of standard output"
+}
+
+@test "-o /dev/stdout, /proc/self/fd/1 and a symlink to a device are written directly" {
+    hk score --backend cpu a.in -o /dev/stdout > t1.json
+    valid_json t1.json
+    [ -L /dev/stdout ]
+    hk score --backend cpu a.in -o /proc/self/fd/1 > t2.json
+    cmp <(grep -v seconds t1.json) <(grep -v seconds t2.json)
+    ln -s /dev/null to-null.json
+    hk score --backend cpu a.in -o to-null.json
+    [ -L to-null.json ] && [ -c /dev/null ]
+    assert_dir_only . a.in b.in hc.txt t1.json t2.json to-null.json
+}
+
+@test "a symlink to a regular file: the target is replaced, the link stays" {
+    echo old > target.json
+    ln -s target.json link.json
+    hk score --backend cpu a.in -o link.json
+    [ -L link.json ]
+    valid_json target.json
+}
+
+@test "check -o - keeps the report off standard output" {
+    run -0 --separate-stderr hk check --backend cpu hc.txt -o -
+    echo "$output" > t.json
+    valid_json t.json
+    assert_stderr --partial "pairs compared: 284"
+}
+
+# ---- replacing an output ----
+
+@test "replacing an output keeps its permission bits" {
+    echo old > out.json
+    chmod 640 out.json
+    hk score --backend cpu a.in -o out.json
+    [ "$(stat -c %a out.json)" = 640 ]
+    valid_json out.json
+}
+
+@test "an output name of 250 bytes works (the temporary name stays within NAME_MAX)" {
+    name=$(printf 'n%.0s' {1..245}).json
+    hk score --backend cpu a.in -o "$name"
+    valid_json "$name"
+    hk split a.in "$name" s2
+    assert_dir_only . a.in b.in hc.txt "$name" s2
+}
+
+# ---- signals ----
+
+@test "SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and SIGQUIT during score leave no temporary file" {
+    python3 "$BATS_TEST_DIRNAME/../scripts/gen_batches.py" --format gatk --profile equal \
+        --read-len 256 --hap-len 1024 --pairs 3000 --seed 8 > long.txt
+    for sig in HUP USR1 USR2 ALRM QUIT; do
+        hk score --backend cpu --threads 1 long.txt -o out.json & pid=$!
+        for ((i = 0; i < 1500; i++)); do compgen -G '.out.json.tmp*' > /dev/null && break; sleep 0.02; done
+        kill -s "$sig" "$pid"
+        run wait "$pid"
+        [ "$status" -gt 128 ] || fail "SIG$sig: exit $status"
+        assert_dir_only . a.in b.in hc.txt long.txt
+    done
+}
+
+@test "a write past the file size limit (SIGXFSZ) is an error (3) with no temporary file" {
+    run -3 --separate-stderr bash -c 'ulimit -f 4; "$HAPLIK" score --backend cpu b.in -o out.json'
+    assert_stderr --partial "File too large"
+    assert_dir_only . a.in b.in hc.txt
+}
+
+# ---- shard: all or nothing ----
+
+@test "shard failing midway keeps a previous run's files and leaves no new one" {
+    printf 'chr1\t100000\t6\t60\t61\nchr2\t50000\t9\t60\t61\n' > g.fai
+    hk shard --fai g.fai -n 3 p
+    md5sum p0001.bed p0002.bed > before
+    rm p0003.bed && mkdir p0003.bed
+    run -3 hk shard --fai g.fai -n 3 --window 1000 p
+    md5sum -c --quiet before
+    assert_dir_only . a.in b.in hc.txt g.fai p0001.bed p0002.bed p0003.bed before
+}
+
+@test "SIGTERM during a shard of many files leaves nothing" {
+    printf 'chr1\t900000000\t6\t60\t61\n' > g.fai
+    mkdir o
+    hk shard --fai g.fai -n 400000 --window 1 o/p & pid=$!
+    for ((i = 0; i < 500; i++)); do [ -n "$(ls -A o | head -n 1)" ] && break; sleep 0.02; done
+    kill -TERM "$pid"
+    run wait "$pid"
+    [ "$status" -eq 143 ] || fail "exit $status (finished before the signal?)"
+    assert_dir_only o
+}
+
+# ---- small ones ----
+
+@test "an over-large batch header reports the counts as read" {
+    printf '123456789012345678901234567890 2\n' > big.in
+    run -2 --separate-stderr hk score --backend cpu big.in
+    assert_stderr --partial "batch of 123456789012345678901234567890 reads x 2 haplotypes"
+}
+
+@test "engine.gpu_lock_dir: a planted symlink is not followed, its target not truncated" {
+    if ! hk devices >/dev/null 2>&1; then
+        skip "SKIPPED LOUDLY: no usable GPU here (the GPU lock is taken only when a GPU is used)"
+    fi
+    mkdir locks
+    echo precious > victim
+    for d in 0 1 2 3 4 5 6 7; do ln -s ../victim "locks/gpu$d.lock"; done
+    echo "{\"engine\": {\"gpu_lock_dir\": \"$PWD/locks\"}}" > c.json
+    run --separate-stderr hk score --backend cuda -c c.json a.in -o out.json
+    [ "$status" -ne 0 ]
+    assert_stderr --partial "symbolic link"
+    [ "$(cat victim)" = precious ]
+}
