@@ -201,7 +201,8 @@ typedef struct {
 
 /* Gap qualities of the random reads: HaplotypeCaller's Q40 with Q45 on the
  * last base and Q10 continuation; anything on every position (open from Q4,
- * so that mm = 1 - ei - ed stays positive); constant per read but drawn
+ * so that mm = 1 - ei - ed stays positive; continuation from Q1, as Q0 is
+ * refused); constant per read but drawn
  * anywhere, the last position apart (the constant-gap kernels); a mix of the
  * three in every region (chunks with both kinds). */
 enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED };
@@ -226,8 +227,8 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
         int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
         int off = rnd(hl0);
         const int gaps = s->gaps == GAPS_MIXED ? (int)rnd(3) : s->gaps;
-        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(33 + rnd(94));
-        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(33 + rnd(94));
+        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(34 + rnd(93));
+        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(34 + rnd(93));
         for (int i = 0; i < rl; i++) {
             char c = hap[(off + i) % hl0];
             if ((int)rnd(1000) < s->mutate) c = "ACGT"[rnd(4)];
@@ -235,7 +236,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
             seq[i] = c;
             qb[i] = (char)(33 + rnd(42));
             if (gaps == GAPS_WILD) {
-                qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(33 + rnd(94));
+                qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(34 + rnd(93));
             } else if (gaps == GAPS_CONSTANT) {
                 const int last = i == rl - 1;
                 qi[i] = last ? li : ci; qd[i] = last ? ld : cd; qg[i] = last ? lg : cg;

@@ -53,7 +53,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
                 q[i] = (char)(33 + 2 + rnd(40));
                 gi[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
                 gd[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
-                gg[i] = constant ? '+' : (char)(33 + rnd(50));
+                gg[i] = constant ? '+' : (char)(34 + rnd(49));   /* from Q1: Q0 is refused */
             }
             if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) abort();
         }
