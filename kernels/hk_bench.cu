@@ -62,7 +62,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
         return HK_CUDA_ENOMEM;
     }
-    hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, &s->degen, d->pool.get());
+    hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
         if (cg && ch->has_gap_rows) {
@@ -71,6 +71,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         }
         const uint32_t n = ch->n_items;
         for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
+        ch->n_long = 0;
         ch->cfg_end[cg ? ch->n_single + 1 + config : config] = n;
     }
     cudaStream_t st = d->st[0];

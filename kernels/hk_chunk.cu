@@ -240,10 +240,12 @@ static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, s
 
 /* Call emit(item, key) for every work item of reads [ra, rb) of chunk ch,
  * in read order; the pairs of empty sequences go to *degen, and reads with
- * gap rows are counted in *n_varied (both when not NULL). */
+ * gap rows are counted in *n_varied (both when not NULL). dbl: the double
+ * family; long_dbl (mixed mode): reads longer than HK_MIXED_FLOAT_MAX_READ
+ * go to bin ch->long_bin (the double multi-tile kernel), one pair per item. */
 template <typename F>
 static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb, bool dbl,
-                       std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
+                       bool long_dbl, std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
 {
     const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT, nsingle = fam_configs(fam);
     static thread_local std::vector<hk_hap_group> groups[2];
@@ -269,10 +271,11 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
         }
         const bool constant = b->read_gaps[r].constant;
         varied += !constant;
-        const int cg = dbl || !constant ? -1 : pick_config(m, FAM_CGAP);
-        const int cfg = pick_config(m, fam);
+        const bool to_double = long_dbl && m > HK_MIXED_FLOAT_MAX_READ;
+        const int cg = dbl || to_double || !constant ? -1 : pick_config(m, FAM_CGAP);
+        const int cfg = to_double ? -1 : pick_config(m, fam);
         const bool multi = cg < 0 && cfg < 0;
-        const uint32_t bin = (uint32_t)(cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg);
+        const uint32_t bin = (uint32_t)(to_double ? ch->long_bin : cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg);
         if (!grouped[multi]) {
             group_haps(b, rg, multi, groups[multi]);
             grouped[multi] = true;
@@ -296,15 +299,18 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
  * items first (binned by kernel and by length), then offsets, gap summaries
  * and rows. Reads are split among a few host threads, which count their
- * items by key, then write them straight to their places. dbl: the double
- * configurations. Degenerate pairs (an empty sequence) get no item: their
+ * items by key, then write them straight to their places. precision
+ * (HK_PREC_*) picks the families: double, or float with, in mixed mode, the
+ * long reads' bin. Degenerate pairs (an empty sequence) get no item: their
  * chunk-relative indices go to *degenerate (their result is log10(0) = -inf). */
-void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
+void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
     pick_init();
+    const bool dbl = precision == HK_PREC_DOUBLE, long_dbl = precision == HK_PREC_MIXED;
     const int nsingle = fam_configs(dbl ? FAM_DOUBLE : FAM_FLOAT);
-    const int nbins = nsingle + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS);   /* see HK_CHUNK_BINS */
+    const int nbins = nsingle + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS) + long_dbl;   /* see HK_CHUNK_BINS */
+    ch->long_bin = long_dbl ? nbins - 1 : -1;
     const size_t nkeys = (size_t)nbins * NB;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
     const unsigned nt = pack_parts(nr, pool);
@@ -329,7 +335,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
         pt.degen.clear();
         pt.n_items = 0;
         uint32_t *count = pt.count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, &pt.degen, &pt.n_varied,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, long_dbl, &pt.degen, &pt.n_varied,
                    [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
         pt.odd_haps = 0;
         for (size_t i = ch->h0 + nh * t / nt; i < ch->h0 + nh * (t + 1) / nt; i++)
@@ -374,6 +380,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     ch->n_single = nsingle;
     ch->n_bins = nbins;
     ch->n_items = (uint32_t)n_items;
+    ch->n_long = long_dbl ? ch->cfg_end[ch->long_bin] - ch->cfg_begin[ch->long_bin] : 0;
     for (size_t k = 0; k < nkeys; k++) {                /* counts become positions */
         uint32_t next = start[k];
         for (unsigned t = 0; t < nt; t++) {
@@ -401,7 +408,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *i
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, nullptr, nullptr,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, long_dbl, nullptr, nullptr,
                    [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
         const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt + (t + 1 == nt);
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
@@ -487,7 +494,8 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
             lane[nl++] = xs->st[i];
         }
     }
-    /* longest tiles first: they have the fewest groups and the longest runs */
+    /* longest tiles first: they have the fewest groups and the longest runs;
+     * the multi-tile kernels share the scratch, so they all run on st */
     *what = "hk_cuda multi-tile kernel launch";
     int li = 0;
     {
@@ -495,13 +503,18 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
         if (n) {
             e = dbl ? hk_launch_double_multi(c, d_items + b0, n, nullptr, sc, st)
                     : hk_launch_float_multi(c, d_items + b0, n, sc, st);
-            li++;
+            li = 1;
         }
+        if (e != cudaSuccess) return e;
+    }
+    if (ch->long_bin >= 0 && ch->n_long) {   /* mixed mode's long reads: double at once */
+        e = hk_launch_double_multi(c, d_items + ch->cfg_begin[ch->long_bin], ch->n_long, nullptr, sc, st);
+        li = 1;
         if (e != cudaSuccess) return e;
     }
     int order[HK_CHUNK_BINS], rows[HK_CHUNK_BINS], no = 0;
     for (int k = 0; k < ch->n_bins; k++) {
-        if (k == nsingle || ch->cfg_end[k] == ch->cfg_begin[k]) continue;
+        if (k == nsingle || k == ch->long_bin || ch->cfg_end[k] == ch->cfg_begin[k]) continue;
         rows[k] = k < nsingle ? fam_rows(dbl ? FAM_DOUBLE : FAM_FLOAT, k) : hk_cgap_rows(k - nsingle - 1);
         order[no++] = k;
     }

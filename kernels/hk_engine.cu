@@ -523,7 +523,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
                 memcpy(dst + a, lk + a, (z - a) * sizeof(double));
             });
             for (uint64_t i : s->degen) dst[i] = -INFINITY;
-            share_redo += precision == HK_PREC_MIXED ? nredo + s->degen.size() : 0;
+            share_redo += precision == HK_PREC_MIXED ? nredo + s->degen.size() + s->ch.n_long : 0;
             stats->unpack_s += hk_now() - t1;
             s->busy = false;
             if (s->ends_share) {
@@ -560,7 +560,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
             break;
         }
         const double tp = hk_now();
-        hk_chunk_pack(b, &s->ch, precision == HK_PREC_DOUBLE, s->h_in, &s->degen, d->pool.get());
+        hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
         const double te = hk_now();
         stats->pack_s += te - tp;
         s->trace.pack = (float)((te - tp) * 1e3);

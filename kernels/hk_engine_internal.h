@@ -18,8 +18,11 @@
 
 /* Bins of a chunk's work items, one kernel each: the family's single-tile
  * configurations [0, n_single), its multi-tile kernel (n_single), then, in
- * float and mixed mode, the constant-gap configurations (n_single + 1 + k). */
+ * float and mixed mode, the constant-gap configurations (n_single + 1 + k),
+ * and in mixed mode last the reads longer than HK_MIXED_FLOAT_MAX_READ
+ * (long_bin: the double multi-tile kernel). */
 #define HK_CHUNK_BINS (HK_N_FLOAT_CONFIGS + HK_N_CGAP_CONFIGS + HK_N_DOUBLE_CONFIGS + 1)
+static_assert(HK_N_FLOAT_CONFIGS + 1 + HK_N_CGAP_CONFIGS + 1 <= HK_CHUNK_BINS, "mixed mode's bins fit");
 
 /* A chunk: reads [r0, r1) of regions [reg0, reg1), haps [h0, h1), results
  * lk[pair0 .. pair0 + n_pairs). Offsets are into the packed input block;
@@ -30,9 +33,11 @@ struct hk_chunk {
     size_t   reg0, reg1, r0, r1, h0, h1;
     uint64_t pair0, n_pairs, cells;
     int      n_single, n_bins;
+    int      long_bin;        /* mixed mode: the long reads' bin, else -1 */
     uint32_t cfg_begin[HK_CHUNK_BINS];
     uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
+    uint32_t n_long;          /* pairs (items) in long_bin: scored in double at once */
     bool     has_gap_rows;
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
 };
@@ -153,7 +158,7 @@ void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
-void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, bool dbl, unsigned char *in,
+void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool);
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr);

@@ -334,6 +334,16 @@ int hk_batch_set_read(hk_batch_t *b, const hk_model_t *m, size_t k, const char *
                                  .bad = (unsigned char)ins[pos] };
         return e->code;
     }
+    /* gap-to-match = 1 - err(Q0) = 0 makes every likelihood 0 (unless
+     * model.gcp replaces these qualities) */
+    const uint8_t *g0 = pos < 0 && m->gcp < 0 ? memchr(q[3], 0, len) : NULL;
+    if (g0) {
+        pos = g0 - q[3];
+        *e = (hk_batch_error_t){ .code = HK_BATCH_EGCP, .is_read = 1, .index = k,
+                                 .line = b->read_line[k], .field = 4, .pos = (uint32_t)pos,
+                                 .bad = (unsigned char)gcp[pos] };
+        return e->code;
+    }
     if (pos >= 0) {
         *e = (hk_batch_error_t){
             .code = field ? HK_BATCH_EQUAL : HK_BATCH_EBASE, .is_read = 1, .index = k,

@@ -94,7 +94,8 @@ struct hk_model;
 
 /* Error codes of the add functions. */
 enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4,
-       HK_BATCH_EGAP = -5 /* gap-open qualities leave match-to-match <= 0 */ };
+       HK_BATCH_EGAP = -5, /* gap-open qualities leave match-to-match <= 0 */
+       HK_BATCH_EGCP = -6  /* a gap-continuation quality of Q0: gap-to-match = 0 */ };
 
 /* Longest read or haplotype accepted (positions are 32-bit throughout). */
 #define HK_MAX_SEQ_LEN 1000000u
@@ -108,7 +109,7 @@ void hk_batch_free(hk_batch_t *b);
 
 /* A character error found by normalisation. */
 typedef struct {
-    int      code;      /* HK_BATCH_EBASE, HK_BATCH_EQUAL or HK_BATCH_EGAP */
+    int      code;      /* HK_BATCH_EBASE, HK_BATCH_EQUAL, HK_BATCH_EGAP or HK_BATCH_EGCP */
     int      is_read;   /* 1: read `index`, 0: haplotype `index` */
     size_t   index;
     long     line;      /* its input line (read_line / hap_line) */

@@ -232,7 +232,7 @@ static int load_model(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
     }
     if (!strcmp(key, "gcp")) {
         if (cJSON_IsNull(v)) { c->model.gcp = -1; return 0; }
-        if (want_int(x, v, 0, 93, &n)) return -1;
+        if (want_int(x, v, 1, 93, &n)) return -1;   /* Q0: every likelihood 0 (SPEC 1) */
         c->model.gcp = (int)n;
         return 0;
     }
@@ -352,12 +352,20 @@ int hk_config_load(hk_config_t *c, const char *path)
     size_t len;
     char *text = slurp(path, &len);
     if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return -1; }
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    /* one document: after it, JSON's whitespace only (cJSON's own
+     * require_null_terminated would also take control characters and stop
+     * at a NUL byte) */
+    const char *rest = root ? end : NULL;
+    while (rest && rest < text + len && strchr(" \t\r\n", *rest) && *rest) rest++;
+    if (!root || rest < text + len) {
+        const char *at = root ? rest : cJSON_GetErrorPtr();
         long line = 1;
         for (const char *p = text; at && p < at; p++) line += *p == '\n';
-        hk_log_error("%s:%ld: not valid JSON", path, line);
+        hk_log_error("%s:%ld: %s", path, line,
+                     root ? "content after the JSON object (one object per file)" : "not valid JSON");
+        cJSON_Delete(root);
         free(text);
         return -1;
     }

@@ -1,11 +1,13 @@
 /* hk_engine.c - see hk_engine.h. */
 #include "hk_engine.h"
 #include "hk_log.h"
+#include "hk_model.h"
 #include "config.h"
 #include "hk_cuda.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ struct hk_engine {
     int         ordinals[HK_MAX_DEVICES];
     int         n_names;
     char       *names[HK_MAX_DEVICES];
+    uint64_t    rescued;           /* GPU pairs rescued on the CPU (beyond GATK's range) */
 };
 
 static char *cpu_model_name(void)
@@ -206,15 +209,77 @@ static void trace_chunks(const hk_cuda_t *cu)
 }
 #endif
 
+#ifdef HAVE_CUDA
+/* The GPU's double kernels give -inf where GATK's double underflows (SPEC 1,
+ * beyond GATK's range, below about log10 -631). Such pairs are rare, so they
+ * are rescued here on the CPU before their batch is reported, rather than in
+ * the kernels. Float mode is for measuring: it keeps what the GPU gave. */
+typedef struct {
+    hk_engine_t      *e;
+    hk_engine_done_fn done;
+    void             *arg;
+    int               failed;   /* out of memory: batches from there on are not reported */
+} rescue_ctx_t;
+
+/* Rescue batch b's non-finite pairs; how many, or -1 without memory (logged). */
+static long rescue_batch(hk_batch_t *b)
+{
+    void *ws = NULL;
+    long n = 0;
+    for (size_t g = 0; g < b->n_regions; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        for (uint32_t r = 0; r < rg->n_reads; r++) {
+            double *lk = b->lk + rg->pair0 + (uint64_t)r * rg->n_haps;
+            const size_t rk = rg->read0 + r;
+            const uint64_t o = b->read_off[rk];
+            const uint32_t rlen = hk_batch_read_len(b, rk);
+            for (uint32_t h = 0; h < rg->n_haps; h++) {
+                const size_t hk = rg->hap0 + h;
+                const uint32_t hlen = hk_batch_hap_len(b, hk);
+                if (isfinite(lk[h]) || rlen == 0 || hlen == 0) continue;   /* empty: truly -inf */
+                if (!ws && !(ws = malloc(hk_model_ws_size(b->max_hap_len)))) {
+                    hk_log_error("out of memory rescuing a pair beyond GATK's double range");
+                    return -1;
+                }
+                lk[h] = hk_model_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                             b->read_g + o, rlen, b->hap_base + b->hap_off[hk], hlen, ws);
+                n++;
+            }
+        }
+    }
+    free(ws);
+    return n;
+}
+
+static void rescue_then_done(hk_batch_t *b, void *arg)
+{
+    rescue_ctx_t *x = arg;
+    if (x->failed) return;
+    const long n = rescue_batch(b);
+    if (n < 0) { x->failed = 1; return; }
+    x->e->rescued += (uint64_t)n;
+    if (x->done) x->done(b, x->arg);
+}
+#endif
+
 int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
     if (e->cuda) {
         char err[512] = "";
+        const int rescue = e->c->model.precision != HK_PREC_FLOAT;
+        rescue_ctx_t x = { .e = e, .done = done, .arg = arg };
+        const uint64_t rescued0 = e->rescued;
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
         else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
-                               done, arg, err, sizeof err) == HK_CUDA_OK) {
-            if (hk_log_tracing()) trace_chunks(e->cu);
+                               rescue ? rescue_then_done : done, rescue ? (void *)&x : arg,
+                               err, sizeof err) == HK_CUDA_OK) {
+            if (x.failed) return -1;
+            if (hk_log_tracing()) {
+                trace_chunks(e->cu);
+                fprintf(stderr, "haplik: trace engine: %llu pairs beyond GATK's double range rescued on the CPU\n",
+                        (unsigned long long)(e->rescued - rescued0));
+            }
             return 0;
         }
         hk_log_error("%s", err);

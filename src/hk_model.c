@@ -93,6 +93,70 @@ static T NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,          
 HK_FORWARD(forward_f, float, SCALE_F)
 HK_FORWARD(forward_d, double, SCALE_D)
 
+/* The rescue keeps each row's largest cell within [RESCALE_LO, RESCALE_HI]
+ * by powers of two (exact on normal numbers), moving it to 2^RESCALE_TO:
+ * far from overflow (a row's cells exceed the row above's largest by a few
+ * times at most) and with 2^-1574 of room below a row's largest cell before
+ * a cell flushes to zero. */
+#define RESCALE_LO 0x1p500
+#define RESCALE_HI 0x1p1010
+#define RESCALE_TO 1000
+
+double hk_model_rescue_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
+                            const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
+                            const uint8_t *hb, uint32_t hlen, void *ws)
+{
+    pthread_once(&err_once, err_init);
+    if (rlen == 0 || hlen == 0) return -INFINITY;   /* no alignment: truly 0 */
+    double *M = ws, *I = M + (hlen + 1), *D = I + (hlen + 1);
+    const double init = SCALE_D / (double)hlen;
+    int64_t shift = 0;                              /* the true rows are these times 2^shift */
+    for (uint32_t j = 0; j <= hlen; j++) { M[j] = 0; I[j] = 0; D[j] = init; }
+    for (uint32_t i = 0; i < rlen; i++) {
+        HK_ROW_COEFFS(double, i);
+        double emit[5];
+        for (int c = 0; c < 4; c++)
+            emit[c] = (rb[i] == HK_BASE_N || rb[i] == c) ? match_p : mism_p;
+        emit[HK_BASE_N] = match_p;
+        double dM = M[0], dI = I[0], dD = D[0], lM = 0, lD = 0, top = 0;
+        M[0] = 0; I[0] = 0; D[0] = 0;
+        for (uint32_t j = 1; j <= hlen; j++) {
+            HK_CELL(double, emit[hb[j - 1]]);
+            const double c = M[j] + I[j] + D[j];   /* between the cell's largest and 3 times it */
+            top = c > top ? c : top;
+        }
+        if (top == 0) return -INFINITY;             /* cannot happen with valid qualities */
+        if (top < RESCALE_LO || top > RESCALE_HI) {
+            int e;
+            frexp(top, &e);
+            const double f = ldexp(1.0, RESCALE_TO - e);
+            for (uint32_t j = 1; j <= hlen; j++) { M[j] *= f; I[j] *= f; D[j] *= f; }
+            shift -= RESCALE_TO - e;
+        }
+    }
+    double sum = 0;
+    for (uint32_t j = 1; j <= hlen; j++) sum += M[j] + I[j];
+    return log10(sum) + (double)shift * 0.30102999566398119521 - LOG10_SCALE_D;
+}
+
+/* The double pass of one pair: GATK's arithmetic, and where its sum
+ * underflows to 0 (GATK would print -Infinity) the rescue's true value. */
+static double double_pass(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
+                          const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
+                          const uint8_t *hb, uint32_t hlen, double *d)
+{
+    const double s = forward_d(rb, q, ins, del, gcp, rlen, hb, hlen, d, d + (hlen + 1), d + 2 * (hlen + 1));
+    if (s == 0) return hk_model_rescue_pair(rb, q, ins, del, gcp, rlen, hb, hlen, d);
+    return log10(s) - LOG10_SCALE_D;
+}
+
+/* Whether mixed or float mode scores a read of rlen bases in float first. */
+static int float_first(const hk_model_t *m, uint32_t rlen)
+{
+    return m->precision == HK_PREC_FLOAT ||
+           (m->precision == HK_PREC_MIXED && rlen <= HK_MIXED_FLOAT_MAX_READ);
+}
+
 double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *rb, const uint8_t *q,
                            const uint8_t *ins, const uint8_t *del,
@@ -101,19 +165,17 @@ double hk_model_score_pair(const hk_model_t *m,
                            void *ws, int *recomputed)
 {
     pthread_once(&err_once, err_init);
-    *recomputed = 0;
-    if (m->precision != HK_PREC_DOUBLE) {
+    *recomputed = m->precision == HK_PREC_MIXED;    /* unless float's sum is kept */
+    if (float_first(m, rlen)) {
         float *f = ws;
         float s = forward_f(rb, q, ins, del, gcp, rlen, hb, hlen,
                             f, f + (hlen + 1), f + 2 * (hlen + 1));
-        if (m->precision == HK_PREC_FLOAT || (double)s >= m->float_threshold)
+        if (m->precision == HK_PREC_FLOAT || (double)s >= m->float_threshold) {
+            *recomputed = 0;
             return log10((double)s) - LOG10_SCALE_F;
-        *recomputed = 1;
+        }
     }
-    double *d = ws;
-    double s = forward_d(rb, q, ins, del, gcp, rlen, hb, hlen,
-                         d, d + (hlen + 1), d + 2 * (hlen + 1));
-    return log10(s) - LOG10_SCALE_D;
+    return double_pass(rb, q, ins, del, gcp, rlen, hb, hlen, ws);
 }
 
 #define MAX_LANES 8
@@ -220,8 +282,10 @@ static unsigned score_read(const hk_model_t *m, hk_batch_t *b, const hk_region_t
     for (uint32_t h0 = 0; h0 < rg->n_haps; h0 += (uint32_t)L) {
         const uint32_t n = rg->n_haps - h0 < (uint32_t)L ? rg->n_haps - h0 : (uint32_t)L;
         float sum[MAX_LANES];
-        int need_double[MAX_LANES] = { 0 };
-        if (m->precision != HK_PREC_DOUBLE) {
+        const int lanes = float_first(m, rlen);
+        int need_double[MAX_LANES];
+        for (int l = 0; l < MAX_LANES; l++) need_double[l] = !lanes;
+        if (lanes) {
             int32_t hlen[MAX_LANES];
             uint32_t hmax = 0;
             for (int l = 0; l < L; l++) {   /* spare lanes repeat the group's first haplotype */
@@ -243,15 +307,12 @@ static unsigned score_read(const hk_model_t *m, hk_batch_t *b, const hk_region_t
             }
         }
         for (uint32_t l = 0; l < n; l++) {
-            if (m->precision != HK_PREC_DOUBLE && !need_double[l]) continue;
+            if (!need_double[l]) continue;
             const size_t hk = rg->hap0 + h0 + l;
-            double *d = w->ws;
-            const uint32_t hl = hk_batch_hap_len(b, hk);
-            double s = forward_d(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                                 b->read_g + o, rlen, b->hap_base + b->hap_off[hk], hl,
-                                 d, d + (hl + 1), d + 2 * (hl + 1));
-            out[h0 + l] = log10(s) - LOG10_SCALE_D;
-            recomputed += (unsigned)need_double[l];
+            out[h0 + l] = double_pass(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                      b->read_g + o, rlen, b->hap_base + b->hap_off[hk],
+                                      hk_batch_hap_len(b, hk), w->ws);
+            recomputed += m->precision == HK_PREC_MIXED;   /* a fallback or a long read */
         }
     }
     return recomputed;

@@ -25,7 +25,9 @@ int hk_model_base_code(int c);
 /* Score one pair. Read arrays have rlen entries, hap_base hlen entries; the
  * qualities are the normalised Phred values of hk_batch_t. ws must hold
  * hk_model_ws_size(hlen) bytes, 16-byte aligned. *recomputed is set to 1 when
- * mixed mode fell back to double. Returns log10 of the likelihood. */
+ * mixed mode fell back to double, or went there at once (a read longer than
+ * HK_MIXED_FLOAT_MAX_READ). Returns log10 of the likelihood; where even the
+ * double sum underflows (beyond GATK's range), hk_model_rescue_pair's. */
 double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *read_base, const uint8_t *q,
                            const uint8_t *ins, const uint8_t *del,
@@ -33,6 +35,16 @@ double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *hap_base, uint32_t hlen,
                            void *ws, int *recomputed);
 size_t hk_model_ws_size(uint32_t hlen);
+
+/* The pair's true log10 likelihood where GATK's double sum is 0 (below about
+ * log10 -631): the double recurrence with each row rescaled by a power of
+ * two. Finite unless a sequence is empty (-inf). Same arguments as
+ * hk_model_score_pair; slower than the plain double pass, so scorers call it
+ * only for pairs whose double sum is 0 (the GPU's come back as -inf). */
+double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
+                            const uint8_t *ins, const uint8_t *del,
+                            const uint8_t *gcp, uint32_t rlen,
+                            const uint8_t *hap_base, uint32_t hlen, void *ws);
 
 /* Score every pair of a batch on the CPU with nthreads threads (>= 1).
  * Returns 0, or -1 when memory or threads could not be had (logged). */

@@ -523,6 +523,10 @@ static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
         reader_error(r, e->line, "read: the insertion and deletion gap-open qualities at position %u "
                      "have error probabilities that sum to 1 or more, which leaves no probability "
                      "for match-to-match", e->pos + 1);
+    else if (e->code == HK_BATCH_EGCP)
+        reader_error(r, e->line, "read: the gap-continuation quality at position %u is Q0 ('!'), "
+                     "which leaves no probability for gap-to-match: every likelihood would be 0",
+                     e->pos + 1);
     else
         reader_error(r, e->line, "read %s: invalid quality character 0x%02x at position %u "
                      "(expected Phred+33 '!'..'~')", field[e->field], e->bad, e->pos + 1);

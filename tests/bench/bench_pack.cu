@@ -66,7 +66,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             const double t1 = now();
-            hk_chunk_pack(&b, &ch, false, in.data(), &degen, &pool);
+            hk_chunk_pack(&b, &ch, HK_PREC_MIXED, in.data(), &degen, &pool);
             t_plan += t1 - t0;
             t_pack += now() - t1;
             chunks++;

@@ -12,6 +12,11 @@
  * value (the constant-gap kernels) and both kinds in one region, one-read
  * and one-haplotype regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the
  * pipeline turns.
+ * Last, through the engine as haplik runs it (hk_engine_score): reads longer
+ * than HK_MIXED_FLOAT_MAX_READ (straight to double in mixed mode, on both
+ * backends: the same recompute count) and pairs beyond GATK's double range
+ * (the GPU gives -inf, the engine rescues them on the CPU): every pair
+ * finite and as the CPU has it.
  * -q skips the random batches (for compute-sanitizer runs), -v says more;
  * HK_TEST_DEVICES=0,1 scores on several devices at once. Output is TAP.
  * Without a usable GPU it prints a SKIP line and exits 77 (automake's skip
@@ -29,7 +34,9 @@
 #include <time.h>
 
 #include "hk_batch.h"
+#include "hk_config.h"
 #include "hk_cuda.h"
+#include "hk_engine.h"
 #include "hk_model.h"
 #include "hk_reader.h"
 
@@ -194,7 +201,8 @@ typedef struct {
 
 /* Gap qualities of the random reads: HaplotypeCaller's Q40 with Q45 on the
  * last base and Q10 continuation; anything on every position (open from Q4,
- * so that mm = 1 - ei - ed stays positive); constant per read but drawn
+ * so that mm = 1 - ei - ed stays positive; continuation from Q1, as Q0 is
+ * refused); constant per read but drawn
  * anywhere, the last position apart (the constant-gap kernels); a mix of the
  * three in every region (chunks with both kinds). */
 enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED };
@@ -219,8 +227,8 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
         int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
         int off = rnd(hl0);
         const int gaps = s->gaps == GAPS_MIXED ? (int)rnd(3) : s->gaps;
-        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(33 + rnd(94));
-        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(33 + rnd(94));
+        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(34 + rnd(93));
+        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(34 + rnd(93));
         for (int i = 0; i < rl; i++) {
             char c = hap[(off + i) % hl0];
             if ((int)rnd(1000) < s->mutate) c = "ACGT"[rnd(4)];
@@ -228,7 +236,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
             seq[i] = c;
             qb[i] = (char)(33 + rnd(42));
             if (gaps == GAPS_WILD) {
-                qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(33 + rnd(94));
+                qi[i] = (char)(37 + rnd(90)); qd[i] = (char)(37 + rnd(90)); qg[i] = (char)(34 + rnd(93));
             } else if (gaps == GAPS_CONSTANT) {
                 const int last = i == rl - 1;
                 qi[i] = last ? li : ci; qd[i] = last ? ld : cd; qg[i] = last ? lg : cg;
@@ -311,6 +319,79 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
            "%s: %d batches (%zu pairs) in one call: %s, reported %d times%s, results %s",
            what, nb, pairs, rc ? err : "scored", log.n, in_order ? " in order" : " OUT OF ORDER",
            same ? "identical to one call each" : "DIFFER from one call each");
+}
+
+/* A region of one read against nh haplotypes: the read a copy of the first
+ * haplotype (exact: constant qualities Q37, gap-open Q40) or unrelated to
+ * all (random: far below GATK's double range from about 650 bases on). */
+static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, int nh, int exact)
+{
+    static char seq[8192], q[8192], gi[8192], gd[8192], gc[8192], hap[8192];
+    const char *bad;
+    if (hk_batch_begin_region(b, NULL, 1)) return -1;
+    for (int h = 0; h < nh; h++) {
+        for (int i = 0; i < hl; i++) hap[i] = "ACGT"[rnd(4)];
+        if (h == 0) memcpy(seq, hap, (size_t)hl);
+        if (h > 0 && exact) hap[rnd(hl)] = 'N';
+        if (hk_batch_add_hap(b, m, hap, (uint32_t)hl, &bad)) return -1;
+    }
+    for (int i = 0; i < rl; i++) {
+        if (!exact) seq[i] = "ACGT"[rnd(4)];
+        q[i] = exact ? 'F' : (char)(33 + 10 + rnd(31));
+        gi[i] = gd[i] = 'I';
+        gc[i] = '+';
+    }
+    if (hk_batch_add_read(b, m, seq, q, gi, gd, gc, (uint32_t)rl, &bad)) return -1;
+    return hk_batch_end_region(b);
+}
+
+/* The trust cases through hk_engine_score on the GPUs ords[0..nord). */
+static void check_engine(const int *ords, int nord)
+{
+    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_batch_t b;
+    hk_batch_init(&b);
+    int ok = !add_trust_region(&b, &m, 700, 700, 3, 0) &&      /* log10 about -690: rescued */
+             !add_trust_region(&b, &m, 1500, 1400, 2, 0) &&    /* about -1400 */
+             !add_trust_region(&b, &m, 3000, 3000, 3, 1) &&    /* long: double at once */
+             !add_trust_region(&b, &m, 801, 900, 2, 1) &&      /* just over the limit */
+             !add_trust_region(&b, &m, HK_MIXED_FLOAT_MAX_READ, 900, 2, 1) &&   /* still float */
+             !add_trust_region(&b, &m, 150, 300, 4, 1);
+    unsigned long long cpu_rec = 0;
+    double *ref = ok ? cpu_ref(&b, &cpu_rec) : NULL;
+    for (int prec = HK_PREC_MIXED; ref && prec <= HK_PREC_DOUBLE; prec += 2) {
+        hk_config_t c;
+        hk_config_init(&c);
+        c.backend = HK_BACKEND_CUDA;
+        c.n_devices = nord;
+        memcpy(c.devices, ords, sizeof *ords * (size_t)nord);
+        c.model.precision = prec;
+        int status = 0;
+        hk_engine_t *e = hk_engine_open(&c, &status);
+        for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = SENTINEL;
+        b.n_recomputed = 0;
+        hk_batch_t *bp = &b;
+        const int rc = e ? hk_engine_score(e, &bp, 1, NULL, NULL) : -1;
+        hk_engine_close(e);
+        size_t nonfinite = 0;
+        double maxd = 0, lowest = 0;
+        for (size_t i = 0; i < b.n_pairs; i++) {
+            if (!isfinite(b.lk[i]) || b.lk[i] == SENTINEL) { nonfinite++; continue; }
+            const double d = fabs(b.lk[i] - ref[i]);
+            if (!(d <= maxd)) maxd = d;
+            if (ref[i] < lowest) lowest = ref[i];
+        }
+        const int rec_ok = prec != HK_PREC_MIXED || b.n_recomputed == cpu_rec;
+        result(rc == 0 && nonfinite == 0 && maxd <= TOL && rec_ok,
+               "engine %-6s long reads and pairs beyond GATK's range (down to %.0f): pairs %zu  "
+               "max|diff| %.3g  non-finite %zu  recomputed %llu (CPU %llu)", prec_name(prec), lowest,
+               b.n_pairs, maxd, nonfinite, (unsigned long long)b.n_recomputed,
+               prec == HK_PREC_MIXED ? cpu_rec : 0ull);
+        hk_config_free(&c);
+    }
+    if (!ref) result(0, "engine: building the batch or the CPU reference failed");
+    free(ref);
+    hk_batch_free(&b);
 }
 
 static void check_api(void)
@@ -406,6 +487,7 @@ int main(int argc, char **argv)
     unsetenv("HK_CUDA_CHUNK_CELLS");
 done:
     hk_cuda_close(cu);
+    check_engine(ords, nord);       /* after: the engine's release resets the devices */
     printf("1..%d\n# %s: %d failure%s\n", n_test, n_fail ? "FAIL" : "PASS", n_fail, n_fail == 1 ? "" : "s");
     return n_fail ? 1 : 0;
 #endif

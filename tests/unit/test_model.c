@@ -199,7 +199,7 @@ static void test_lanes_vs_scalar(void)
                     q[i] = (char)(33 + RND() % 60);
                     gi[i] = (char)(33 + 10 + RND() % 40);
                     gd[i] = (char)(33 + 10 + RND() % 40);
-                    gc[i] = (char)(33 + RND() % 40);
+                    gc[i] = (char)(34 + RND() % 39);      /* from Q1: Q0 is refused */
                 }
                 ok &= hk_batch_add_read(&b, &m, rb, q, gi, gd, gc, rl, &bad) == 0;
             }
@@ -273,6 +273,207 @@ static void test_gap_summary(void)
     }
 }
 
+/* ---- beyond GATK's range, and long reads ---- */
+
+static long double log_add(long double a, long double b)
+{
+    if (a < b) { long double t = a; a = b; b = t; }
+    return a == -INFINITY ? a : a + log1pl(expl(b - a));
+}
+
+/* The model in natural logs, in long double: an independent reference that
+ * neither underflows nor shares the scorer's code. Qualities are the batch's
+ * (already normalised). */
+static double log10_reference(const uint8_t *rb, const uint8_t *q, const uint8_t *gi,
+                              const uint8_t *gd, const uint8_t *gc, uint32_t m,
+                              const uint8_t *hb, uint32_t n)
+{
+    long double *row = malloc(6 * ((size_t)n + 1) * sizeof *row);
+    long double *M = row, *I = M + n + 1, *D = I + n + 1, *pM = D + n + 1, *pI = pM + n + 1, *pD = pI + n + 1;
+    /* row 0, column 0 included: M = I = 0, D = 1/n */
+    for (uint32_t j = 0; j <= n; j++) { pM[j] = pI[j] = -INFINITY; pD[j] = -logl((long double)n); }
+    for (uint32_t i = 0; i < m; i++) {
+        const long double e = powl(10, -q[i] / 10.0L), ei = powl(10, -gi[i] / 10.0L);
+        const long double ed = powl(10, -gd[i] / 10.0L), eg = powl(10, -gc[i] / 10.0L);
+        const long double lmm = logl(1 - (ei + ed)), lgm = logl(1 - eg), lmi = logl(ei), lmd = logl(ed);
+        const long double lgg = logl(eg), lmatch = logl(1 - e), lmism = logl(e / 3);
+        M[0] = I[0] = D[0] = -INFINITY;
+        for (uint32_t j = 1; j <= n; j++) {
+            const int match = rb[i] == HK_BASE_N || hb[j - 1] == HK_BASE_N || rb[i] == hb[j - 1];
+            M[j] = (match ? lmatch : lmism) + log_add(lmm + pM[j - 1], lgm + log_add(pI[j - 1], pD[j - 1]));
+            I[j] = log_add(lmi + pM[j], lgg + pI[j]);
+            D[j] = log_add(lmd + M[j - 1], lgg + D[j - 1]);
+        }
+        long double *t;
+        t = pM; pM = M; M = t;
+        t = pI; pI = I; I = t;
+        t = pD; pD = D; D = t;
+    }
+    long double sum = -INFINITY;
+    for (uint32_t j = 1; j <= n; j++) sum = log_add(sum, log_add(pM[j], pI[j]));
+    free(row);
+    return (double)(sum / logl(10));
+}
+
+/* A region of `reads` reads against `haps` haplotypes of the given lengths:
+ * random bases (seeded) with realistic qualities, or, with `copy` >= 0,
+ * read r a copy of haplotype `copy` with constant qualities q / g. */
+static int add_region(hk_batch_t *b, const hk_model_t *m, unsigned *seed, const uint32_t *rlen,
+                      int reads, const uint32_t *hlen, int haps, int copy, int q, int g)
+{
+    const uint32_t cap = 20000;
+    char *s = malloc(6 * (size_t)cap);
+    char *qq = s + cap, *gi = qq + cap, *gd = gi + cap, *gc = gd + cap, *h0 = gc + cap;
+    const char *bad;
+    int ok = s && hk_batch_begin_region(b, NULL, 1) == 0;
+    for (int h = 0; ok && h < haps; h++) {
+        for (uint32_t j = 0; j < hlen[h]; j++) s[j] = "ACGT"[rnd(seed) % 4];
+        if (h == copy) memcpy(h0, s, hlen[h]);
+        ok &= hk_batch_add_hap(b, m, s, hlen[h], &bad) == 0;
+    }
+    for (int r = 0; ok && r < reads; r++) {
+        for (uint32_t i = 0; i < rlen[r]; i++) {
+            s[i] = copy >= 0 ? h0[i] : "ACGT"[rnd(seed) % 4];
+            qq[i] = (char)(33 + (q >= 0 ? q : 10 + (int)(rnd(seed) % 31)));
+            gi[i] = gd[i] = (char)(33 + (g >= 0 ? g : 45));
+            gc[i] = (char)(33 + 10);
+        }
+        ok &= hk_batch_add_read(b, m, s, qq, gi, gd, gc, rlen[r], &bad) == 0;
+    }
+    ok &= hk_batch_end_region(b) == 0;
+    free(s);
+    return ok;
+}
+
+/* Score batch b with model m; compare every pair whose reference is below
+ * `below` with the log-space reference, through the batch and the scalar
+ * scorer. Largest relative difference of each; pairs not finite. */
+static int score_and_compare(const hk_model_t *m, hk_batch_t *b, double below, double *rel_ref,
+                             double *rel_scalar, size_t *nonfinite)
+{
+    *rel_ref = *rel_scalar = 0;
+    *nonfinite = 0;
+    if (hk_model_score_batch(m, b, 2)) return 0;
+    void *ws = malloc(hk_model_ws_size(b->max_hap_len));
+    for (size_t ri = 0; ri < b->n_regions; ri++) {
+        const hk_region_t *rg = &b->regions[ri];
+        for (uint32_t r = 0; r < rg->n_reads; r++)
+            for (uint32_t h = 0; h < rg->n_haps; h++) {
+                const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b->read_off[rk];
+                const uint32_t rl = hk_batch_read_len(b, rk), hl = hk_batch_hap_len(b, hk);
+                int rc;
+                const double got = b->lk[rg->pair0 + (size_t)r * rg->n_haps + h];
+                const double sc = hk_model_score_pair(m, b->read_base + o, b->read_q + o, b->read_i + o,
+                                                      b->read_d + o, b->read_g + o, rl,
+                                                      b->hap_base + b->hap_off[hk], hl, ws, &rc);
+                const double want = log10_reference(b->read_base + o, b->read_q + o, b->read_i + o,
+                                                    b->read_d + o, b->read_g + o, rl,
+                                                    b->hap_base + b->hap_off[hk], hl);
+                if (!isfinite(got) || !isfinite(sc)) { (*nonfinite)++; continue; }
+                if (want >= below) continue;
+                const double a = fabs(got - want) / fabs(want), s = fabs(sc - want) / fabs(want);
+                if (a > *rel_ref) *rel_ref = a;
+                if (s > *rel_scalar) *rel_scalar = s;
+            }
+    }
+    free(ws);
+    return 1;
+}
+
+/* SPEC 1, beyond GATK's range: where even the double sum is 0 (below about
+ * log10 -631), the true finite value, in every pass of mixed and double. */
+static void test_rescue(void)
+{
+    for (int precision = HK_PREC_MIXED; precision <= HK_PREC_DOUBLE; precision += 2) {
+        const char *name = precision == HK_PREC_MIXED ? "mixed" : "double";
+        hk_model_t m = model(precision);
+        unsigned seed = 4242;
+        hk_batch_t b;
+        hk_batch_init(&b);
+        /* unrelated reads: 600 bases (log10 about -590: GATK's double, kept),
+         * 700 and 1500 (beyond it); three haplotypes leave spare lanes */
+        const uint32_t rl[] = { 600, 700, 1500 }, hl[] = { 700, 1500, 650 };
+        int ok = add_region(&b, &m, &seed, rl, 3, hl, 3, -1, -1, -1);
+        const uint32_t rl2[] = { 300 }, hl2[] = { 300 };
+        ok &= add_region(&b, &m, &seed, rl2, 1, hl2, 1, 0, 30, 45);     /* a usual pair */
+        double rel_ref, rel_scalar;
+        size_t nonfinite;
+        /* mixed: the pairs of the double pass (float's own error is larger) */
+        ok &= score_and_compare(&m, &b, precision == HK_PREC_MIXED ? -100 : 0, &rel_ref, &rel_scalar,
+                                &nonfinite);
+        double lowest = 0;
+        for (size_t i = 0; i < b.n_pairs; i++) if (b.lk[i] < lowest) lowest = b.lk[i];
+        TAP_OK(ok && nonfinite == 0, "%s: %zu pairs down to log10 %.1f are finite (%zu not)", name,
+               b.n_pairs, lowest, nonfinite);
+        TAP_OK(ok && nonfinite == 0 && lowest < -1000 && rel_ref <= 1e-9 && rel_scalar <= 1e-9,
+               "%s: batch and scalar passes agree with a log-space reference (relative %.2g, %.2g <= 1e-9)",
+               name, rel_ref, rel_scalar);
+        /* where GATK's double does not underflow, the rescue is the same recurrence */
+        double rel = 0;
+        void *ws = malloc(hk_model_ws_size(b.max_hap_len));
+        const hk_region_t *rg = &b.regions[0];
+        const uint64_t o = b.read_off[rg->read0];
+        for (uint32_t h = 0; ok && h < rg->n_haps; h++) {
+            const size_t hk = rg->hap0 + h;
+            const double r = hk_model_rescue_pair(b.read_base + o, b.read_q + o, b.read_i + o, b.read_d + o,
+                                                  b.read_g + o, hk_batch_read_len(&b, rg->read0),
+                                                  b.hap_base + b.hap_off[hk], hk_batch_hap_len(&b, hk), ws);
+            const double want = b.lk[rg->pair0 + h];
+            if (!(fabs(r - want) <= rel * fabs(want))) rel = fabs(r - want) / fabs(want);
+        }
+        free(ws);
+        TAP_OK(ok && rel <= 1e-12, "%s: the rescue equals the double pass above GATK's limit (600 bases, "
+               "relative %.2g)", name, rel);
+        hk_batch_free(&b);
+    }
+}
+
+/* SPEC 1, accuracy at every length: float's error grows with the read's
+ * length (constant qualities make it systematic); mixed must stay within
+ * 1e-4 of double however long the read. */
+static void test_long_reads(void)
+{
+    const struct { uint32_t len; int q, g; } c[] = {
+        { 3000, 75, 60 },    /* the worst constant qualities measured: 1.4e-4 off in float */
+        { 6000, 37, 40 },    /* binned Illumina-like qualities */
+        /* the longest reads still scored in float, with the worst qualities measured */
+        { HK_MIXED_FLOAT_MAX_READ, 58, 60 }, { HK_MIXED_FLOAT_MAX_READ, 75, 60 },
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        hk_model_t mixed = model(HK_PREC_MIXED), dbl = model(HK_PREC_DOUBLE);
+        unsigned seed = 99;
+        hk_batch_t a, d;
+        hk_batch_init(&a);
+        hk_batch_init(&d);
+        const uint32_t rl[] = { c[k].len }, hl[] = { c[k].len, c[k].len + 100 };
+        int ok = add_region(&a, &mixed, &seed, rl, 1, hl, 2, 0, c[k].q, c[k].g);
+        seed = 99;
+        ok &= add_region(&d, &dbl, &seed, rl, 1, hl, 2, 0, c[k].q, c[k].g);
+        ok &= hk_model_score_batch(&mixed, &a, 2) == 0 && hk_model_score_batch(&dbl, &d, 2) == 0;
+        double worst = 0;
+        for (size_t i = 0; ok && i < a.n_pairs; i++) {
+            const double e = fabs(a.lk[i] - d.lk[i]);
+            if (!(e <= worst)) worst = e;
+        }
+        void *ws = malloc(hk_model_ws_size(a.max_hap_len));
+        int rc = 0;
+        const double sc = ok ? hk_model_score_pair(&mixed, a.read_base, a.read_q, a.read_i, a.read_d,
+                                                   a.read_g, rl[0], a.hap_base, hl[0], ws, &rc) : NAN;
+        free(ws);
+        const double esc = fabs(sc - d.lk[0]);
+        TAP_OK(ok && worst <= 1e-4 && esc <= 1e-4,
+               "%u-base exact match, Q%d, gap-open Q%d: mixed within %.2g (batch), %.2g (scalar) of double",
+               c[k].len, c[k].q, c[k].g, worst, esc);
+        const int long_read = c[k].len > HK_MIXED_FLOAT_MAX_READ;
+        TAP_OK(ok && rc == long_read && (!long_read || a.n_recomputed == a.n_pairs),
+               "%u-base read: %s (%llu recomputed)", c[k].len,
+               long_read ? "its pairs go to double and are counted" : "its exact match scored in float",
+               (unsigned long long)a.n_recomputed);
+        hk_batch_free(&a);
+        hk_batch_free(&d);
+    }
+}
+
 static void test_numfmt(void)
 {
     static const struct { double v; int dec; const char *want; } cases[] = {
@@ -297,6 +498,8 @@ int main(void)
     test_underflow_pair();
     test_lanes_vs_scalar();
     test_gap_summary();
+    test_rescue();
+    test_long_reads();
     test_numfmt();
     return TAP_DONE();
 }

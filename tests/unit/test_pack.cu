@@ -1,12 +1,14 @@
 /* test_pack.cu - the CUDA engine's host side, without a GPU: chunks planned
  * and packed as hk_cuda_score does, checked byte by byte.
  *
- * Random batches (reads of 0-700 bases, constant and varied gap qualities,
+ * Random batches (reads of 0-1000 bases, constant and varied gap qualities,
  * haplotypes of 0-600 bases, many of 1-3, odd and even) are cut into small
  * chunks and packed with 1 and 3 host threads. For every chunk: the block
  * fits the planner's limit; every pair of the chunk is covered by exactly
  * one work item or is a degenerate pair (an empty sequence), with its
- * result slot; items sit in the bin of the kernel their read goes to; the
+ * result slot; items sit in the bin of the kernel their read goes to (in
+ * mixed mode, reads longer than HK_MIXED_FLOAT_MAX_READ in the double
+ * multi-tile kernel's, one pair per item; in float mode, not); the
  * read rows and haplotype codes are the batch's; and the padded copy that
  * the two-column kernels read has every haplotype at an even offset, its
  * codes, and HK_HAP_PAD after an odd one. Output is TAP. */
@@ -43,14 +45,15 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
             if (hk_batch_add_hap(b, m, seq, (uint32_t)len, &bad)) abort();
         }
         for (int r = 0; r < nr; r++) {
-            const int len = rnd(40) == 0 ? 0 : 1 + (int)rnd(rnd(8) ? 160 : 700);
+            /* now and then longer than HK_MIXED_FLOAT_MAX_READ: straight to double in mixed mode */
+            const int len = rnd(40) == 0 ? 0 : rnd(60) == 0 ? 700 + (int)rnd(300) : 1 + (int)rnd(rnd(8) ? 160 : 700);
             const bool constant = rnd(4) != 0;
             for (int i = 0; i < len; i++) {
                 seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
                 q[i] = (char)(33 + 2 + rnd(40));
                 gi[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
                 gd[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
-                gg[i] = constant ? '+' : (char)(33 + rnd(50));
+                gg[i] = constant ? '+' : (char)(34 + rnd(49));   /* from Q1: Q0 is refused */
             }
             if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) abort();
         }
@@ -60,7 +63,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
 
 /* Check one packed chunk; returns the number of problems (printed). */
 static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned char *in,
-                       const std::vector<uint64_t> &degen, const hk_plan_limits &lim)
+                       const std::vector<uint64_t> &degen, const hk_plan_limits &lim, int precision)
 {
     int bad = 0;
     auto fail = [&](const char *what, size_t i) {
@@ -100,6 +103,8 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         seen[i]++;
     }
     int bin = 0;
+    uint32_t n_long = 0;
+    if ((precision == HK_PREC_MIXED) != (ch.long_bin >= 0)) fail("long reads' bin in this mode", ch.long_bin);
     for (uint32_t k = 0; k < ch.n_items; k++) {
         while (bin < ch.n_bins && k >= ch.cfg_end[bin]) bin++;
         const hk_item &it = items[k];
@@ -114,29 +119,37 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         const uint64_t out = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps + (h - rg->hap0) - ch.pair0;
         if (it.out != out) fail("item result slot", k);
         const bool constant = b->read_gaps[r].constant;
-        const bool cgap_bin = bin > ch.n_single;
-        if (cgap_bin != (constant && hk_batch_read_len(b, r) <= 512)) fail("item in the wrong kernel family", k);
+        const uint32_t m = hk_batch_read_len(b, r);
+        const bool long_read = precision == HK_PREC_MIXED && m > HK_MIXED_FLOAT_MAX_READ;
+        const bool cgap_bin = bin > ch.n_single && bin != ch.long_bin;
+        if ((bin == ch.long_bin) != long_read) fail("long read not in the double bin, or another read in it", k);
+        if (long_read && it.n_haps != 1) fail("a long read's item holds more than one pair", k);
+        n_long += bin == ch.long_bin;
+        if (cgap_bin != (constant && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
         for (uint32_t j = 0; j < it.n_haps && it.out + j < ch.n_pairs; j++) seen[it.out + j]++;
     }
     for (uint64_t i = 0; i < ch.n_pairs; i++)
         if (seen[i] != 1) { fail("a pair not covered exactly once", i); break; }
+    if (n_long != ch.n_long) fail("n_long is not the long bin's size", ch.n_long);
     return bad;
 }
 
 /* Plan and pack all of b in chunks within lim; check each. */
-static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, const char *what)
+static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, int precision,
+                     const char *what)
 {
     hk_pool pool(threads - 1);
     std::vector<unsigned char> in(lim.in_bytes);
     std::vector<uint64_t> degen;
-    size_t reg = 0, r = 0, chunks = 0, pairs = 0;
+    size_t reg = 0, r = 0, chunks = 0, pairs = 0, long_pairs = 0;
     int bad = 0, plan_failed = 0;
     while (r < b->n_reads) {
         while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
         hk_chunk ch;
         if (hk_chunk_plan(b, &lim, reg, r, b->n_reads, &ch)) { plan_failed = 1; break; }
-        hk_chunk_pack(b, &ch, false, in.data(), &degen, &pool);
-        bad += check_chunk(b, ch, in.data(), degen, lim);
+        hk_chunk_pack(b, &ch, precision, in.data(), &degen, &pool);
+        bad += check_chunk(b, ch, in.data(), degen, lim, precision);
+        long_pairs += ch.n_long;
         chunks++;
         pairs += ch.n_pairs;
         r = ch.r1;
@@ -144,8 +157,8 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
     }
     TAP_OK(!plan_failed && pairs == b->n_pairs, "%s, %u thread(s): %zu chunks hold all %zu pairs of %zu regions (%zu)",
            what, threads, chunks, b->n_pairs, b->n_regions, pairs);
-    TAP_OK(bad == 0, "%s, %u thread(s): items, rows and both haplotype copies as the batch has them (%d problems)",
-           what, threads, bad);
+    TAP_OK(bad == 0, "%s, %u thread(s): items, rows and both haplotype copies as the batch has them, "
+           "%zu pairs of long reads to double (%d problems)", what, threads, long_pairs, bad);
 }
 
 int main(void)
@@ -167,9 +180,10 @@ int main(void)
     whole.items = 1 << 24;
     whole.cells = ~0ull;
     for (unsigned threads : { 1u, 3u }) {
-        pack_all(&b, small, threads, "small chunks");
-        pack_all(&b, whole, threads, "one chunk");
+        pack_all(&b, small, threads, HK_PREC_MIXED, "mixed, small chunks");
+        pack_all(&b, whole, threads, HK_PREC_MIXED, "mixed, one chunk");
     }
+    pack_all(&b, small, 3, HK_PREC_FLOAT, "float, small chunks");
     hk_batch_free(&b);
     return TAP_DONE();
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# The model's trust cases on the command line: values GATK's double cannot
+# reach (rescued, finite), mixed mode within 1e-4 of double on long reads,
+# degenerate gap-continuation qualities refused, strict config files.
+
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; mkdir out; }
+
+# batch_pair FILE READ HAP QUAL GAPOPEN GCP: a one-pair batch file whose
+# quality strings repeat the given characters along the read.
+batch_pair() {
+    python3 - "$@" <<'EOF'
+import sys
+path, read, hap, q, g, c = sys.argv[1:]
+n = len(read)
+with open(path, "w") as f:
+    f.write("1 1\n%s %s %s %s %s\n%s\n" % (read, q * n, g * n, g * n, c * n, hap))
+EOF
+}
+
+# random_seq N SEED: N random bases, the same for the same seed.
+random_seq() { python3 -c "import random,sys; r=random.Random(int(sys.argv[2])); print(''.join(r.choice('ACGT') for _ in range(int(sys.argv[1]))))" "$1" "$2"; }
+
+# lk FILE: the first pair's log10 likelihood as printed (None for null).
+lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
+
+@test "a 700-base read against an unrelated haplotype: finite, not null, in mixed and double" {
+    batch_pair far.in "$(random_seq 700 1)" "$(random_seq 700 2)" I I +
+    for p in mixed double; do
+        run -0 hk score --backend cpu --quiet --precision $p -o out/$p.json far.in
+        run -0 lk out/$p.json
+        [[ "$output" =~ ^-[0-9]+\.[0-9]+$ ]] || fail "$p: expected a finite number, got '$output'"
+        # far below GATK's double range (about -631), above what 700 mismatches allow
+        python3 -c "import sys; v = float(sys.argv[1]); sys.exit(not (-2000 < v < -631))" "$output" ||
+            fail "$p: $output is not in (-2000, -631)"
+    done
+    run -0 $TABLE close out/mixed.json out/double.json 1e-9
+}
+
+@test "mixed stays within 1e-4 of double on a long read" {
+    # float's rounding error grows with the read's length: a 3000-base exact
+    # match with constant qualities (Q75, gap-open Q60) is off by 1.4e-4 in float
+    s=$(random_seq 3000 3)
+    batch_pair long.in "$s" "$s" l ] +
+    run -0 hk score --backend cpu --quiet --precision mixed -o out/mixed.json long.in
+    run -0 hk score --backend cpu --quiet --precision double -o out/double.json long.in
+    run -0 $TABLE close out/mixed.json out/double.json 1e-4
+    run -0 $TABLE get out/mixed.json "t['summary']['double_recomputed']"
+    assert_output 1
+}
+
+@test "a gap-continuation quality of Q0 is refused with file and line" {
+    printf '1 1\nACGT IIII IIII IIII ++!+\nACGTT\n' > bad.in
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json bad.in
+    [ "${#stderr_lines[@]}" -eq 1 ] || fail "expected one line on stderr, got: $stderr"
+    [[ "${stderr_lines[0]}" == "haplik: error: bad.in:2: "* ]] || fail "stderr: $stderr"
+    assert_stderr --partial "gap-continuation quality at position 3 is Q0"
+    assert_dir_only out
+    echo "ACGTA ACGT IIII IIII IIII !+++ -1.0e+00" > bad.txt
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json bad.txt
+    [[ "${stderr_lines[0]}" == "haplik: error: bad.txt:1: "* ]] || fail "stderr: $stderr"
+    assert_stderr --partial "gap-continuation quality at position 1 is Q0"
+    assert_dir_only out
+    # model.gcp replaces the per-base qualities: the file's Q0 is then not used
+    echo '{"model": {"gcp": 10}}' > c.json
+    run -0 hk score --backend cpu --quiet -c c.json -o out/t.json bad.in
+}
+
+@test "model.gcp 0 is refused, naming the key" {
+    echo '{"model": {"gcp": 0}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu -c c.json -o out/t.json "$DATA/tiny.in"
+    assert_stderr "haplik: error: c.json: model.gcp: expected an integer from 1 to 93"
+    assert_dir_only out
+}
+
+@test "a config file with content after its JSON object is refused" {
+    for tail in 'x' '{}' '{"model": {}}' ', {}' '// comment'; do
+        printf '{"model": {"precision": "double"}}\n%s\n' "$tail" > c.json
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu -c c.json -o out/t.json "$DATA/tiny.in"
+        [ "${#stderr_lines[@]}" -eq 1 ] || fail "'$tail': expected one line on stderr, got: $stderr"
+        assert_stderr --partial "haplik: error: c.json:2: "
+        assert_stderr --partial "content after the JSON object"
+        assert_dir_only out
+    done
+    printf '{"model": {"precision": "double"}}\n \t\r\n\n' > c.json   # whitespace only: fine
+    run -0 hk score --backend cpu --quiet -c c.json -o out/t.json "$DATA/tiny.in"
+}
