@@ -561,6 +561,10 @@ int hk_cmd_merge(int argc, char **argv)
     int status = parse_options(argc, argv, &output, &format);
     if (status) return status < 0 ? (hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0) : status;
     if (output_is_input(output, argv + optind, argc - optind)) return HK_EXIT_INPUT;
+    if (!strcmp(argv[optind], "-")) {
+        hk_log_error("merge: the first table cannot be standard input: it is read twice");
+        return HK_EXIT_INPUT;
+    }
     hk_outfile_catch_signals();
     merge_t m = { .devices = cJSON_CreateArray(), .parts = cJSON_CreateArray() };
     hk_outfile_t *out = NULL;
