@@ -2,7 +2,8 @@
  *
  * Library code reports an error once, where it is found, and returns a status;
  * only main() decides the exit status. Notices (fallbacks, progress) are
- * silenced by --quiet; errors never are.
+ * silenced by --quiet; errors never are. Control characters in a message
+ * (which may quote input) are printed as \xNN, never raw.
  */
 #ifndef HK_LOG_H
 #define HK_LOG_H

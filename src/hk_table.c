@@ -3,6 +3,7 @@
 #include "hk_log.h"
 #include "hk_numfmt.h"
 #include "hk_outfile.h"
+#include "hk_text.h"
 #include "hk_threads.h"
 #include "config.h"
 
@@ -151,20 +152,36 @@ char *hk_table_put_string(char *p, const char *s, size_t len)
     static const char hex[] = "0123456789abcdef";
     *p++ = '"';
     size_t plain = 0;   /* sequences need no escaping: find the first byte that does */
-    while (plain < len && (unsigned char)s[plain] >= 0x20 && s[plain] != '"' && s[plain] != '\\')
+    while (plain < len && (unsigned char)s[plain] >= 0x20 && (unsigned char)s[plain] < 0x7f &&
+           s[plain] != '"' && s[plain] != '\\')
         plain++;
     memcpy(p, s, plain);
     p += plain;
-    for (size_t i = plain; i < len; i++) {
+    for (size_t i = plain; i < len;) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') { *p++ = (char)c; continue; }
+        if (c >= 0x80) {
+            /* text from the input (region names) need not be UTF-8: the table must */
+            int valid;
+            const size_t k = hk_text_utf8_next(s + i, len - i, &valid);
+            if (valid) {
+                memcpy(p, s + i, k);
+                p += k;
+            } else {
+                memcpy(p, "\\ufffd", 6);
+                p += 6;
+            }
+            i += k;
+            continue;
+        }
+        i++;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { *p++ = (char)c; continue; }
         *p++ = '\\';
         switch (c) {
         case '"': *p++ = '"'; break;
         case '\\': *p++ = '\\'; break;
         case '\n': *p++ = 'n'; break;
         case '\t': *p++ = 't'; break;
-        default:
+        default:   /* other controls, DEL included: nothing raw that a terminal obeys */
             *p++ = 'u'; *p++ = '0'; *p++ = '0'; *p++ = hex[c >> 4]; *p++ = hex[c & 15];
         }
     }
