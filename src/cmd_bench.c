@@ -278,7 +278,7 @@ int hk_cmd_bench(int argc, char **argv)
         default: usage(stderr); return HK_EXIT_INPUT;
         }
         if (!end || *end || errno) {
-            fprintf(stderr, "haplik: error: bench: bad option value '%s'; see 'haplik bench --help'\n",
+            hk_log_error("bench: bad option value '%s'; see 'haplik bench --help'",
                     optarg);
             return HK_EXIT_INPUT;
         }

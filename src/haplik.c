@@ -1,5 +1,6 @@
 /* haplik.c - main(): dispatch to the subcommands of hk_cli.h. */
 #include "hk_cli.h"
+#include "hk_log.h"
 #include "hk_outfile.h"
 #include "config.h"
 
@@ -52,7 +53,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "haplik: error: unknown command '%s'\n\n", argv[1]);
+    hk_log_error("unknown command '%s'", argv[1]);
+    fputc('\n', stderr);
     usage(stderr);
     return HK_EXIT_INPUT;
 }

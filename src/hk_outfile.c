@@ -46,6 +46,7 @@ struct pending {
     struct pending *next;
 };
 static struct pending *volatile pending_head;
+static size_t pending_free;   /* entries with no path: only then is the list walked */
 static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const int fatal_signals[] = {
@@ -69,8 +70,10 @@ static struct pending *register_tmp(char *tmp)
     struct pending *e;
     block_signals(&old);
     pthread_mutex_lock(&pending_mu);
-    for (e = pending_head; e && e->tmp; e = e->next) {}
-    if (e) e->tmp = tmp;
+    e = NULL;
+    if (pending_free)
+        for (e = pending_head; e && e->tmp; e = e->next) {}
+    if (e) { e->tmp = tmp; pending_free--; }
     else if ((e = malloc(sizeof *e))) {
         e->tmp = tmp;
         e->next = pending_head;
@@ -86,7 +89,10 @@ static void unregister_tmp(struct pending *e)
     if (!e) return;
     sigset_t old;
     block_signals(&old);
+    pthread_mutex_lock(&pending_mu);
     e->tmp = NULL;
+    pending_free++;
+    pthread_mutex_unlock(&pending_mu);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

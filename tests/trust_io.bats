@@ -248,7 +248,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
 @test "SIGTERM during a shard of many files leaves nothing" {
     printf 'chr1\t900000000\t6\t60\t61\n' > g.fai
     mkdir o
-    hk shard --fai g.fai -n 400000 --window 1 o/p & pid=$!
+    hk shard --fai g.fai -n 20000 --window 1 o/p & pid=$!
     for ((i = 0; i < 500; i++)); do [ -n "$(ls -A o | head -n 1)" ] && break; sleep 0.02; done
     kill -TERM "$pid"
     run wait "$pid"
