@@ -218,7 +218,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     python3 "$BATS_TEST_DIRNAME/../scripts/gen_batches.py" --format gatk --profile equal \
         --read-len 256 --hap-len 1024 --pairs 3000 --seed 8 > long.txt
     for sig in HUP USR1 USR2 ALRM QUIT; do
-        hk score --backend cpu --threads 1 long.txt -o out.json & pid=$!
+        "$HAPLIK" score --backend cpu --threads 1 long.txt -o out.json & pid=$!
         for ((i = 0; i < 1500; i++)); do compgen -G '.out.json.tmp*' > /dev/null && break; sleep 0.02; done
         kill -s "$sig" "$pid"
         run wait "$pid"
@@ -248,7 +248,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
 @test "SIGTERM during a shard of many files leaves nothing" {
     printf 'chr1\t900000000\t6\t60\t61\n' > g.fai
     mkdir o
-    hk shard --fai g.fai -n 20000 --window 1 o/p & pid=$!
+    "$HAPLIK" shard --fai g.fai -n 20000 --window 1 o/p & pid=$!
     for ((i = 0; i < 500; i++)); do [ -n "$(ls -A o | head -n 1)" ] && break; sleep 0.02; done
     kill -TERM "$pid"
     run wait "$pid"
