@@ -51,7 +51,7 @@ setup() { load test_helper/common-setup; _common_setup; }
 
 @test "an unknown option is a usage error (2)" {
     run -2 --separate-stderr hk score --frob "$DATA/tiny.in"
-    assert_stderr --partial "Try 'haplik score --help'"
+    assert_stderr --partial "unknown option '--frob'; see 'haplik score --help'"
 }
 
 @test "score without input is a usage error (2)" {
