@@ -46,13 +46,4 @@ int hk_reader_parse_format(const char *s);
 /* Accepts NULL. */
 void hk_reader_close(hk_reader_t *r);
 
-/* Write region ri of b back as dump text in the given format, preceded by
- * "# region NAME" when its name differs from *last_name (a string owned by
- * the caller, NULL for none, replaced by a copy of the new name),
- * and "# source-line N" so that its table keeps the original line. Returns 0,
- * or -1 on a write error. The batch must have been read with a model whose
- * min_base_quality is 0 and gcp -1 so that qualities round-trip. */
-int hk_reader_write_region(FILE *fp, const hk_batch_t *b, size_t ri, int format,
-                           char **last_name);
-
 #endif
