@@ -9,8 +9,11 @@
 # Usage: tests/fuzz/run.sh [SECONDS]
 #        tests/fuzz/run.sh --repro TARGET FILE...   run the given inputs once
 # Targets: reader (hk_reader_open/next, both formats, plain/gzip/BGZF; see
-# fuzz_reader.c for the option byte that starts each input), config
-# (hk_config_load and the flags' setters).
+# fuzz_reader.c for the option byte that starts each input, and the round trip
+# through split), config (hk_config_load and the flags' setters), args (the
+# option parser of score and check, hk_cli_parse_score_opts). Each target's
+# stderr is closed (-close_fd_mask=2): the library's error messages are noise
+# there; libFuzzer's own reports still come through.
 # Environment: CC (default clang, else clang-14), FUZZ_WORK (keep the build,
 # the grown corpora and any crash there instead of a temporary folder),
 # FUZZ_ARGS (more libFuzzer flags).
@@ -53,7 +56,7 @@ for f in "$src"/src/*.c; do
     if (( ${#objs[@]} % 2 == 0 )); then wait; fi
 done
 wait
-for t in reader config; do
+for t in reader config args; do
     "$cc" $cflags -fsanitize=fuzzer -I"$here" "$here/fuzz_$t.c" "${objs[@]}" $libs -o "$work/bin/fuzz_$t"
 done
 echo "fuzz: built with $cc in $(( $(date +%s) - t0 )) s" >&2
@@ -67,10 +70,10 @@ if [ "$repro" = 1 ]; then
     "$work/bin/fuzz_$target" "${common[@]}" -runs=1 "$@"; exit $?
 fi
 
-# ---- fuzz: the reader gets two thirds of the time ----
+# ---- fuzz: the reader gets three fifths of the time, config and args a fifth each ----
 status=0
-for t in reader config; do
-    case $t in reader) secs=$(( total * 2 / 3 )) ;; *) secs=$(( total - total * 2 / 3 )) ;; esac
+for t in reader config args; do
+    case $t in reader) secs=$(( total * 3 / 5 )) ;; *) secs=$(( total / 5 )) ;; esac
     (( secs >= 1 )) || secs=1
     rm -rf "$work/crashes/$t"
     mkdir -p "$work/corpus/$t" "$work/crashes/$t"

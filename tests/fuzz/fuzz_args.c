@@ -1,0 +1,185 @@
+/* fuzz_args.c - libFuzzer target for the option parser of score and check
+ * (hk_cli_parse_score_opts: one getopt_long pass, -c loaded, the flags'
+ * setters applied, hk_outfile_check_paths).
+ *
+ * Input: one byte for the command ('c': check, anything else: score), then
+ * the arguments, separated by NUL bytes (at most 32; an empty piece is an
+ * empty argument). A piece whose first byte is 0x01-0x1f is an entry of the
+ * dictionary below (the real options, files of a temporary folder made at
+ * start, "-", "--", some values) followed by the rest of the piece (so
+ * "\x02=x" is "--output=x" and "\x01x" is "-cx"); any other piece is itself.
+ *
+ * Besides crashes, sanitizer reports, leaks and hangs, it checks:
+ *   - the result is -1 (help), 0, 2 (usage or config error) or 3;
+ *   - argv is only permuted (the same strings, each once);
+ *   - on 0: 1 <= *first_input < argc; every operand argv[first_input..] is
+ *     "-" or not an option, unless argv[first_input - 1] is "--"; the output
+ *     (-o), if any, is no operand (the same string, or the same regular file),
+ *     "-" aside (standard input and standard output), and a path that exists
+ *     and is no regular file (a folder, /dev/null: check_paths lets it pass);
+ *   - the files of the temporary folder are never changed or removed.
+ * Standard input and output are /dev/null (--help prints there).
+ */
+#include "hk_cli.h"
+#include "hk_config.h"
+#include "hk_log.h"
+#include "fuzz_common.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_args: check failed: %s (%s:%d)\n", \
+                                           #c, __FILE__, __LINE__); abort(); } } while (0)
+
+#define MAX_ARGS 32
+
+static char dir[256];
+
+/* The files made at start: name, content. */
+static const struct { const char *name, *text; } files[] = {
+    { "in.txt", "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result\n"
+                "ACGT ACG +++ +++ +++ +++ -1.0\n" },
+    { "in2.txt", "1 1\nACGT IIII IIII IIII IIII\nACGTA\n" },
+    { "c.json", "{\"engine\":{\"backend\":\"cpu\",\"threads\":2},\"output\":{\"format\":\"jsonl\"}}\n" },
+    { "bad.json", "{\"engine\":{\"threads\":-4}}\n" },
+};
+#define N_FILES (sizeof files / sizeof *files)
+
+static char *file_path[N_FILES];
+
+static const char *const opts[] = {
+    "-c", "--config", "-o", "--output", "--backend", "--devices", "--threads", "--precision",
+    "--format", "--output-format", "--no-sequences", "--tolerance", "--quiet", "-h", "--help",
+    "-", "--", "cpu", "2", "jsonl", "gatk", "0,1", "1e-3",
+};
+#define N_OPTS (sizeof opts / sizeof *opts)
+/* after opts: the files (absolute), the same as relative paths from a
+ * subfolder ("../in.txt" does not exist from the working folder, which is
+ * fine), the folder itself, an output that does not exist */
+#define N_DICT (N_OPTS + N_FILES + 2)
+
+static const char *dict_entry(unsigned i, char *buf, size_t n)
+{
+    i %= N_DICT;
+    if (i < N_OPTS) return opts[i];
+    i -= N_OPTS;
+    if (i < N_FILES) return file_path[i];
+    if (i == N_FILES) return dir;
+    snprintf(buf, n, "%s/out.json", dir);
+    return buf;
+}
+
+static void check_files(void)
+{
+    for (size_t i = 0; i < N_FILES; i++) {
+        FILE *fp = fopen(file_path[i], "rb");
+        CHECK(fp != NULL);
+        char buf[512];
+        size_t n = fread(buf, 1, sizeof buf, fp);
+        fclose(fp);
+        CHECK(n == strlen(files[i].text) && !memcmp(buf, files[i].text, n));
+    }
+    /* nothing made: an output that did not exist still does not */
+    char out[300];
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    CHECK(access(out, F_OK) != 0);
+}
+
+static void cleanup(void)
+{
+    for (size_t i = 0; i < N_FILES; i++) if (file_path[i]) unlink(file_path[i]);
+    if (*dir) rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc; (void)argv;
+    hk_log_set_quiet(1);
+    /* --help prints to standard output; -c /dev/stdin must not wait */
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "r", stdin)) abort();
+    const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/haplik-fuzz-args.XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) { perror("fuzz_args: mkdtemp"); abort(); }
+    atexit(cleanup);
+    for (size_t i = 0; i < N_FILES; i++) {
+        file_path[i] = malloc(strlen(dir) + strlen(files[i].name) + 2);
+        if (!file_path[i]) abort();
+        sprintf(file_path[i], "%s/%s", dir, files[i].name);
+        if (fuzz_write_file(file_path[i], files[i].text, strlen(files[i].text))) abort();
+    }
+    return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(char *const *)a, y = (uintptr_t)*(char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int is_option(const char *s) { return s[0] == '-' && s[1] != '\0'; }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    const char *cmd = data[0] == 'c' ? "check" : "score";
+    char *argv[MAX_ARGS + 2], *orig[MAX_ARGS + 1];
+    int argc = 0;
+    argv[argc++] = strdup(cmd);
+    CHECK(argv[0] != NULL);
+    for (size_t p = 1; p < size && argc <= MAX_ARGS; ) {
+        const uint8_t *end = memchr(data + p, 0, size - p);
+        size_t n = end ? (size_t)(end - (data + p)) : size - p;
+        char buf[300];
+        const char *head = "";
+        size_t skip = 0;
+        if (n > 0 && data[p] >= 0x01 && data[p] <= 0x1f) { head = dict_entry(data[p] - 1u, buf, sizeof buf); skip = 1; }
+        size_t h = strlen(head);
+        char *a = malloc(h + n - skip + 1);
+        CHECK(a != NULL);
+        memcpy(a, head, h);
+        memcpy(a + h, data + p + skip, n - skip);
+        a[h + n - skip] = '\0';
+        argv[argc++] = a;
+        p += n + 1;
+    }
+    argv[argc] = NULL;
+    memcpy(orig, argv, (size_t)argc * sizeof *argv);
+
+    hk_cli_opts_t o;
+    int first = -7;
+    int rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
+    CHECK(rc == -1 || rc == HK_EXIT_OK || rc == HK_EXIT_INPUT || rc == HK_EXIT_RUNTIME);
+
+    /* getopt only permutes */
+    char *sorted_a[MAX_ARGS + 1], *sorted_b[MAX_ARGS + 1];
+    memcpy(sorted_a, argv, (size_t)argc * sizeof *argv);
+    memcpy(sorted_b, orig, (size_t)argc * sizeof *argv);
+    qsort(sorted_a, (size_t)argc, sizeof *sorted_a, cmp_ptr);
+    qsort(sorted_b, (size_t)argc, sizeof *sorted_b, cmp_ptr);
+    CHECK(!memcmp(sorted_a, sorted_b, (size_t)argc * sizeof *sorted_a));
+    CHECK(argv[argc] == NULL);
+
+    if (rc == HK_EXIT_OK) {
+        CHECK(first >= 1 && first < argc);
+        const int after_dashdash = !strcmp(argv[first - 1], "--");
+        for (int i = first; i < argc; i++) {
+            if (!after_dashdash) CHECK(!is_option(argv[i]));
+            if (o.output && strcmp(o.output, "-")) {
+                /* the same name is refused unless it is something other than a
+                 * regular file (`-o / /`, `-o /dev/null /dev/null`: nothing to
+                 * destroy; opening it fails or writes nowhere) */
+                struct stat so, si;
+                const int out_exists = stat(o.output, &so) == 0;
+                if (!strcmp(o.output, argv[i])) CHECK(out_exists && !S_ISREG(so.st_mode));
+                if (out_exists && S_ISREG(so.st_mode) && stat(argv[i], &si) == 0)
+                    CHECK(!(so.st_dev == si.st_dev && so.st_ino == si.st_ino));
+            }
+        }
+        /* the output is a value, never an option */
+        if (o.output) CHECK(!is_option(o.output));
+    }
+    hk_config_free(&o.cfg);
+    check_files();
+    for (int i = 0; i < argc; i++) free(orig[i]);
+    return 0;
+}
