@@ -17,7 +17,7 @@ static char fuzz_path[256];
 static void fuzz_cleanup(void) { if (*fuzz_path) unlink(fuzz_path); }
 
 /* The temporary file's path, made once per process. */
-static const char *fuzz_tmp_path(const char *tag)
+__attribute__((unused)) static const char *fuzz_tmp_path(const char *tag)
 {
     if (!*fuzz_path) {
         const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
@@ -29,7 +29,7 @@ static const char *fuzz_tmp_path(const char *tag)
 }
 
 /* Write n bytes to the temporary file; 0 or -1. */
-static int fuzz_write_file(const char *path, const void *p, size_t n)
+__attribute__((unused)) static int fuzz_write_file(const char *path, const void *p, size_t n)
 {
     FILE *fp = fopen(path, "wb");
     if (!fp) return -1;
