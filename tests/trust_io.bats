@@ -220,7 +220,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
 # ---- signals ----
 
 @test "SIGHUP, SIGUSR1, SIGUSR2, SIGALRM and SIGQUIT during score leave no temporary file" {
-    python3 "$BATS_TEST_DIRNAME/../scripts/gen_batches.py" --format gatk --profile equal \
+    python3 "${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}" --format gatk --profile equal \
         --read-len 256 --hap-len 1024 --pairs 3000 --seed 8 > long.txt
     for sig in HUP USR1 USR2 ALRM QUIT; do
         "$HAPLIK" score --backend cpu --threads 1 long.txt -o out.json & pid=$!
