@@ -38,19 +38,7 @@
 extern "C" {
 #endif
 
-enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
-
-/* Longest read that mixed mode scores in float; longer reads go straight to
- * double, on the CPU (src/hk_model.c) and the GPU (kernels/hk_chunk.cu)
- * alike, so that mixed stays within 1e-4 of double at every length (SPEC 1).
- * Float's error grows linearly with the read's length, not the haplotype's
- * (150 bases against 1,000 or 16,000: 3.4e-6 and 3.3e-6). Measured on the
- * CPU's float pass (exact matches, constant qualities, where the rounding of
- * the row coefficients adds up instead of cancelling): at most 6.3e-8 log10
- * per read base (Q58-75 with gap-open Q60; 2.3e-8 at Q37 with gap-open Q40;
- * 4.6e-9 with varied qualities), so 1e-4 is reached at about 1,600 bases.
- * 800 keeps a factor of two: the worst case measured at 800 is 5.1e-5. */
-#define HK_MIXED_FLOAT_MAX_READ 800u
+/* HK_PREC_* and HK_MIXED_FLOAT_MAX_READ: src/hk_types.h (via hk_batch.h). */
 
 enum {
     HK_CUDA_OK = 0,

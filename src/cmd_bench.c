@@ -107,6 +107,7 @@ static double brand(double a, double b)
 static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl,
                       int gaps)
 {
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char hap[32][1024], seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
     const char *bad;
     int maxh = 0;
@@ -116,7 +117,7 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const in
     for (int h = 0; h < H; h++) {
         memcpy(hap[h], hap[0], (size_t)maxh);
         hap[h][(int)(urand() * hl[h])] = "ACGT"[(int)(urand() * 4)];
-        if (hk_batch_add_hap(b, m, hap[h], (uint32_t)hl[h], &bad)) return -1;
+        if (hk_batch_add_hap(b, &rules, hap[h], (uint32_t)hl[h], &bad)) return -1;
     }
     for (int r = 0; r < R; r++) {
         int h = (int)(urand() * H), len = rl[r] < hl[h] ? rl[r] : hl[h];
@@ -135,7 +136,7 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const in
             }
             gg[i] = '+';
         }
-        if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) return -1;
+        if (hk_batch_add_read(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad)) return -1;
     }
     return hk_batch_end_region(b);
 }

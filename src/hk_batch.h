@@ -24,13 +24,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hk_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Base codes. */
-#define HK_BASE_N 4
 
 /* A read's gap qualities in brief. When `constant`, every position but the
  * last has insertion, deletion and gap-continuation quality ins, del, gcp,
@@ -90,15 +88,10 @@ typedef struct {
     uint64_t  max_region_hap_cols;   /* sum of its haplotypes' lengths */
 } hk_batch_t;
 
-struct hk_model;
-
 /* Error codes of the add functions. */
 enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4,
        HK_BATCH_EGAP = -5, /* gap-open qualities leave match-to-match <= 0 */
        HK_BATCH_EGCP = -6  /* a gap-continuation quality of Q0: gap-to-match = 0 */ };
-
-/* Longest read or haplotype accepted (positions are 32-bit throughout). */
-#define HK_MAX_SEQ_LEN 1000000u
 
 /* Initialise an empty batch (no allocation). */
 void hk_batch_init(hk_batch_t *b);
@@ -122,30 +115,30 @@ typedef struct {
  * positions to the last region, recording its input line, without its data:
  * 0, HK_BATCH_ELONG or HK_BATCH_ENOMEM. Then give it its sequences with
  * hk_batch_set_read (set_hap): the text, qualities as Phred+33 characters,
- * copied and normalised with the model's rules; from several threads at
+ * copied and normalised with the rules; from several threads at
  * once for different reads, while nothing is appended (appending may move
  * the arrays). Returns 0, or the error code with *err describing the first
  * bad character. */
 int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
 int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
-int hk_batch_set_read(hk_batch_t *b, const struct hk_model *m, size_t k, const char *bases,
+int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                       const char *qual, const char *ins, const char *del, const char *gcp,
                       hk_batch_error_t *err) __attribute__((warn_unused_result));
-int hk_batch_set_hap(hk_batch_t *b, const struct hk_model *m, size_t k, const char *bases,
+int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *err) __attribute__((warn_unused_result));
 
 /* Building a batch: begin a region, add its reads and haplotypes (in any
- * order), end it. Sequences are normalised with the model's rules. On
+ * order), end it. Sequences are normalised with the rules. On
  * HK_BATCH_EBASE / HK_BATCH_EQUAL, *bad points at the offending character.
  * name is copied (NULL for none). end_region sizes the region's results,
  * sets lk[] to NaN and expected[] to NaN. */
 int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
     __attribute__((warn_unused_result));
-int hk_batch_add_read(hk_batch_t *b, const struct hk_model *m, const char *bases,
+int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                       const char *qual, const char *ins, const char *del,
                       const char *gcp, uint32_t len, const char **bad)
     __attribute__((warn_unused_result));
-int hk_batch_add_hap(hk_batch_t *b, const struct hk_model *m, const char *bases,
+int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                      uint32_t len, const char **bad)
     __attribute__((warn_unused_result));
 int hk_batch_end_region(hk_batch_t *b) __attribute__((warn_unused_result));

@@ -15,18 +15,6 @@
 #define LOG10_SCALE_F (120.0 * 0.30102999566398119521)
 #define LOG10_SCALE_D (1020.0 * 0.30102999566398119521)
 
-int hk_model_base_code(int c)
-{
-    switch (c) {
-    case 'A': case 'a': return 0;
-    case 'C': case 'c': return 1;
-    case 'G': case 'g': return 2;
-    case 'T': case 't': return 3;
-    case 'N': case 'n': return HK_BASE_N;
-    default: return -1;
-    }
-}
-
 static double err_of_q[256];
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
 

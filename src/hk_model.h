@@ -8,8 +8,7 @@
 #define HK_MODEL_H
 
 #include <stdint.h>
-#include "hk_batch.h"
-#include "../kernels/hk_cuda.h"   /* HK_PREC_* */
+#include "hk_batch.h"   /* and hk_types.h: HK_PREC_*, hk_seq_rules_t */
 
 typedef struct hk_model {
     int    precision;         /* HK_PREC_MIXED, HK_PREC_FLOAT or HK_PREC_DOUBLE */
@@ -19,8 +18,12 @@ typedef struct hk_model {
     int    unknown_as_n;      /* 1: letters other than ACGTN read as N; 0: input error */
 } hk_model_t;
 
-/* Base code of a letter: 0..3 for ACGT (either case), 4 for N/n, -1 otherwise. */
-int hk_model_base_code(int c);
+/* The rules by which the model's input is normalised as it enters a batch. */
+static inline hk_seq_rules_t hk_model_seq_rules(const hk_model_t *m)
+{
+    return (hk_seq_rules_t){ .min_base_quality = m->min_base_quality, .gcp = m->gcp,
+                             .unknown_as_n = m->unknown_as_n };
+}
 
 /* Score one pair. Read arrays have rlen entries, hap_base hlen entries; the
  * qualities are the normalised Phred values of hk_batch_t. ws must hold

@@ -151,7 +151,7 @@ typedef struct {
 struct hk_reader {
     char       *path;
     htsFile    *fp;
-    const hk_model_t *m;
+    hk_seq_rules_t rules;    /* how sequences are normalised */
     int         format;
     char       *name;        /* current region tag, NULL for none */
     long        source_line; /* from "# source-line N", 0 when none */
@@ -202,7 +202,7 @@ int hk_reader_parse_format(const char *s)
     return -1;
 }
 
-hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
+hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 {
     hk_reader_t *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
@@ -250,7 +250,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m)
      * only its missing end-of-file marker tells */
     r->bgzf_unterminated = r->fp->format.compression == bgzf &&
                            bgzf_check_EOF(r->fp->fp.bgzf) == 0;
-    r->m = m;
+    r->rules = rules;
     r->format = format;
     r->nthreads = 1;
     r->line0 = 1;
@@ -518,7 +518,7 @@ static void char_error(hk_reader_t *r, const hk_batch_error_t *e)
     if (e->code == HK_BATCH_EBASE)
         reader_error(r, e->line, "%s: invalid base '%c' at position %u (expected A, C, G, T or N%s)",
                      e->is_read ? "read" : "haplotype", e->bad, e->pos + 1,
-                     r->m->unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
+                     r->rules.unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
     else if (e->code == HK_BATCH_EGAP)
         reader_error(r, e->line, "read: the insertion and deletion gap-open qualities at position %u "
                      "have error probabilities that sum to 1 or more, which leaves no probability "
@@ -669,9 +669,9 @@ static void *step_part(void *arg)
         const char *s = r->lines[x->line].text + field_start(&r->lines[x->line], x->field);
         const size_t step = (size_t)x->len + 1;   /* the read's fields, one space apart */
         const int rc = x->is_read
-            ? hk_batch_set_read(j->b, r->m, x->index, s, s + step, s + 2 * step, s + 3 * step,
+            ? hk_batch_set_read(j->b, &r->rules, x->index, s, s + step, s + 2 * step, s + 3 * step,
                                 s + 4 * step, &e)
-            : hk_batch_set_hap(j->b, r->m, x->index, s, &e);
+            : hk_batch_set_hap(j->b, &r->rules, x->index, s, &e);
         if (rc && (!j->err.code || e.line < j->err.line)) j->err = e;
     }
     if (j->piece) scan_piece(j->piece);

@@ -15,16 +15,15 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "hk_batch.h"
-#include "hk_model.h"
 
 enum { HK_FMT_AUTO = 0, HK_FMT_GATK = 1, HK_FMT_BATCH = 2 };
 
 typedef struct hk_reader hk_reader_t;
 
 /* Open path ("-" for stdin). format is HK_FMT_*; AUTO detects from the
- * content. The model normalises sequences as they are read; it must outlive
- * the reader. Returns NULL on failure (logged). */
-hk_reader_t *hk_reader_open(const char *path, int format, const hk_model_t *m);
+ * content. Sequences are normalised by `rules` as they are read. Returns NULL
+ * on failure (logged). */
+hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules);
 
 /* Append whole regions to b until it holds at least max_pairs pairs (at least
  * one region when any is left). Returns the number of regions added, 0 at the

@@ -96,11 +96,10 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
                      "pipe, FIFO or device (write the stream to a file first)", path);
         goto fail;
     }
-    /* the raw model: qualities and letters pass unchanged, nothing is refused
+    /* raw rules: qualities and letters pass unchanged, nothing is refused
      * that a shard could not carry as it is */
-    static const hk_model_t raw = { .precision = HK_PREC_DOUBLE, .min_base_quality = 0,
-                                    .gcp = -1, .unknown_as_n = 1 };
-    if (!(rd = hk_reader_open(path, format, &raw))) goto fail;
+    const hk_seq_rules_t raw = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 1 };
+    if (!(rd = hk_reader_open(path, format, raw))) goto fail;
     int got;
     while ((got = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS)) > 0) {
         if (add_regions(p, &b, &cells)) {

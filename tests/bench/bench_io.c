@@ -28,7 +28,7 @@ int main(int argc, char **argv)
     if (argc < 2) { fprintf(stderr, "usage: bench_io INPUT [OUT]\n"); return 2; }
     hk_config_t c;
     hk_config_init(&c);
-    hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, &c.model);
+    hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, hk_model_seq_rules(&c.model));
     hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c);
     if (!r) return 2;
     const int threads = argc > 3 ? atoi(argv[3]) : (int)sysconf(_SC_NPROCESSORS_ONLN);

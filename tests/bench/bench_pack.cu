@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
-    hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, &m);
+    hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, hk_model_seq_rules(&m));
     if (!r) return 2;
     int rc;
     while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}

@@ -157,7 +157,7 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 static void check_file(hk_cuda_t *cu, const char *path)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
-    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, &m);
+    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(&m));
     if (!r) { result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
     hk_batch_init(&b);
@@ -216,6 +216,7 @@ enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED };
 
 static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec *s, int nr, int nh)
 {
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[8192], qb[8192], qi[8192], qd[8192], qg[8192], hap[8192];
     const char *bad;
     if (hk_batch_begin_region(b, NULL, 1)) return -1;
@@ -228,7 +229,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
         char tmp[8192];
         for (int i = 0; i < hl; i++) tmp[i] = i < hl0 ? hap[i] : "ACGT"[rnd(4)];
         for (int k = 0; k < 2; k++) tmp[rnd(hl)] = "ACGTN"[rnd(rnd(50) ? 4 : 5)];
-        if (hk_batch_add_hap(b, m, tmp, (uint32_t)hl, &bad)) return -1;
+        if (hk_batch_add_hap(b, &rules, tmp, (uint32_t)hl, &bad)) return -1;
     }
     for (int r = 0; r < nr; r++) {
         int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
@@ -251,7 +252,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
                 qi[i] = qd[i] = (char)(33 + 40 + (i == rl - 1) * 5); qg[i] = '+';
             }
         }
-        if (hk_batch_add_read(b, m, seq, qb, qi, qd, qg, (uint32_t)rl, &bad)) return -1;
+        if (hk_batch_add_read(b, &rules, seq, qb, qi, qd, qg, (uint32_t)rl, &bad)) return -1;
     }
     return hk_batch_end_region(b);
 }
@@ -333,6 +334,7 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
  * all (random: far below GATK's double range from about 650 bases on). */
 static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, int nh, int exact)
 {
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[8192], q[8192], gi[8192], gd[8192], gc[8192], hap[8192];
     const char *bad;
     if (hk_batch_begin_region(b, NULL, 1)) return -1;
@@ -340,7 +342,7 @@ static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, 
         for (int i = 0; i < hl; i++) hap[i] = "ACGT"[rnd(4)];
         if (h == 0) memcpy(seq, hap, (size_t)hl);
         if (h > 0 && exact) hap[rnd(hl)] = 'N';
-        if (hk_batch_add_hap(b, m, hap, (uint32_t)hl, &bad)) return -1;
+        if (hk_batch_add_hap(b, &rules, hap, (uint32_t)hl, &bad)) return -1;
     }
     for (int i = 0; i < rl; i++) {
         if (!exact) seq[i] = "ACGT"[rnd(4)];
@@ -348,7 +350,7 @@ static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, 
         gi[i] = gd[i] = 'I';
         gc[i] = '+';
     }
-    if (hk_batch_add_read(b, m, seq, q, gi, gd, gc, (uint32_t)rl, &bad)) return -1;
+    if (hk_batch_add_read(b, &rules, seq, q, gi, gd, gc, (uint32_t)rl, &bad)) return -1;
     return hk_batch_end_region(b);
 }
 

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     hk_batch_init(&b);
     double t0 = now();
     for (int f = a; f < argc; f++) {
-        hk_reader_t *r = hk_reader_open(argv[f], HK_FMT_AUTO, &m);
+        hk_reader_t *r = hk_reader_open(argv[f], HK_FMT_AUTO, hk_model_seq_rules(&m));
         if (!r) return 2;
         int rc;
         while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}

@@ -27,7 +27,7 @@ static hk_model_t model(int precision)
 /* Read a whole file into b; the number of regions or -1. */
 static int read_all(const char *path, const hk_model_t *m, hk_batch_t *b)
 {
-    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, m);
+    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(m));
     if (!r) return -1;
     int got, total = 0;
     while ((got = hk_reader_next(r, b, (size_t)-1)) > 0) total += got;
@@ -179,6 +179,7 @@ static void test_lanes_vs_scalar(void)
 #define RND() rnd(&seed)
     for (int precision = HK_PREC_MIXED; precision <= HK_PREC_FLOAT; precision++) {
         hk_model_t m = model(precision);
+        const hk_seq_rules_t rules = hk_model_seq_rules(&m);
         hk_batch_t b;
         hk_batch_init(&b);
         int ok = 1;
@@ -190,7 +191,7 @@ static void test_lanes_vs_scalar(void)
             for (int h = 0; h < n_haps && ok; h++) {
                 const uint32_t hl = 1 + RND() % 399;
                 for (uint32_t j = 0; j < hl; j++) hb[j] = rnd_base(&seed);
-                ok &= hk_batch_add_hap(&b, &m, hb, hl, &bad) == 0;
+                ok &= hk_batch_add_hap(&b, &rules, hb, hl, &bad) == 0;
             }
             for (int r = 0; r < n_reads && ok; r++) {
                 const uint32_t rl = 1 + RND() % 299;
@@ -201,7 +202,7 @@ static void test_lanes_vs_scalar(void)
                     gd[i] = (char)(33 + 10 + RND() % 40);
                     gc[i] = (char)(34 + RND() % 39);      /* from Q1: Q0 is refused */
                 }
-                ok &= hk_batch_add_read(&b, &m, rb, q, gi, gd, gc, rl, &bad) == 0;
+                ok &= hk_batch_add_read(&b, &rules, rb, q, gi, gd, gc, rl, &bad) == 0;
             }
             ok &= hk_batch_end_region(&b) == 0;
         }
@@ -258,12 +259,13 @@ static void test_gap_summary(void)
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
         hk_model_t m = model(HK_PREC_MIXED);
         m.gcp = c[k].gcp_override;
+        const hk_seq_rules_t rules = hk_model_seq_rules(&m);
         hk_batch_t b;
         hk_batch_init(&b);
         const char *bad;
         const uint32_t len = (uint32_t)strlen(c[k].ins);
         int rc = hk_batch_begin_region(&b, NULL, 1);
-        if (!rc) rc = hk_batch_add_read(&b, &m, "ACGTA", "IIIII", c[k].ins, c[k].del, c[k].gcp, len, &bad);
+        if (!rc) rc = hk_batch_add_read(&b, &rules, "ACGTA", "IIIII", c[k].ins, c[k].del, c[k].gcp, len, &bad);
         const hk_read_gaps_t *g = rc ? NULL : &b.read_gaps[0];
         TAP_OK(g && !memcmp(g, &c[k].want, sizeof *g),
                "gap summary: %s (constant %d, body %d/%d/%d, last %d/%d/%d)", c[k].what,
@@ -321,6 +323,7 @@ static double log10_reference(const uint8_t *rb, const uint8_t *q, const uint8_t
 static int add_region(hk_batch_t *b, const hk_model_t *m, unsigned *seed, const uint32_t *rlen,
                       int reads, const uint32_t *hlen, int haps, int copy, int q, int g)
 {
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
     const uint32_t cap = 20000;
     char *s = malloc(6 * (size_t)cap);
     char *qq = s + cap, *gi = qq + cap, *gd = gi + cap, *gc = gd + cap, *h0 = gc + cap;
@@ -329,7 +332,7 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, unsigned *seed, const 
     for (int h = 0; ok && h < haps; h++) {
         for (uint32_t j = 0; j < hlen[h]; j++) s[j] = "ACGT"[rnd(seed) % 4];
         if (h == copy) memcpy(h0, s, hlen[h]);
-        ok &= hk_batch_add_hap(b, m, s, hlen[h], &bad) == 0;
+        ok &= hk_batch_add_hap(b, &rules, s, hlen[h], &bad) == 0;
     }
     for (int r = 0; ok && r < reads; r++) {
         for (uint32_t i = 0; i < rlen[r]; i++) {
@@ -338,7 +341,7 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, unsigned *seed, const 
             gi[i] = gd[i] = (char)(33 + (g >= 0 ? g : 45));
             gc[i] = (char)(33 + 10);
         }
-        ok &= hk_batch_add_read(b, m, s, qq, gi, gd, gc, rlen[r], &bad) == 0;
+        ok &= hk_batch_add_read(b, &rules, s, qq, gi, gd, gc, rlen[r], &bad) == 0;
     }
     ok &= hk_batch_end_region(b) == 0;
     free(s);

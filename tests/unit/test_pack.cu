@@ -33,6 +33,7 @@ static unsigned rnd(unsigned n)
 /* A random batch of n regions. */
 static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
 {
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
     const char *bad;
     for (int g = 0; g < n; g++) {
@@ -42,7 +43,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
         for (int h = 0; h < nh; h++) {
             const int len = rnd(50) == 0 ? 0 : tiny ? 1 + (int)rnd(3) : 1 + (int)rnd(600);
             for (int i = 0; i < len; i++) seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
-            if (hk_batch_add_hap(b, m, seq, (uint32_t)len, &bad)) abort();
+            if (hk_batch_add_hap(b, &rules, seq, (uint32_t)len, &bad)) abort();
         }
         for (int r = 0; r < nr; r++) {
             /* now and then longer than HK_MIXED_FLOAT_MAX_READ: straight to double in mixed mode */
@@ -55,7 +56,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
                 gd[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
                 gg[i] = constant ? '+' : (char)(34 + rnd(49));   /* from Q1: Q0 is refused */
             }
-            if (hk_batch_add_read(b, m, seq, q, gi, gd, gg, (uint32_t)len, &bad)) abort();
+            if (hk_batch_add_read(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad)) abort();
         }
         if (hk_batch_end_region(b)) abort();
     }

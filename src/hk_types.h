@@ -1,0 +1,56 @@
+/* hk_types.h - the types and rules every layer shares: the host code (src/)
+ * and the CUDA engine (kernels/) both include this, and it includes nothing of
+ * haplik's. The dependency order of the modules, bottom up:
+ *   hk_types  <-  hk_batch  <-  hk_model, kernels/hk_cuda.h  <-  hk_engine
+ *   hk_types  <-  hk_source <-  hk_lines <- hk_format_* <- hk_reader
+ * (docs/ARCHITECTURE.md draws the whole path).
+ */
+#ifndef HK_TYPES_H
+#define HK_TYPES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Arithmetic of a scorer (SPEC section 1). */
+enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
+
+/* Longest read that mixed mode scores in float; longer reads go straight to
+ * double, on the CPU (src/hk_model.c) and the GPU (kernels/hk_chunk.cu)
+ * alike, so that mixed stays within 1e-4 of double at every length (SPEC 1).
+ * Float's error grows linearly with the read's length, not the haplotype's
+ * (150 bases against 1,000 or 16,000: 3.4e-6 and 3.3e-6). Measured on the
+ * CPU's float pass (exact matches, constant qualities, where the rounding of
+ * the row coefficients adds up instead of cancelling): at most 6.3e-8 log10
+ * per read base (Q58-75 with gap-open Q60; 2.3e-8 at Q37 with gap-open Q40;
+ * 4.6e-9 with varied qualities), so 1e-4 is reached at about 1,600 bases.
+ * 800 keeps a factor of two: the worst case measured at 800 is 5.1e-5. */
+#define HK_MIXED_FLOAT_MAX_READ 800u
+
+/* Base codes: 0..3 for A C G T, HK_BASE_N for N. */
+#define HK_BASE_N 4
+
+/* Longest read or haplotype accepted (positions are 32-bit throughout). */
+#define HK_MAX_SEQ_LEN 1000000u
+
+/* How sequences are normalised as they enter a batch: the model's rules for
+ * its input (SPEC section 1), applied once so that no backend applies them. */
+typedef struct {
+    int min_base_quality;   /* base qualities are raised to at least this */
+    int gcp;                /* >= 0 replaces every gap-continuation quality; -1 keeps them */
+    int unknown_as_n;       /* 1: bytes other than ACGTN read as N; 0: an input error */
+} hk_seq_rules_t;
+
+/* What went wrong, as the exit status it calls for (SPEC: command line). */
+typedef enum {
+    HK_ERR_NONE = 0,
+    HK_ERR_INPUT = 2,       /* the input is bad: the user's to fix */
+    HK_ERR_RUNTIME = 3      /* memory, I/O, a device: the run's, not the input's */
+} hk_err_kind_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

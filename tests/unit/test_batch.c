@@ -1,0 +1,167 @@
+/* test_batch.c - a batch's normalisation of sequences (hk_batch_set_read/hap)
+ * against a reference written here byte by byte from SPEC section 1's rules:
+ * random reads and haplotypes of every length around the 16-byte steps of the
+ * fast path, valid and with one bad byte in each field at each kind of place,
+ * under each rule set. Codes, qualities, gap summaries and the reported error
+ * (kind, field, position) must all agree. */
+#include "hk_batch.h"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long long rng = 0x2545F4914F6CDD1Dull;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+static int ref_code(unsigned char c)
+{
+    switch (c | 0x20) {
+    case 'a': return 0;
+    case 'c': return 1;
+    case 'g': return 2;
+    case 't': return 3;
+    case 'n': return HK_BASE_N;
+    }
+    return -1;
+}
+
+/* The reference: what a read must become, or which error it must raise. */
+typedef struct {
+    int      code, field;
+    uint32_t pos;
+    uint8_t  base[64], q[4][64];
+} expect_t;
+
+static int gap_undefined(int i, int d)
+{
+    double e = 1.0, x = 1.0;
+    for (int k = 0; k < i; k++) e /= 1.2589254117941673;   /* 10^(-1/10) */
+    for (int k = 0; k < d; k++) x /= 1.2589254117941673;
+    return e + x >= 1.0 - 1e-12;
+}
+
+static void reference(const hk_seq_rules_t *rules, const char *f[5], uint32_t len, expect_t *x)
+{
+    x->code = 0;
+    for (uint32_t i = 0; i < len; i++) {          /* bases first, then each quality field */
+        int c = ref_code((unsigned char)f[0][i]);
+        if (c < 0 && !rules->unknown_as_n) { *x = (expect_t){ .code = HK_BATCH_EBASE, .field = 0, .pos = i }; return; }
+        x->base[i] = (uint8_t)(c < 0 ? HK_BASE_N : c);
+    }
+    for (int k = 0; k < 4; k++)
+        for (uint32_t i = 0; i < len; i++) {
+            int v = (unsigned char)f[k + 1][i] - 33;
+            if (v < 0 || v > 93) { *x = (expect_t){ .code = HK_BATCH_EQUAL, .field = k + 1, .pos = i }; return; }
+            if (k == 0 && v < rules->min_base_quality) v = rules->min_base_quality;
+            x->q[k][i] = (uint8_t)v;
+        }
+    for (uint32_t i = 0; i < len; i++)
+        if (gap_undefined(x->q[1][i], x->q[2][i])) { *x = (expect_t){ .code = HK_BATCH_EGAP, .field = 2, .pos = i }; return; }
+    if (rules->gcp < 0) {
+        for (uint32_t i = 0; i < len; i++)
+            if (x->q[3][i] == 0) { *x = (expect_t){ .code = HK_BATCH_EGCP, .field = 4, .pos = i }; return; }
+    } else {
+        memset(x->q[3], rules->gcp, len);
+    }
+}
+
+static char rnd_base(void)
+{
+    static const char b[] = "ACGTNacgtn";
+    return b[rnd(rnd(8) ? 8 : 10)];
+}
+
+int main(void)
+{
+    const hk_seq_rules_t rule_sets[] = { { 6, -1, 0 }, { 0, -1, 1 }, { 20, 10, 0 }, { 0, 40, 1 } };
+    int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0;
+    for (int trial = 0; trial < 60000; trial++) {
+        const hk_seq_rules_t *rules = &rule_sets[trial % 4];
+        const uint32_t len = 1 + rnd(63);
+        char f[5][64];
+        for (uint32_t i = 0; i < len; i++) {
+            f[0][i] = rnd_base();
+            f[1][i] = (char)(33 + rnd(60));
+            /* gap qualities often constant (HaplotypeCaller's usual), sometimes low */
+            f[2][i] = (char)(trial & 8 ? 33 + 45 : 33 + 1 + rnd(60));
+            f[3][i] = (char)(trial & 8 ? 33 + 45 : 33 + 1 + rnd(60));
+            f[4][i] = (char)(trial & 16 ? 33 + 10 : 33 + rnd(50));
+        }
+        if (rnd(3) == 0) {                         /* one bad byte somewhere */
+            const int field = (int)rnd(5);
+            const uint32_t at = rnd(4) == 0 ? len - 1 : rnd(len);
+            static const char bad[] = { 'X', '!' - 1, '~' + 1, '\t', (char)0x80, 'R', ' ' };
+            f[field][at] = bad[rnd(sizeof bad)];
+            if (field > 0 && rnd(2)) f[field][at] = (char)(33 + rnd(3));   /* low, maybe an error */
+        }
+        const char *fp[5] = { f[0], f[1], f[2], f[3], f[4] };
+        expect_t x;
+        reference(rules, fp, len, &x);
+
+        hk_batch_t b;
+        hk_batch_init(&b);
+        hk_batch_error_t e = { 0 };
+        int rc = hk_batch_begin_region(&b, NULL, 1);
+        if (!rc) rc = hk_batch_append_read(&b, len, 7);
+        if (!rc) rc = hk_batch_set_read(&b, rules, 0, f[0], f[1], f[2], f[3], f[4], &e);
+        if (x.code) {
+            n_err++;
+            if (rc != x.code || e.field != x.field || e.pos != x.pos || e.line != 7) wrong++;
+        } else {
+            n_ok++;
+            const uint8_t *got[5] = { b.read_base, b.read_q, b.read_i, b.read_d, b.read_g };
+            int same = rc == 0 && !memcmp(b.read_text, f[0], len) && !memcmp(got[0], x.base, len);
+            for (int k = 0; k < 4; k++) same &= !memcmp(got[k + 1], x.q[k], len);
+            wrong += !same;
+            if (same) {
+                const hk_read_gaps_t g = b.read_gaps[0];
+                int constant = 1;
+                for (uint32_t i = 1; i + 1 < len; i++)
+                    constant &= x.q[1][i] == x.q[1][0] && x.q[2][i] == x.q[2][0] && x.q[3][i] == x.q[3][0];
+                summaries_wrong += g.constant != constant || g.ins != x.q[1][0] || g.del != x.q[2][0] ||
+                                   g.gcp != x.q[3][0] || g.ins_last != x.q[1][len - 1] ||
+                                   g.gcp_last != x.q[3][len - 1];
+            }
+        }
+        hk_batch_free(&b);
+    }
+    TAP_OK(wrong == 0, "reads: %d valid, %d with an error; %d normalised or reported otherwise than "
+           "the reference", n_ok, n_err, wrong);
+    TAP_OK(summaries_wrong == 0, "gap summaries: %d differ from the reference", summaries_wrong);
+    TAP_OK(n_ok > 10000 && n_err > 5000, "both kinds were drawn often (%d, %d)", n_ok, n_err);
+
+    int hap_wrong = 0, hap_err = 0;
+    for (int trial = 0; trial < 30000; trial++) {
+        const hk_seq_rules_t *rules = &rule_sets[trial % 4];
+        const uint32_t len = 1 + rnd(63);
+        char h[64];
+        for (uint32_t i = 0; i < len; i++) h[i] = rnd_base();
+        long bad_at = -1;
+        if (rnd(3) == 0) h[bad_at = rnd(len)] = "XR-\0"[rnd(4)];
+        hk_batch_t b;
+        hk_batch_init(&b);
+        hk_batch_error_t e = { 0 };
+        int rc = hk_batch_begin_region(&b, NULL, 1);
+        if (!rc) rc = hk_batch_append_hap(&b, len, 3);
+        if (!rc) rc = hk_batch_set_hap(&b, rules, 0, h, &e);
+        if (bad_at >= 0 && !rules->unknown_as_n) {
+            hap_err++;
+            hap_wrong += rc != HK_BATCH_EBASE || e.pos != (uint32_t)bad_at || e.is_read;
+        } else {
+            int same = rc == 0 && !memcmp(b.hap_text, h, len);
+            for (uint32_t i = 0; i < len; i++) {
+                int c = ref_code((unsigned char)h[i]);
+                same &= b.hap_base[i] == (c < 0 ? HK_BASE_N : c);
+            }
+            hap_wrong += !same;
+        }
+        hk_batch_free(&b);
+    }
+    TAP_OK(hap_wrong == 0 && hap_err > 1000, "haplotypes: %d normalised or reported otherwise than "
+           "the reference (%d with an error)", hap_wrong, hap_err);
+    return TAP_DONE();
+}
