@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "hk_batch.h"
+#include "hk_formats.h"   /* HK_FMT_* */
 
-enum { HK_FMT_AUTO = 0, HK_FMT_GATK = 1, HK_FMT_BATCH = 2 };
 
 typedef struct hk_reader hk_reader_t;
 

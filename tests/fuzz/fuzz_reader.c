@@ -175,7 +175,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1) return 0;
     const unsigned opt = data[0];
     static const size_t batch_pairs[4] = { 1, 3, 64, 1u << 16 };
-    const int format = (opt & 3) == 3 ? HK_FMT_AUTO : (int)(opt & 3);
+#ifdef FUZZ_FORMAT
+    const int format = FUZZ_FORMAT;   /* a target of its own per format module (run.sh) */
+#else
+    const int format = (opt & 3) == 3 ? HK_FMT_AUTO : (int)(opt & 3) % HK_FMT_COUNT;
+#endif
     const int raw = !(opt & 4);
     const size_t max_pairs = batch_pairs[(opt >> 3) & 3];
     const int container = (opt >> 5) & 3, cut = (opt >> 7) & 1;

@@ -8,9 +8,10 @@
 #
 # Usage: tests/fuzz/run.sh [SECONDS]
 #        tests/fuzz/run.sh --repro TARGET FILE...   run the given inputs once
-# Targets: reader (hk_reader_open/next, both formats, plain/gzip/BGZF; see
+# Targets: reader (hk_reader_open/next, every format, plain/gzip/BGZF; see
 # fuzz_reader.c for the option byte that starts each input, and the round trip
-# through split), config (hk_config_load and the flags' setters), args (the
+# through split), format_NAME (the same with the format forced: one target per
+# format module of src/hk_formats.h), config (hk_config_load and the flags' setters), args (the
 # option parser of score and check, hk_cli_parse_score_opts). Each target's
 # stderr is closed (-close_fd_mask=2): the library's error messages are noise
 # there; libFuzzer's own reports still come through.
@@ -43,9 +44,19 @@ trap cleanup EXIT
 t0=$(date +%s)
 mkdir -p "$work/obj" "$work/bin"
 echo '#define PACKAGE_VERSION "fuzz"' > "$work/obj/config.h"
+isal_libs=
+if pkg-config --exists libisal; then   # gzip through ISA-L, as configure builds it
+    echo '#define HAVE_ISAL 1' >> "$work/obj/config.h"
+    isal_libs=$(pkg-config --libs libisal)
+fi
 san='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer'
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE $san -I$work/obj -I$src/src -I$src/kernels $(pkg-config --cflags htslib libcjson)"
-libs="$(pkg-config --libs htslib libcjson) -lz -lm -lpthread"
+libs="$(pkg-config --libs htslib libcjson) $isal_libs -lz -lm -lpthread"
+# one target per format module: fuzz_reader.c with the format forced
+formats=$(sed -n 's/^ *X(\([a-z0-9_]*\), *\([A-Z0-9_]*\)).*/\1:\2/p' "$src/src/hk_formats.h")
+targets="reader"
+for f in $formats; do targets="$targets format_${f%%:*}"; done
+targets="$targets config args"
 objs=()
 for f in "$src"/src/*.c; do
     b=$(basename "$f" .c)
@@ -59,6 +70,10 @@ wait
 for t in reader config args; do
     "$cc" $cflags -fsanitize=fuzzer -I"$here" "$here/fuzz_$t.c" "${objs[@]}" $libs -o "$work/bin/fuzz_$t"
 done
+for f in $formats; do
+    "$cc" $cflags -fsanitize=fuzzer -DFUZZ_FORMAT="HK_FMT_${f##*:}" -I"$here" "$here/fuzz_reader.c" \
+        "${objs[@]}" $libs -o "$work/bin/fuzz_format_${f%%:*}"
+done
 echo "fuzz: built with $cc in $(( $(date +%s) - t0 )) s" >&2
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -70,18 +85,21 @@ if [ "$repro" = 1 ]; then
     "$work/bin/fuzz_$target" "${common[@]}" -runs=1 "$@"; exit $?
 fi
 
-# ---- fuzz: the reader gets three fifths of the time, config and args a fifth each ----
+# ---- fuzz: every target an equal share of the time (the readers: 3 of 5 with two formats) ----
 status=0
-for t in reader config args; do
-    case $t in reader) secs=$(( total * 3 / 5 )) ;; *) secs=$(( total / 5 )) ;; esac
+n_targets=$(echo $targets | wc -w)
+for t in $targets; do
+    secs=$(( total / n_targets ))
     (( secs >= 1 )) || secs=1
+    seeds=$t
+    case $t in format_*) seeds=reader ;; esac   # the format targets share the reader's seeds
     rm -rf "$work/crashes/$t"
     mkdir -p "$work/corpus/$t" "$work/crashes/$t"
-    echo "fuzz: $t for $secs s (seeds: tests/fuzz/corpus/$t)" >&2
+    echo "fuzz: $t for $secs s (seeds: tests/fuzz/corpus/$seeds)" >&2
     rc=0
     "$work/bin/fuzz_$t" "${common[@]}" -max_len=8192 -max_total_time="$secs" \
         -artifact_prefix="$work/crashes/$t/" ${FUZZ_ARGS:-} \
-        "$work/corpus/$t" "$here/corpus/$t" > "$work/$t.log" 2>&1 || rc=$?
+        "$work/corpus/$t" "$here/corpus/$seeds" > "$work/$t.log" 2>&1 || rc=$?
     grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/$t.log" >&2 || true
     if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$work/crashes/$t")" ]; then
         status=1

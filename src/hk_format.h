@@ -1,0 +1,75 @@
+/* hk_format.h - the interface every input format implements, and the list of them.
+ *
+ * A format turns the lines of an input (hk_lines.h) into regions of a batch.
+ * The reader (hk_reader.c) owns the walk over the lines in input order and
+ * everything formats share: comments and tags ("# region NAME", "# source-line
+ * N"), errors, the region name, and placing sequences into the batch (their
+ * text is copied and checked later, on all threads). A format says what its
+ * lines mean. Adding a format: one file hk_format_NAME.c defining
+ * `const hk_format_t hk_format_NAME`, one line in HK_FORMATS (hk_formats.h).
+ */
+#ifndef HK_FORMAT_H
+#define HK_FORMAT_H
+
+#include <stddef.h>
+#include "hk_batch.h"
+#include "hk_formats.h"
+#include "hk_lines.h"
+
+/* The walk, as a format sees it (implemented in hk_reader.c). */
+typedef struct hk_walk hk_walk_t;
+
+/* The index entry being walked, and any other one. */
+size_t hk_walk_pos(const hk_walk_t *w);
+const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i);
+/* Input line number (1-based) of index entry i. */
+long hk_walk_line_no(const hk_walk_t *w, size_t i);
+/* Record an input error at line (exit 2); returns -1 for `return hk_walk_fail(...)`. */
+int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record that memory ran out at line (exit 3); returns -1. */
+int hk_walk_oom(hk_walk_t *w, long line);
+/* Begin a region in b at index entry first (its name and reported line come
+ * from the tags before it). 0 or -1 (recorded). */
+int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
+/* Append to the region begun the read whose bases are field `field` of entry
+ * li (its qualities the four fields after), or the haplotype in field 0. */
+int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
+int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+/* End the region begun: it spans entries first..last. */
+int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
+
+typedef struct hk_format {
+    const char *name;          /* for input.format, messages and the table */
+    size_t      state_size;    /* the walk state the reader allocates (zeroed) for it */
+    /* A comment line that names this format (a header), or NULL. */
+    const char *header_prefix;
+    /* Whether a first data line (not blank, not a comment) is this format's. */
+    int  (*claims)(const hk_line_t *L);
+    /* Optional: a pass over each piece of each block, in parallel. */
+    hk_lines_scan_fn scan;
+    void (*scan_free)(void *state);
+    /* Whether the format takes the next line whatever it is (inside a
+     * structure where blank and '#' lines are errors, not comments). */
+    int  (*inside)(const void *st);
+    /* Walk entry hk_walk_pos(w): a data line, or any line while inside. */
+    int  (*line)(hk_walk_t *w, void *st, hk_batch_t *b);
+    /* A region tag follows: close what is open (optional). */
+    int  (*boundary)(hk_walk_t *w, void *st, hk_batch_t *b);
+    /* The input ended after the lines walked. */
+    int  (*end)(hk_walk_t *w, void *st, hk_batch_t *b);
+    /* After an error: place the open region's lines walked before it, so
+     * that a bad character there is found (and, being earlier, reported). */
+    void (*place_open)(hk_walk_t *w, void *st, hk_batch_t *b);
+    /* The first index entry the format still needs (n when none). */
+    size_t (*first_needed)(const void *st, size_t n);
+    /* Index entries moved down by `by` (the lines before were dropped). */
+    void (*shift)(void *st, size_t by);
+    /* Release what the walk state holds (optional; the reader frees the state). */
+    void (*free_state)(void *st);
+} hk_format_t;
+
+#define HK_FORMAT_DECLARE(name, NAME) extern const hk_format_t hk_format_##name;
+HK_FORMATS(HK_FORMAT_DECLARE)
+#undef HK_FORMAT_DECLARE
+
+#endif

@@ -1,0 +1,157 @@
+/* hk_format_batch.c - the benchmark batch format (SPEC section 2).
+ *
+ *   READS HAPLOTYPES                      a header of two positive counts
+ *   BASES QUALS INS DELS GCPS             READS read lines, five fields
+ *   BASES                                 HAPLOTYPES haplotype lines
+ *
+ * One region per header; every read against every haplotype. Inside a region
+ * every line must be a read or haplotype line (no comments, no blanks).
+ */
+#include "hk_format.h"
+
+#include <stdint.h>
+
+/* Limits that turn absurd input into a clear error instead of an allocation
+ * failure. */
+#define MAX_REGION_READS 10000000L
+#define MAX_REGION_HAPS  10000L
+#define MAX_REGION_PAIRS 20000000L
+
+typedef struct {
+    int    open;               /* a header has been read, its region not ended */
+    size_t head;               /* the header's index entry */
+    long   reads, haps;        /* its counts */
+} batch_state_t;
+
+/* Parse a strictly positive integer field; 0 when it is not one. */
+static long parse_count(const char *s, size_t len, long max)
+{
+    if (len == 0 || len > 18) return len > 18 ? max + 1 : 0;
+    long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* Digits of a count quoted in a message: as read, up to a sane length. */
+static int count_shown(size_t len) { return len > 40 ? 40 : (int)len; }
+
+static int batch_claims(const hk_line_t *L) { return L->n_fields == 2; }
+
+static int batch_inside(const void *st) { return ((const batch_state_t *)st)->open; }
+
+static int header(hk_walk_t *w, batch_state_t *s)
+{
+    const size_t i = hk_walk_pos(w);
+    const hk_line_t *L = hk_walk_line(w, i);
+    const char *t = L->text;
+    const long line = hk_walk_line_no(w, i);
+    const int two = L->n_fields == 2;
+    const long R = two ? parse_count(t, L->field_end[0], MAX_REGION_READS) : 0;
+    const long H = two ? parse_count(t + hk_field_start(L, 1), hk_field_len(L, 1), MAX_REGION_HAPS) : 0;
+    if (!two || R <= 0 || H <= 0)
+        return hk_walk_fail(w, line, "expected a batch header 'READS HAPLOTYPES' of two positive integers");
+    if (R > MAX_REGION_READS || H > MAX_REGION_HAPS || R * H > MAX_REGION_PAIRS)
+        return hk_walk_fail(w, line, "batch of %.*s reads x %.*s haplotypes is larger than haplik "
+                            "accepts (%ld reads, %ld haplotypes, %ld pairs)",
+                            count_shown(L->field_end[0]), t, count_shown(hk_field_len(L, 1)),
+                            t + hk_field_start(L, 1), MAX_REGION_READS, MAX_REGION_HAPS,
+                            MAX_REGION_PAIRS);
+    s->open = 1;
+    s->head = i;
+    s->reads = R;
+    s->haps = H;
+    return 0;
+}
+
+/* Place the open region's first n_reads reads and n_haps haplotypes: all of
+ * them, or those before an error, to be checked only (then it is not ended). */
+static int place_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b, size_t n_reads, size_t n_haps)
+{
+    const size_t head = s->head;
+    s->open = 0;
+    if (hk_walk_begin_region(w, b, head) < 0) return -1;
+    for (size_t k = 0; k < n_reads; k++)
+        if (hk_walk_place_read(w, b, head + 1 + k, 0) < 0) return -1;
+    for (size_t k = 0; k < n_haps; k++)
+        if (hk_walk_place_hap(w, b, head + 1 + (size_t)s->reads + k) < 0) return -1;
+    return 0;
+}
+
+static int batch_line(hk_walk_t *w, void *st, hk_batch_t *b)
+{
+    batch_state_t *s = st;
+    if (!s->open) return header(w, s);
+    const size_t i = hk_walk_pos(w);
+    const hk_line_t *L = hk_walk_line(w, i);
+    const long line = hk_walk_line_no(w, i);
+    const size_t k = i - s->head - 1;
+    const uint32_t *fe = L->field_end;
+    if (k < (size_t)s->reads) {
+        const int nf = L->n_fields;
+        if (nf != 5)
+            return hk_walk_fail(w, line, "expected a read line 'BASES QUALS INS DELS GCPS' (5 fields), "
+                                "found %s%d", nf > 5 ? "more than " : "", nf > 5 ? 5 : nf);
+        for (int f = 1; f < 5; f++)
+            if (hk_field_len(L, f) != fe[0])
+                return hk_walk_fail(w, line, "field %d has %u characters but the read has %u bases",
+                                    f + 1, hk_field_len(L, f), fe[0]);
+        if (fe[0] == 0) return hk_walk_fail(w, line, "empty read");
+        if (fe[0] > HK_MAX_SEQ_LEN)
+            return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
+    } else {
+        if (L->n_fields != 1 || fe[0] == 0)
+            return hk_walk_fail(w, line, "expected a haplotype line (one field of bases)");
+        if (fe[0] > HK_MAX_SEQ_LEN)
+            return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
+    }
+    if (k + 1 < (size_t)(s->reads + s->haps)) return 0;
+    const size_t head = s->head;
+    if (place_region(w, s, b, (size_t)s->reads, (size_t)s->haps) < 0) return -1;
+    return hk_walk_end_region(w, b, head, i);
+}
+
+static int batch_end(hk_walk_t *w, void *st, hk_batch_t *b)
+{
+    (void)b;
+    batch_state_t *s = st;
+    if (!s->open) return 0;
+    const size_t last = hk_walk_pos(w) - 1;   /* the walk is past the last entry */
+    return hk_walk_fail(w, hk_walk_line_no(w, last), "truncated input: the batch at line %ld "
+                        "expects %ld reads and %ld haplotypes, the input ended after %zu lines of it",
+                        hk_walk_line_no(w, s->head), s->reads, s->haps, last - s->head);
+}
+
+static void batch_place_open(hk_walk_t *w, void *st, hk_batch_t *b)
+{
+    batch_state_t *s = st;
+    if (!s->open) return;
+    const size_t k = hk_walk_pos(w) - s->head - 1, R = (size_t)s->reads;
+    (void)place_region(w, s, b, k < R ? k : R, k > R ? k - R : 0);
+}
+
+static size_t batch_first_needed(const void *st, size_t n)
+{
+    const batch_state_t *s = st;
+    return s->open ? s->head : n;
+}
+
+static void batch_shift(void *st, size_t by)
+{
+    batch_state_t *s = st;
+    if (s->open) s->head -= by;
+}
+
+const hk_format_t hk_format_batch = {
+    .name = "batch",
+    .state_size = sizeof(batch_state_t),
+    .claims = batch_claims,
+    .inside = batch_inside,
+    .line = batch_line,
+    .end = batch_end,
+    .place_open = batch_place_open,
+    .first_needed = batch_first_needed,
+    .shift = batch_shift,
+};

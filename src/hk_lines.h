@@ -1,0 +1,99 @@
+/* hk_lines.h - an input's lines, read in blocks and indexed on all threads.
+ *
+ * The layer between the byte source (hk_source.h) and the formats
+ * (hk_format.h): it reads a block ahead of the walk, cuts each block at line
+ * ends into one piece per thread, and each thread indexes the lines of its
+ * piece (start, length, fields split on single spaces, NUL bytes and
+ * over-long lines), NUL-terminating each in place. A format may add its own
+ * pass over each piece (hk_lines_scan_fn), run there in parallel too.
+ *
+ * The index holds the lines from the first one the walk still needs to the
+ * end of the last block read; their blocks are kept until then, so that
+ * memory is bounded by the largest region plus a few blocks.
+ *
+ * Why blocks and one fork-join per block: the block is still in cache when
+ * the sequences of the regions walked in it are copied out (the reader's
+ * `side` job), and reading, scanning and copying all run on every thread.
+ */
+#ifndef HK_LINES_H
+#define HK_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hk_source.h"
+#include "hk_types.h"
+
+/* The longest line that can be valid: a results-file record of the longest
+ * sequences (haplotype, read and its four quality strings, HK_MAX_SEQ_LEN
+ * each), with room for spaces, the expected value and a line end. Longer
+ * lines are refused as soon as they pass it, not held in memory whole. */
+#define HK_MAX_LINE_LEN (6 * (size_t)HK_MAX_SEQ_LEN + 4096)
+#define HK_MAX_FIELDS   7
+
+/* What a line of the index is. Lines that cannot be read stand for the error
+ * found there, which the walk reports when it gets to them. */
+enum { HK_LINE_TEXT, HK_LINE_NUL, HK_LINE_TOO_LONG, HK_LINE_READ_ERROR, HK_LINE_NO_EOF_MARKER };
+
+/* hap_back when a hash collision hid the answer: the walk compares itself. */
+#define HK_HAP_UNKNOWN UINT32_MAX
+
+typedef struct {
+    char    *text;           /* in its block, NUL-terminated there; NULL for an error */
+    uint32_t len;            /* bytes, without the line end */
+    uint32_t field_end[HK_MAX_FIELDS];   /* field k: [k ? field_end[k-1] + 1 : 0, field_end[k]) */
+    uint8_t  n_fields;       /* fields split on single spaces, HK_MAX_FIELDS + 1 for more */
+    uint8_t  kind;           /* HK_LINE_* */
+    uint32_t piece_back;     /* lines back to the first line of its piece */
+    /* What a format's scan pass found (hk_format_gatk.c, for records):
+     * the expected value, whether the read equals the record read_back
+     * lines back, and how far back the same haplotype last was; "back"
+     * reaches no further than the piece. */
+    uint8_t  expected_ok;
+    uint8_t  same_read;
+    uint32_t read_back, hap_back;
+    double   expected;
+} hk_line_t;
+
+static inline uint32_t hk_field_start(const hk_line_t *L, int k) { return k ? L->field_end[k - 1] + 1 : 0; }
+static inline uint32_t hk_field_len(const hk_line_t *L, int k) { return L->field_end[k] - hk_field_start(L, k); }
+
+/* A format's pass over the lines of one piece, on that piece's thread; state
+ * is the piece's own (NULL at first), freed with the free function given. */
+typedef void (*hk_lines_scan_fn)(hk_line_t *lines, size_t n, void **state);
+/* Work to run beside a block's scan, on every thread: part of nparts. */
+typedef void (*hk_lines_side_fn)(void *arg, int part, int nparts);
+
+typedef struct hk_lines hk_lines_t;
+
+/* Lines of src (which must outlive them), read and scanned with nthreads. */
+hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads);
+void hk_lines_set_threads(hk_lines_t *L, int nthreads);
+void hk_lines_set_scan(hk_lines_t *L, hk_lines_scan_fn scan, void (*free_state)(void *));
+
+/* Run the scan pass (set with hk_lines_set_scan) over entries from..end,
+ * already indexed without it, as one piece: for a format found only by
+ * reading its first lines. */
+void hk_lines_rescan(hk_lines_t *L, size_t from);
+
+/* Lines in the index, and line i of it (0-based). */
+size_t hk_lines_count(const hk_lines_t *L);
+hk_line_t *hk_lines_at(const hk_lines_t *L, size_t i);
+/* The input line number (1-based) of index entry i. */
+long hk_lines_number(const hk_lines_t *L, size_t i);
+/* Whether the input has ended with the lines in the index. */
+int hk_lines_ended(const hk_lines_t *L);
+
+/* Drop index entries before keep (their blocks go when no line needs them),
+ * then read and scan the next block, appending its lines; side(arg, part,
+ * nparts) runs on every thread meanwhile (side_bytes says how much work it
+ * is, to size the threads), before the drop. Returns 0, or -1 when memory
+ * ran out. Entry i of the index becomes entry i - keep. */
+int hk_lines_refill(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes);
+
+/* Run side on every thread worth starting for side_bytes of work. */
+void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
+
+/* Accepts NULL. */
+void hk_lines_close(hk_lines_t *L);
+
+#endif

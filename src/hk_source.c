@@ -1,0 +1,330 @@
+/* hk_source.c - see hk_source.h. */
+#include "config.h"
+#include "hk_source.h"
+#include "hk_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <htslib/bgzf.h>
+#include <htslib/hfile.h>
+#include <htslib/hts.h>
+
+#ifdef HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+
+/* Plain gzip through ISA-L, inflated by a thread of its own into a ring of
+ * buffers, so that decompression (one stream: one core) overlaps the
+ * parsing of what came before on the others. */
+#define INFLATE_BUFS      4
+#define INFLATE_BUF_BYTES ((size_t)4 << 20)
+#define INFLATE_IN_BYTES  ((size_t)1 << 20)
+
+typedef struct {
+    uint8_t *data;
+    size_t   len;
+    int      status;     /* 0: more follows, 1: the end of the input, -1: an error */
+} inflate_buf_t;
+
+typedef struct {
+    int             fd;
+    pthread_t       thread;
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;
+    inflate_buf_t   buf[INFLATE_BUFS];
+    unsigned        filled, taken;   /* buffers produced / consumed, in ring order */
+    size_t          at;              /* bytes of buf[taken % INFLATE_BUFS] consumed */
+    int             stop;
+    uint8_t        *in;
+} gunzip_t;
+#endif
+
+struct hk_source {
+    char    *path;
+    htsFile *fp;           /* NULL when ISA-L reads the file itself */
+    int      fd;           /* a plain regular file, for pread; else -1 */
+    int      streaming;
+    int      compressed;
+    int      unterminated;
+    int      bgzf_mt;
+#ifdef HAVE_ISAL
+    gunzip_t *gz;
+#endif
+};
+
+#ifdef HAVE_ISAL
+/* Read up to n bytes of compressed input; 0 at its end, -1 on error. */
+static ssize_t read_in(int fd, uint8_t *p, size_t n)
+{
+    for (;;) {
+        ssize_t got = read(fd, p, n);
+        if (got >= 0 || errno != EINTR) return got;
+    }
+}
+
+/* Inflate into out until it is full or the input ends. Members follow one
+ * another (`cat a.gz b.gz` is one valid gzip file). Returns the status of
+ * inflate_buf_t. */
+static int inflate_into(gunzip_t *g, struct inflate_state *st, int *in_eof, uint8_t *out,
+                        size_t cap);
+
+/* The same, with *len the bytes produced (also before an error: they are
+ * delivered first, and the error after them). */
+static int inflate_some(gunzip_t *g, struct inflate_state *st, int *in_eof, uint8_t *out,
+                        size_t cap, size_t *len)
+{
+    const int status = inflate_into(g, st, in_eof, out, cap);
+    *len = cap - st->avail_out;
+    return status;
+}
+
+static int inflate_into(gunzip_t *g, struct inflate_state *st, int *in_eof, uint8_t *out,
+                        size_t cap)
+{
+    st->next_out = out;
+    st->avail_out = (uint32_t)cap;
+    for (;;) {
+        if (st->avail_in == 0 && !*in_eof) {
+            ssize_t got = read_in(g->fd, g->in, INFLATE_IN_BYTES);
+            if (got < 0) return -1;
+            if (got == 0) *in_eof = 1;
+            st->next_in = g->in;
+            st->avail_in = (uint32_t)got;
+        }
+        if (st->block_state == ISAL_BLOCK_FINISH) {      /* a member ended */
+            if (st->avail_in == 0 && *in_eof) break;
+            if (st->avail_in == 0) continue;
+            if (st->next_in[0] != 0x1f) return -1;        /* not another member */
+            uint8_t *next_in = st->next_in, *next_out = st->next_out;
+            const uint32_t avail_in = st->avail_in, avail_out = st->avail_out;
+            isal_inflate_reset(st);
+            st->crc_flag = ISAL_GZIP;
+            st->next_in = next_in;
+            st->avail_in = avail_in;
+            st->next_out = next_out;
+            st->avail_out = avail_out;
+        }
+        const uint32_t before_in = st->avail_in, before_out = st->avail_out;
+        if (isal_inflate(st) != ISAL_DECOMP_OK) return -1;
+        if (st->avail_out == 0) break;
+        if (st->avail_in == before_in && st->avail_out == before_out &&
+            st->block_state != ISAL_BLOCK_FINISH && *in_eof)
+            return -1;                                    /* truncated */
+    }
+    return st->block_state == ISAL_BLOCK_FINISH && st->avail_in == 0 && *in_eof ? 1 : 0;
+}
+
+static void *gunzip_thread(void *arg)
+{
+    gunzip_t *g = arg;
+    struct inflate_state st;
+    isal_inflate_init(&st);
+    st.crc_flag = ISAL_GZIP;
+    st.avail_in = 0;
+    int in_eof = 0, status = 0;
+    while (status == 0) {
+        pthread_mutex_lock(&g->lock);
+        while (g->filled - g->taken == INFLATE_BUFS && !g->stop) pthread_cond_wait(&g->cond, &g->lock);
+        const int stop = g->stop;
+        pthread_mutex_unlock(&g->lock);
+        if (stop) break;
+        inflate_buf_t *b = &g->buf[g->filled % INFLATE_BUFS];
+        b->len = 0;
+        status = inflate_some(g, &st, &in_eof, b->data, INFLATE_BUF_BYTES, &b->len);
+        if (status == 0 && b->len == 0) status = 1;
+        b->status = status;
+        pthread_mutex_lock(&g->lock);
+        g->filled++;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+    }
+    return NULL;
+}
+
+static void gunzip_close(gunzip_t *g)
+{
+    if (!g) return;
+    pthread_mutex_lock(&g->lock);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+    pthread_join(g->thread, NULL);
+    pthread_mutex_destroy(&g->lock);
+    pthread_cond_destroy(&g->cond);
+    for (int k = 0; k < INFLATE_BUFS; k++) free(g->buf[k].data);
+    free(g->in);
+    close(g->fd);
+    free(g);
+}
+
+static gunzip_t *gunzip_open(const char *path)
+{
+    gunzip_t *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->fd = open(path, O_RDONLY | O_CLOEXEC);
+    int ok = g->fd >= 0 && (g->in = malloc(INFLATE_IN_BYTES)) != NULL;
+    for (int k = 0; ok && k < INFLATE_BUFS; k++) ok = (g->buf[k].data = malloc(INFLATE_BUF_BYTES)) != NULL;
+    if (ok) {
+        pthread_mutex_init(&g->lock, NULL);
+        pthread_cond_init(&g->cond, NULL);
+        if (pthread_create(&g->thread, NULL, gunzip_thread, g) == 0) return g;
+        pthread_mutex_destroy(&g->lock);
+        pthread_cond_destroy(&g->cond);
+    }
+    for (int k = 0; k < INFLATE_BUFS; k++) free(g->buf[k].data);
+    free(g->in);
+    if (g->fd >= 0) close(g->fd);
+    free(g);
+    return NULL;
+}
+
+static ssize_t gunzip_read(gunzip_t *g, char *out, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        pthread_mutex_lock(&g->lock);
+        while (g->filled == g->taken) pthread_cond_wait(&g->cond, &g->lock);
+        pthread_mutex_unlock(&g->lock);
+        inflate_buf_t *b = &g->buf[g->taken % INFLATE_BUFS];
+        const size_t k = b->len - g->at < n - done ? b->len - g->at : n - done;
+        memcpy(out + done, b->data + g->at, k);
+        done += k;
+        g->at += k;
+        if (g->at < b->len) break;
+        if (b->status != 0) {                /* the end, or an error: it stays */
+            if (b->status < 0 && done == 0) return -1;
+            break;
+        }
+        g->at = 0;
+        pthread_mutex_lock(&g->lock);
+        g->taken++;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+    }
+    return (ssize_t)done;
+}
+#endif
+
+hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
+{
+    hk_source_t *s = calloc(1, sizeof *s);
+    *kind = HK_ERR_RUNTIME;
+    if (!s || !(s->path = strdup(path))) {
+        hk_log_error("%s: out of memory", path);
+        free(s);
+        return NULL;
+    }
+    s->fd = -1;
+    errno = 0;
+    s->fp = hts_open(path, "r");
+    if (!s->fp || s->fp->is_bin) {
+        char *what = s->fp ? hts_format_description(&s->fp->format) : NULL;
+        if (errno == ENOEXEC || (s->fp && s->fp->is_bin)) {
+            hk_log_error("%s:1: binary content (%s), not a text dump", path,
+                         what ? what : "unknown format");
+            *kind = HK_ERR_INPUT;
+        } else {
+            hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
+        }
+        free(what);
+        hk_source_close(s);
+        return NULL;
+    }
+    /* htslib recognises xz (and more) but reads text only plain or through
+     * BGZF (gzip, BGZF); hts_getline would abort on the others */
+    const int comp = s->fp->format.compression;
+    if (comp != no_compression && comp != gzip && comp != bgzf) {
+        char *what = hts_format_description(&s->fp->format);
+        hk_log_error("%s:1: unsupported compression (%s): haplik reads plain text, gzip or BGZF",
+                     path, what ? what : "unknown");
+        free(what);
+        *kind = HK_ERR_INPUT;
+        hk_source_close(s);
+        return NULL;
+    }
+    s->compressed = comp != no_compression;
+    /* stat first: opening a FIFO again would wait for another writer */
+    struct stat st;
+    const int is_stdin = !strcmp(path, "-");
+    const int regular = is_stdin ? fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)
+                                 : stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    s->streaming = !regular;
+    if (comp == no_compression && !is_stdin && regular) {
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) s->fd = fd;
+        else if (fd >= 0) close(fd);
+    }
+    s->unterminated = comp == bgzf && bgzf_check_EOF(s->fp->fp.bgzf) == 0;
+#ifdef HAVE_ISAL
+    /* plain gzip in a file: ISA-L reads it itself (standard input stays
+     * with htslib, which has already taken its first bytes) */
+    if (comp == gzip && !is_stdin && regular) {
+        if (!(s->gz = gunzip_open(path))) {
+            hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+            hk_source_close(s);
+            return NULL;
+        }
+        hts_close(s->fp);
+        s->fp = NULL;
+    }
+#endif
+    *kind = HK_ERR_NONE;
+    return s;
+}
+
+int hk_source_seekable(const hk_source_t *s) { return s->fd >= 0; }
+int hk_source_streaming(const hk_source_t *s) { return s->streaming; }
+int hk_source_compressed(const hk_source_t *s) { return s->compressed; }
+int hk_source_unterminated(const hk_source_t *s) { return s->unterminated; }
+
+ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at)
+{
+    size_t done = 0;
+    while (done < n) {
+        const ssize_t got = pread(s->fd, (char *)buf + done, n - done, at + (off_t)done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return -1;
+        if (got == 0) break;
+        done += (size_t)got;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
+{
+#ifdef HAVE_ISAL
+    if (s->gz) return gunzip_read(s->gz, buf, n);
+#endif
+    if (s->fd >= 0) {
+        ssize_t got;
+        do got = read(s->fd, buf, n); while (got < 0 && errno == EINTR);
+        return got;
+    }
+    return s->fp->format.compression == no_compression ? hread(s->fp->fp.hfile, buf, n)
+                                                        : bgzf_read(s->fp->fp.bgzf, buf, n);
+}
+
+void hk_source_set_threads(hk_source_t *s, int nthreads)
+{
+    /* BGZF blocks decompress independently: let htslib do it in parallel */
+    if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt)
+        s->bgzf_mt = bgzf_mt(s->fp->fp.bgzf, nthreads, 256) == 0;
+}
+
+void hk_source_close(hk_source_t *s)
+{
+    if (!s) return;
+    if (s->fp) hts_close(s->fp);
+    if (s->fd >= 0) close(s->fd);
+#ifdef HAVE_ISAL
+    gunzip_close(s->gz);
+#endif
+    free(s->path);
+    free(s);
+}

@@ -1,0 +1,51 @@
+/* hk_source.h - where an input's bytes come from: the layer below the formats.
+ *
+ * A source is a file or standard input ("-"), plain, gzip or BGZF, opened and
+ * told apart by its content (htslib's detection). It gives bytes two ways:
+ *   - a plain regular file is read at any offset, by several threads at once
+ *     (hk_source_pread): the fastest way from the page cache;
+ *   - anything else is read in order (hk_source_read). Plain gzip is inflated
+ *     by Intel ISA-L where haplik was built with it (configure says), in a
+ *     thread of its own a few MB ahead of the reader; BGZF by htslib's threads;
+ *     gzip from standard input, or without ISA-L, by htslib (zlib).
+ * Errors are logged once as "PATH:1: what" (content) or "PATH: what" (open);
+ * a read error later is a -1 return, which the reader reports with its line.
+ */
+#ifndef HK_SOURCE_H
+#define HK_SOURCE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "hk_types.h"
+
+typedef struct hk_source hk_source_t;
+
+/* Open path ("-" for standard input). Returns NULL with *kind set (logged):
+ * HK_ERR_INPUT for content haplik cannot read (binary, xz, ...), HK_ERR_RUNTIME
+ * when the file cannot be opened or memory runs out. */
+hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind);
+
+/* A plain regular file: hk_source_pread may be used, from any thread. */
+int hk_source_seekable(const hk_source_t *s);
+/* A pipe, FIFO or terminal: its writer may pause, so read a little at a time. */
+int hk_source_streaming(const hk_source_t *s);
+/* Compressed (gzip or BGZF). */
+int hk_source_compressed(const hk_source_t *s);
+/* BGZF without its end-of-file marker: a file cut at a block boundary reads
+ * as a shorter valid one, and only this tells. */
+int hk_source_unterminated(const hk_source_t *s);
+
+/* Up to n bytes at offset `at` of a seekable source; fewer only at its end.
+ * Returns the bytes read, or -1 on a read error. */
+ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at);
+/* The next bytes, up to n, in order (any source). Returns the bytes read, 0 at
+ * the end, -1 on a read error or corrupt compressed data. */
+ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n);
+
+/* Threads that may decompress BGZF (htslib's pool); plain gzip is one stream. */
+void hk_source_set_threads(hk_source_t *s, int nthreads);
+
+/* Accepts NULL. */
+void hk_source_close(hk_source_t *s);
+
+#endif
