@@ -23,7 +23,7 @@ done
 say() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev"
+pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev libisal-dev"
 [ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
 missing=
 for p in $pkgs; do

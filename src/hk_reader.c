@@ -60,6 +60,7 @@ struct hk_walk {
     seq_t         *seqs;        /* placed, not set yet */
     size_t         n_seqs, m_seqs, seq_bytes;
     hk_batch_t    *batch;       /* the batch they go to (for the side job) */
+    double         t_walk, t_step;   /* seconds walking, and in the fork-joins (HK_TRACE) */
     hk_batch_error_t part_err[MAX_SIDE_PARTS];
 };
 
@@ -334,7 +335,9 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     const size_t n = hk_lines_count(w->lines);
     const size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
     w->batch = b;
+    const double t0 = hk_log_now();
     const int rc = hk_lines_refill(w->lines, keep, w->n_seqs ? set_part : NULL, w, w->seq_bytes);
+    w->t_step += hk_log_now() - t0;
     sequences_set(w);
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, hk_lines_count(w->lines)));
     w->pos -= keep;
@@ -400,9 +403,13 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
     hk_walk_t *w = &r->w;
     if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
+    const double t0 = hk_log_now(), step0 = w->t_step;
     const int got = fill(w, b, max_pairs);
+    const double t1 = hk_log_now();
+    w->t_walk += t1 - t0 - (w->t_step - step0);
     w->batch = b;
     set_sequences(w);
+    w->t_step += hk_log_now() - t1;
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);
@@ -415,6 +422,9 @@ void hk_reader_close(hk_reader_t *r)
 {
     if (!r) return;
     hk_walk_t *w = &r->w;
+    if (hk_log_tracing())
+        hk_log_notice("reader %s: walk %.3f s (one thread), read+scan+set %.3f s (all threads)",
+                    w->path, w->t_walk, w->t_step);
     if (w->fmt && w->fmt->free_state && w->state) w->fmt->free_state(w->state);
     free(w->state);
     hk_lines_close(w->lines);
