@@ -127,6 +127,13 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *err) __attribute__((warn_unused_result));
 
+/* Whether appending a read (haplotype) of len positions leaves every array
+ * where it is: setting sequences from other threads may go on meanwhile. */
+static inline int hk_batch_read_fits(const hk_batch_t *b, uint32_t len)
+{ return b->n_reads + 2 <= b->m_reads && b->n_read_pos + len <= b->m_read_pos; }
+static inline int hk_batch_hap_fits(const hk_batch_t *b, uint32_t len)
+{ return b->n_haps + 2 <= b->m_haps && b->n_hap_pos + len <= b->m_hap_pos; }
+
 /* Building a batch: begin a region, add its reads and haplotypes (in any
  * order), end it. Sequences are normalised with the rules. On
  * HK_BATCH_EBASE / HK_BATCH_EQUAL, *bad points at the offending character.

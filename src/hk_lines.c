@@ -8,6 +8,7 @@
 #include "hk_lines.h"
 #include "hk_threads.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,20 @@ typedef struct {
     int        oom;
 } piece_t;
 
+/* The step in flight: the side job, the scan of `scanning`, the read of `ahead`. */
+typedef struct {
+    pthread_t        thread;      /* runs the steps (started with the first) */
+    int              started;
+    pthread_mutex_t  lock;
+    pthread_cond_t   cond;
+    int              go, busy, quit;
+    hk_lines_side_fn side;
+    void            *arg;
+    size_t           side_bytes;
+    hk_lines_scan_fn scan;        /* the format's pass, as it was when the step began */
+    int              n_pieces;    /* of the block scanned, once done; -1: out of memory */
+} stepper_t;
+
 struct hk_lines {
     hk_source_t *src;
     int          nthreads;
@@ -57,7 +72,9 @@ struct hk_lines {
     void       (*free_state)(void *);
     block_t    **held;     /* the blocks of the lines in the index, oldest first */
     size_t       n_held, m_held;
-    block_t     *ahead;    /* the next block, NULL before the first */
+    block_t     *scanning; /* the block the step in flight scans, NULL if none */
+    block_t     *ahead;    /* the block after it, read by that step (or before it) */
+    stepper_t    step;
     block_t     *spare;    /* a block to reuse */
     int          input_end;   /* INPUT_*: of the last block scanned */
     hk_line_t   *lines;
@@ -98,6 +115,18 @@ void hk_lines_set_scan(hk_lines_t *L, hk_lines_scan_fn scan, void (*free_state)(
 void hk_lines_close(hk_lines_t *L)
 {
     if (!L) return;
+    stepper_t *st = &L->step;
+    if (st->started) {
+        hk_lines_wait(L);
+        pthread_mutex_lock(&st->lock);
+        st->quit = 1;
+        pthread_cond_broadcast(&st->cond);
+        pthread_mutex_unlock(&st->lock);
+        pthread_join(st->thread, NULL);
+        pthread_mutex_destroy(&st->lock);
+        pthread_cond_destroy(&st->cond);
+    }
+    free_block(L->scanning);
     for (size_t i = 0; i < L->n_held; i++) free_block(L->held[i]);
     free(L->held);
     free_block(L->ahead);
@@ -260,12 +289,16 @@ static block_t *new_block(hk_lines_t *L, const block_t *prev)
     return blk;
 }
 
-/* ---- one fork-join: side job, scan of a block, read of the next ---- */
+/* ---- one step: side job, scan of a block, read of the next ----
+ * A step runs in a thread of its own (the stepper), as one fork-join over
+ * the workers, while the caller walks the lines of the block before: the
+ * walk is the one sequential part, and this way the others run beside it. */
 
 typedef struct {
     hk_lines_t       *L;
     hk_lines_side_fn  side;
     void             *side_arg;
+    hk_lines_scan_fn  scan;
     int               part, nparts;
     piece_t          *piece;      /* to scan, or NULL */
     block_t          *next;       /* a plain file's next block, to read a share of, or NULL */
@@ -277,11 +310,10 @@ static void *step_part(void *arg)
 {
     step_job_t *j = arg;
     if (j->side) j->side(j->side_arg, j->part, j->nparts);
-    if (j->piece) scan_piece(j->piece, j->L->scan);
+    if (j->piece) scan_piece(j->piece, j->scan);
     if (j->next)
         j->read_got = hk_source_pread(j->L->src, j->next->data + j->next->len + j->read_lo,
-                                      j->read_hi - j->read_lo,
-                                      j->L->fd_pos + (off_t)j->read_lo);
+                                      j->read_hi - j->read_lo, j->L->fd_pos + (off_t)j->read_lo);
     return NULL;
 }
 
@@ -303,12 +335,11 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n
     end_block(blk);
 }
 
-/* In one fork-join: run the side job; scan the whole lines of blk (unless
- * NULL) into L->pieces; read next (unless NULL), a plain file's block after
- * blk, a share per thread. Returns the number of pieces, or -1 when memory
- * ran out. */
+/* One fork-join: run the side job; scan the whole lines of blk (unless NULL)
+ * into L->pieces; read next (unless NULL), a plain file's block after blk, a
+ * share per thread. Returns the number of pieces, or -1 when memory ran out. */
 static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn side, void *arg,
-                    size_t side_bytes)
+                    size_t side_bytes, hk_lines_scan_fn scan)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
@@ -322,8 +353,8 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
     step_job_t job[MAX_THREADS];
     size_t at = 0;
     for (int t = 0; t < nt; t++) {
-        job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .part = t, .nparts = nt,
-                               .next = next,
+        job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .part = t,
+                               .nparts = nt, .next = next,
                                .read_lo = read_bytes * (size_t)t / (size_t)nt,
                                .read_hi = read_bytes * (size_t)(t + 1) / (size_t)nt };
         if (!blk) continue;
@@ -344,9 +375,92 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
     return blk ? nt : 0;
 }
 
+/* The step in flight, in the stepper thread: a stream's next block is read
+ * first (in order), a plain file's during the fork-join. */
+static int do_step(hk_lines_t *L)
+{
+    stepper_t *st = &L->step;
+    const int seekable = hk_source_seekable(L->src);
+    if (L->ahead && !seekable) read_stream(L, L->ahead);
+    return run_step(L, L->scanning, seekable ? L->ahead : NULL, st->side, st->arg, st->side_bytes,
+                    st->scan);
+}
+
+static void *stepper_main(void *arg)
+{
+    hk_lines_t *L = arg;
+    stepper_t *st = &L->step;
+    pthread_mutex_lock(&st->lock);
+    for (;;) {
+        while (!st->go && !st->quit) pthread_cond_wait(&st->cond, &st->lock);
+        if (st->quit) break;
+        st->go = 0;
+        pthread_mutex_unlock(&st->lock);
+        const int np = do_step(L);
+        pthread_mutex_lock(&st->lock);
+        st->n_pieces = np;
+        st->busy = 0;
+        pthread_cond_broadcast(&st->cond);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return NULL;
+}
+
+void hk_lines_wait(hk_lines_t *L)
+{
+    stepper_t *st = &L->step;
+    if (!st->started) return;
+    pthread_mutex_lock(&st->lock);
+    while (st->busy) pthread_cond_wait(&st->cond, &st->lock);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Hand the stepper the scan of L->ahead (read already), the read of the
+ * block after it, and the side job. No step may be in flight. */
+static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+{
+    stepper_t *st = &L->step;
+    L->scanning = L->ahead;
+    L->ahead = NULL;
+    if (L->scanning && L->scanning->input_end == INPUT_MORE && !(L->ahead = new_block(L, L->scanning)))
+        return -1;
+    st->n_pieces = 0;
+    if (!L->scanning && !side) return 0;
+    if (!st->started) {
+        pthread_mutex_init(&st->lock, NULL);
+        pthread_cond_init(&st->cond, NULL);
+        if (pthread_create(&st->thread, NULL, stepper_main, L)) {
+            pthread_mutex_destroy(&st->lock);
+            pthread_cond_destroy(&st->cond);
+            return -1;
+        }
+        st->started = 1;
+    }
+    pthread_mutex_lock(&st->lock);
+    st->side = side;
+    st->arg = arg;
+    st->side_bytes = side_bytes;
+    st->scan = L->scan;
+    st->go = st->busy = 1;
+    pthread_cond_broadcast(&st->cond);
+    pthread_mutex_unlock(&st->lock);
+    return 0;
+}
+
+int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+{
+    hk_lines_wait(L);
+    if (L->scanning) {   /* not taken yet (callers take first): the side job now */
+        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL);
+        return 0;
+    }
+    return launch(L, side, arg, side_bytes);
+}
+
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
-    (void)run_step(L, NULL, NULL, side, arg, side_bytes);
+    hk_lines_wait(L);
+    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL);
 }
 
 /* Read the first block (before there is anything to scan). */
@@ -411,17 +525,23 @@ static void drop_lines(hk_lines_t *L, size_t keep)
         if (L->spare) free_block(L->held[k]);
         else L->spare = L->held[k];
     }
-    memmove(L->held, L->held + k, (L->n_held - k) * sizeof *L->held);
+    if (k) memmove(L->held, L->held + k, (L->n_held - k) * sizeof *L->held);
     L->n_held -= k;
     for (size_t i = 0; i < L->n_held; i++) L->held[i]->end_line -= keep;
 }
 
-int hk_lines_refill(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes)
+int hk_lines_take(hk_lines_t *L, size_t keep)
 {
-    /* none ahead: the first block (after the last no one comes back) */
-    if (!L->ahead && read_first_block(L) < 0) return -1;
-    block_t *blk = L->ahead;
-    L->ahead = NULL;
+    if (!L->step.started && !L->scanning && !L->ahead && L->n_held == 0 && L->input_end == INPUT_MORE) {
+        /* the first block: read it, then scan it as any other */
+        if (read_first_block(L) < 0 || launch(L, NULL, NULL, 0) < 0) return -1;
+    }
+    hk_lines_wait(L);
+    block_t *blk = L->scanning;
+    const hk_lines_scan_fn scanned_with = L->step.scan;
+    drop_lines(L, keep);   /* after the side job (it reads them), before the block's lines */
+    if (!blk) return 0;
+    L->scanning = NULL;
     if (L->n_held == L->m_held) {
         const size_t m = L->m_held ? 2 * L->m_held : 16;
         block_t **x = realloc(L->held, m * sizeof *x);
@@ -433,19 +553,13 @@ int hk_lines_refill(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg
         L->m_held = m;
     }
     L->held[L->n_held++] = blk;
-    blk->end_line = SIZE_MAX;   /* its lines are not in the index yet */
     L->input_end = blk->input_end;
-    if (blk->input_end == INPUT_MORE) {
-        if (!(L->ahead = new_block(L, blk))) return -1;
-        if (!hk_source_seekable(L->src)) read_stream(L, L->ahead);
-    }
-    const int np = run_step(L, blk, hk_source_seekable(L->src) ? L->ahead : NULL, side, arg,
-                            side_bytes);
-    if (np < 0) return -1;
-    drop_lines(L, keep);   /* after the side job (it reads them), before the block's lines are added */
+    if (L->step.n_pieces < 0) return -1;
     const size_t first = L->n_lines;
-    if (append_lines(L, np) < 0) return -1;
+    if (append_lines(L, L->step.n_pieces) < 0) return -1;
     blk->end_line = L->n_lines;
+    /* scanned before the format was known: its pass now */
+    if (L->scan && scanned_with != L->scan) hk_lines_rescan(L, first);
     switch (blk->input_end) {
     case INPUT_READ_ERROR: return add_error_line(L, HK_LINE_READ_ERROR);
     case INPUT_LONG_LINE:  return add_error_line(L, HK_LINE_TOO_LONG);
@@ -455,4 +569,11 @@ int hk_lines_refill(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg
         L->lines[L->n_lines - 1].kind = HK_LINE_NO_EOF_MARKER;
     }
     return 0;
+}
+
+size_t hk_lines_bytes(const hk_lines_t *L)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < L->n_held; i++) n += L->held[i]->len;
+    return n;
 }

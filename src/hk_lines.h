@@ -83,15 +83,27 @@ long hk_lines_number(const hk_lines_t *L, size_t i);
 /* Whether the input has ended with the lines in the index. */
 int hk_lines_ended(const hk_lines_t *L);
 
-/* Drop index entries before keep (their blocks go when no line needs them),
- * then read and scan the next block, appending its lines; side(arg, part,
- * nparts) runs on every thread meanwhile (side_bytes says how much work it
- * is, to size the threads), before the drop. Returns 0, or -1 when memory
- * ran out. Entry i of the index becomes entry i - keep. */
-int hk_lines_refill(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes);
-
-/* Run side on every thread worth starting for side_bytes of work. */
+/* Reading and scanning run a block ahead of the walk, in a step of their own
+ * (a thread that forks over the workers) while the caller walks:
+ *   hk_lines_take   waits for the step in flight, drops the index entries
+ *                   before keep (their blocks go when no line needs them) and
+ *                   appends the lines of the block it scanned (the first
+ *                   block: read and scanned here). Entry i becomes i - keep.
+ *   hk_lines_start  starts the next step: the scan of the block after, the
+ *                   read of the one after that, and side(arg, part, nparts)
+ *                   on every thread (side_bytes says how much work it is).
+ * The side job may read the index and its text until the next take. Both
+ * return 0, or -1 when memory (or a thread) could not be had. */
+int hk_lines_take(hk_lines_t *L, size_t keep);
+int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
+/* Wait for the step in flight, if any. */
+void hk_lines_wait(hk_lines_t *L);
+/* Wait for the step in flight, then run side on every thread worth starting
+ * for side_bytes of work, in the caller. */
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
+/* Bytes of the blocks that hold the index's lines (a bound on the text the
+ * walk can place before the next take). */
+size_t hk_lines_bytes(const hk_lines_t *L);
 
 /* Accepts NULL. */
 void hk_lines_close(hk_lines_t *L);

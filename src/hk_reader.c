@@ -42,6 +42,16 @@ typedef struct {
     uint8_t  field;
 } seq_t;
 
+/* Sequences placed and not set yet, and the job that sets them. */
+typedef struct {
+    seq_t           *v;
+    size_t           n, m, bytes;
+    size_t           min_line;  /* the earliest index entry they read */
+    hk_walk_t       *w;
+    hk_batch_t      *batch;
+    hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
+} seq_list_t;
+
 struct hk_walk {
     char          *path;
     hk_source_t   *src;
@@ -57,11 +67,9 @@ struct hk_walk {
     long           err_line;    /* the first error: line (0 if none), kind and text */
     hk_err_kind_t  err_kind;
     char           err_msg[512];
-    seq_t         *seqs;        /* placed, not set yet */
-    size_t         n_seqs, m_seqs, seq_bytes;
-    hk_batch_t    *batch;       /* the batch they go to (for the side job) */
-    double         t_walk, t_step;   /* seconds walking, and in the fork-joins (HK_TRACE) */
-    hk_batch_error_t part_err[MAX_SIDE_PARTS];
+    seq_list_t     placed;      /* placed by the walk since the last step began */
+    seq_list_t     setting;     /* being set by the step in flight */
+    double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
 };
 
 struct hk_reader { hk_walk_t w; };
@@ -176,22 +184,27 @@ static int append_error(hk_walk_t *w, long line, int rc, const char *what)
 /* Note that the sequence of entry li goes to read (haplotype) `index`. */
 static int add_seq(hk_walk_t *w, size_t li, size_t index, uint32_t len, int is_read, int field)
 {
-    if (w->n_seqs == w->m_seqs) {
-        const size_t m = w->m_seqs ? 2 * w->m_seqs : 4096;
-        seq_t *x = realloc(w->seqs, m * sizeof *x);
+    seq_list_t *q = &w->placed;
+    if (q->n == q->m) {
+        const size_t m = q->m ? 2 * q->m : 4096;
+        seq_t *x = realloc(q->v, m * sizeof *x);
         if (!x) return hk_walk_oom(w, hk_walk_line_no(w, li));
-        w->seqs = x;
-        w->m_seqs = m;
+        q->v = x;
+        q->m = m;
     }
-    w->seqs[w->n_seqs++] = (seq_t){ .line = li, .index = index, .len = len,
-                                    .is_read = (uint8_t)is_read, .field = (uint8_t)field };
-    w->seq_bytes += (size_t)len * (is_read ? 5 : 1);
+    if (q->n == 0 || li < q->min_line) q->min_line = li;
+    q->v[q->n++] = (seq_t){ .line = li, .index = index, .len = len,
+                            .is_read = (uint8_t)is_read, .field = (uint8_t)field };
+    q->bytes += (size_t)len * (is_read ? 5 : 1);
     return 0;
 }
 
 int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 {
     const uint32_t len = hk_field_len(hk_walk_line(w, li), field);
+    /* the step in flight sets sequences into b: it must be done before an
+     * append moves b's arrays (rarely: they double) */
+    if (!hk_batch_read_fits(b, len)) hk_lines_wait(w->lines);
     const int rc = hk_batch_append_read(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "read");
     return add_seq(w, li, b->n_reads - 1, len, 1, field);
@@ -200,6 +213,7 @@ int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 {
     const uint32_t len = hk_walk_line(w, li)->field_end[0];
+    if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
     return add_seq(w, li, b->n_haps - 1, len, 0, 0);
@@ -209,38 +223,47 @@ int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 
 static void set_part(void *arg, int part, int nparts)
 {
-    hk_walk_t *w = arg;
-    hk_batch_error_t *first = &w->part_err[part], e;
-    const size_t lo = w->n_seqs * (size_t)part / (size_t)nparts;
-    const size_t hi = w->n_seqs * (size_t)(part + 1) / (size_t)nparts;
+    seq_list_t *q = arg;
+    hk_walk_t *w = q->w;
+    hk_batch_error_t *first = &q->err[part], e;
+    const size_t lo = q->n * (size_t)part / (size_t)nparts;
+    const size_t hi = q->n * (size_t)(part + 1) / (size_t)nparts;
     first->code = 0;
     for (size_t k = lo; k < hi; k++) {
-        const seq_t *x = &w->seqs[k];
+        const seq_t *x = &q->v[k];
         const hk_line_t *L = hk_walk_line(w, x->line);
         const char *s = L->text + hk_field_start(L, x->field);
         const size_t step = (size_t)x->len + 1;   /* the read's fields, one space apart */
         const int rc = x->is_read
-            ? hk_batch_set_read(w->batch, &w->rules, x->index, s, s + step, s + 2 * step,
+            ? hk_batch_set_read(q->batch, &w->rules, x->index, s, s + step, s + 2 * step,
                                 s + 3 * step, s + 4 * step, &e)
-            : hk_batch_set_hap(w->batch, &w->rules, x->index, s, &e);
+            : hk_batch_set_hap(q->batch, &w->rules, x->index, s, &e);
         if (rc && (!first->code || e.line < first->line)) *first = e;
     }
 }
 
-/* After a fork-join that ran set_part: the errors found, and nothing left to set. */
-static void sequences_set(hk_walk_t *w)
+/* The sequences of q are set (its step is done): their errors, then empty it. */
+static void sequences_set(hk_walk_t *w, seq_list_t *q)
 {
-    if (w->n_seqs)
+    if (q->n)
         for (int t = 0; t < MAX_SIDE_PARTS; t++)
-            if (w->part_err[t].code) char_error(w, &w->part_err[t]);
-    memset(w->part_err, 0, sizeof w->part_err);
-    w->n_seqs = w->seq_bytes = 0;
+            if (q->err[t].code) char_error(w, &q->err[t]);
+    memset(q->err, 0, sizeof q->err);
+    q->n = q->bytes = 0;
 }
 
-static void set_sequences(hk_walk_t *w)
+/* Set every sequence placed, now (the end of a batch). */
+static void set_all(hk_walk_t *w, hk_batch_t *b)
 {
-    if (w->n_seqs) hk_lines_run_side(w->lines, set_part, w, w->seq_bytes);
-    sequences_set(w);
+    const double t0 = hk_log_now();
+    hk_lines_wait(w->lines);
+    sequences_set(w, &w->setting);
+    if (w->placed.n) {
+        w->placed.batch = b;
+        hk_lines_run_side(w->lines, set_part, &w->placed, w->placed.bytes);
+    }
+    sequences_set(w, &w->placed);
+    w->t_wait += hk_log_now() - t0;
 }
 
 /* ---- the walk ---- */
@@ -328,20 +351,30 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
     return w->fmt->line(w, w->state, b);
 }
 
-/* The walk is at the end of the index: set what it placed beside the scan of
- * the next block, drop the entries no longer needed, add the block's. */
+/* The walk is at the end of the index: take the block the step in flight
+ * has scanned (its sequences are set then), dropping the entries no longer
+ * needed; start the next step, which sets what the walk placed meanwhile. */
 static int refill(hk_walk_t *w, hk_batch_t *b)
 {
     const size_t n = hk_lines_count(w->lines);
-    const size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
-    w->batch = b;
+    size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
+    if (w->placed.n && w->placed.min_line < keep) keep = w->placed.min_line;
     const double t0 = hk_log_now();
-    const int rc = hk_lines_refill(w->lines, keep, w->n_seqs ? set_part : NULL, w, w->seq_bytes);
-    w->t_step += hk_log_now() - t0;
-    sequences_set(w);
+    int rc = hk_lines_take(w->lines, keep);
+    w->t_wait += hk_log_now() - t0;
+    sequences_set(w, &w->setting);
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, hk_lines_count(w->lines)));
     w->pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
+    for (size_t k = 0; k < w->placed.n; k++) w->placed.v[k].line -= keep;
+    w->placed.min_line -= w->placed.n ? keep : 0;
+    /* what the walk placed goes to the next step */
+    const seq_list_t done = w->setting;
+    w->setting = w->placed;
+    w->placed = done;
+    w->setting.batch = b;
+    rc = hk_lines_start(w->lines, w->setting.n ? set_part : NULL, &w->setting, w->setting.bytes);
+    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, hk_lines_count(w->lines)));
     return w->failed ? -1 : 0;   /* a bad character found while setting */
 }
 
@@ -385,6 +418,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
         return NULL;
     }
     w->rules = rules;
+    w->placed.w = w->setting.w = w;
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
@@ -403,13 +437,10 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
 {
     hk_walk_t *w = &r->w;
     if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
-    const double t0 = hk_log_now(), step0 = w->t_step;
+    const double t0 = hk_log_now(), wait0 = w->t_wait;
     const int got = fill(w, b, max_pairs);
-    const double t1 = hk_log_now();
-    w->t_walk += t1 - t0 - (w->t_step - step0);
-    w->batch = b;
-    set_sequences(w);
-    w->t_step += hk_log_now() - t1;
+    w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
+    set_all(w, b);
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);
@@ -423,14 +454,15 @@ void hk_reader_close(hk_reader_t *r)
     if (!r) return;
     hk_walk_t *w = &r->w;
     if (hk_log_tracing())
-        hk_log_notice("reader %s: walk %.3f s (one thread), read+scan+set %.3f s (all threads)",
-                    w->path, w->t_walk, w->t_step);
+        hk_log_notice("reader %s: walking %.3f s, waiting for reading, scanning and setting %.3f s",
+                    w->path, w->t_walk, w->t_wait);
     if (w->fmt && w->fmt->free_state && w->state) w->fmt->free_state(w->state);
     free(w->state);
     hk_lines_close(w->lines);
     hk_source_close(w->src);
     free(w->path);
     free(w->name);
-    free(w->seqs);
+    free(w->placed.v);
+    free(w->setting.v);
     free(r);
 }

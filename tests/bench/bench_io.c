@@ -2,7 +2,9 @@
  *
  *   tests/bench/bench_io INPUT [OUT [THREADS]]   (build: make tests/bench/bench_io)
  *
- * Reads INPUT into batches as `score` does (default GPU batch size), fills
+ * Reads INPUT into batches as `score` does (the GPU batch size, one batch
+ * reused: the steady state of score's pool of batches, without the first
+ * touch of their memory), fills
  * every likelihood with a varied value, writes the table to OUT (default
  * /dev/null) and prints the seconds of each phase and the input rate. */
 #include "hk_config.h"
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
     int got;
     for (;;) {
         t0 = now();
-        got = hk_reader_next(r, &b, 1u << 21);
+        got = hk_reader_next(r, &b, 1u << 18);   /* CUDA_BATCH_PAIRS of hk_engine.c */
         parse += now() - t0;
         if (got <= 0) break;
         for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = -1.0 - (double)(i % 9973) / 97.0;
