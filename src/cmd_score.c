@@ -270,7 +270,12 @@ static int run(run_t *r, const char *output)
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->pool = pool;
-    for (int i = 0; i < NBATCH; i++) { hk_batch_init(&pool[i]); r->free_q.item[i] = &pool[i]; }
+    for (int i = 0; i < NBATCH; i++) {
+        hk_batch_init(&pool[i]);
+        /* a table without sequences needs no copy of their text */
+        hk_batch_set_no_text(&pool[i], !c->sequences && !r->check);
+        r->free_q.item[i] = &pool[i];
+    }
     r->free_q.n = NBATCH;
     r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
     r->parse_threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);

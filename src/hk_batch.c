@@ -9,6 +9,15 @@
 
 void hk_batch_init(hk_batch_t *b) { memset(b, 0, sizeof *b); }
 
+void hk_batch_set_no_text(hk_batch_t *b, int no_text)
+{
+    b->no_text = no_text;
+    if (!no_text) return;
+    free(b->read_text);
+    free(b->hap_text);
+    b->read_text = b->hap_text = NULL;
+}
+
 void hk_batch_clear(hk_batch_t *b)
 {
     for (size_t i = 0; i < b->n_regions; i++) free(b->regions[i].name);
@@ -28,7 +37,9 @@ void hk_batch_free(hk_batch_t *b)
     free(b->read_q); free(b->read_i); free(b->read_d); free(b->read_g);
     free(b->hap_off); free(b->hap_text); free(b->hap_base);
     free(b->lk); free(b->expected);
+    const int no_text = b->no_text;
     hk_batch_init(b);
+    b->no_text = no_text;
 }
 
 /* Grow each array of a group to hold need elements; capacities double. */
@@ -52,7 +63,7 @@ static int reserve_read_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_read_pos + add, cap = next_cap(need, b->m_read_pos);
     if (cap == b->m_read_pos) return 0;
-    if (grow((void **)&b->read_text, 1, cap, cap) || grow((void **)&b->read_base, 1, cap, cap) ||
+    if ((!b->no_text && grow((void **)&b->read_text, 1, cap, cap)) || grow((void **)&b->read_base, 1, cap, cap) ||
         grow((void **)&b->read_q, 1, cap, cap) || grow((void **)&b->read_i, 1, cap, cap) ||
         grow((void **)&b->read_d, 1, cap, cap) || grow((void **)&b->read_g, 1, cap, cap))
         return -1;
@@ -64,7 +75,7 @@ static int reserve_hap_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_hap_pos + add, cap = next_cap(need, b->m_hap_pos);
     if (cap == b->m_hap_pos) return 0;
-    if (grow((void **)&b->hap_text, 1, cap, cap) || grow((void **)&b->hap_base, 1, cap, cap))
+    if ((!b->no_text && grow((void **)&b->hap_text, 1, cap, cap)) || grow((void **)&b->hap_base, 1, cap, cap))
         return -1;
     b->m_hap_pos = cap;
     return 0;
@@ -136,13 +147,13 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
 #define TOUCH(ptr, from, to, elem) do { if ((to) > (from)) { \
         job.p[job.n] = (char *)(ptr) + (from) * (elem); job.len[job.n] = ((to) - (from)) * (elem); \
         job.total += job.len[job.n++]; } } while (0)
-    TOUCH(b->read_text, had.read_pos, b->m_read_pos, 1);
+    if (b->read_text) TOUCH(b->read_text, had.read_pos, b->m_read_pos, 1);
     TOUCH(b->read_base, had.read_pos, b->m_read_pos, 1);
     TOUCH(b->read_q, had.read_pos, b->m_read_pos, 1);
     TOUCH(b->read_i, had.read_pos, b->m_read_pos, 1);
     TOUCH(b->read_d, had.read_pos, b->m_read_pos, 1);
     TOUCH(b->read_g, had.read_pos, b->m_read_pos, 1);
-    TOUCH(b->hap_text, had.hap_pos, b->m_hap_pos, 1);
+    if (b->hap_text) TOUCH(b->hap_text, had.hap_pos, b->m_hap_pos, 1);
     TOUCH(b->hap_base, had.hap_pos, b->m_hap_pos, 1);
     TOUCH(b->read_off, had.reads, b->m_reads, sizeof *b->read_off);
     TOUCH(b->read_line, had.reads, b->m_reads, sizeof *b->read_line);
@@ -299,7 +310,7 @@ static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uin
     v16u8 bad = { 0 }, worst = { 0 }, gap_low = { 0 }, gcp_zero = { 0 };
     for (uint32_t at = 0; at < len; at += 16) {
         const v16u8 bases = field16(text[0], at, len, 'A');
-        out16(out[0], at, len, bases);                       /* read_text */
+        if (out[0]) out16(out[0], at, len, bases);           /* read_text */
         out16(out[1], at, len, encode16(bases, &bad));       /* read_base */
         const v16u8 q = field16(text[1], at, len, 'I') - q33;
         const v16u8 ins = field16(text[2], at, len, 'I') - q33;
@@ -418,7 +429,8 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
     const char *text[4] = { qual, ins, del, gcp };
     uint8_t *q[4] = { b->read_q + o, b->read_i + o, b->read_d + o, b->read_g + o };
     const char *const fields[5] = { bases, qual, ins, del, gcp };
-    uint8_t *const out[6] = { (uint8_t *)b->read_text + o, b->read_base + o, q[0], q[1], q[2], q[3] };
+    uint8_t *const out[6] = { b->read_text ? (uint8_t *)b->read_text + o : NULL, b->read_base + o,
+                              q[0], q[1], q[2], q[3] };
     if (!read_fast(rules, fields, out, len)) {
         if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
         b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len)
@@ -428,7 +440,7 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
     /* a doubt: the scalar passes decide, and find the first error */
     /* copied first, then converted in place: one byte at a time, the
      * conversion would store into memory not yet in cache */
-    memcpy(b->read_text + o, bases, len);
+    if (b->read_text) memcpy(b->read_text + o, bases, len);
     memcpy(b->read_base + o, bases, len);
     long pos = encode_bases(rules, (const char *)b->read_base + o, b->read_base + o, len);
     int field = 0;
@@ -475,7 +487,7 @@ int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const
     v16u8 bad = { 0 };
     for (uint32_t at = 0; at < len; at += 16) {
         const v16u8 c = field16(bases, at, len, 'A');
-        out16((uint8_t *)b->hap_text + o, at, len, c);
+        if (b->hap_text) out16((uint8_t *)b->hap_text + o, at, len, c);
         out16(b->hap_base + o, at, len, encode16(c, &bad));
     }
     if (!any16(bad)) return 0;

@@ -62,7 +62,9 @@ typedef struct {
     size_t    n_reads, m_reads;      /* read_off has n_reads + 1 entries */
     uint64_t *read_off;
     size_t    n_read_pos, m_read_pos;
-    char     *read_text;             /* bases as written in the input */
+    int       no_text;               /* set by the owner: no read_text or hap_text (a table
+                                        without sequences needs neither) */
+    char     *read_text;             /* bases as written in the input; NULL with no_text */
     uint8_t  *read_base;             /* base codes */
     uint8_t  *read_q, *read_i, *read_d, *read_g; /* Phred qualities */
     hk_read_gaps_t *read_gaps;       /* per read (see above) */
@@ -70,7 +72,7 @@ typedef struct {
     size_t    n_haps, m_haps;        /* hap_off has n_haps + 1 entries */
     uint64_t *hap_off;
     size_t    n_hap_pos, m_hap_pos;
-    char     *hap_text;
+    char     *hap_text;              /* NULL with no_text */
     uint8_t  *hap_base;
 
     size_t    n_pairs, m_pairs;
@@ -95,6 +97,9 @@ enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_
 
 /* Initialise an empty batch (no allocation). */
 void hk_batch_init(hk_batch_t *b);
+/* Keep no text of the sequences (read_text, hap_text stay NULL): for a table
+ * without sequences. Call on an empty batch; hk_batch_free keeps the setting. */
+void hk_batch_set_no_text(hk_batch_t *b, int no_text);
 /* Empty the batch, keeping its capacity. */
 void hk_batch_clear(hk_batch_t *b);
 /* Release everything; accepts NULL. */

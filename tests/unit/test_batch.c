@@ -163,5 +163,38 @@ int main(void)
     }
     TAP_OK(hap_wrong == 0 && hap_err > 1000, "haplotypes: %d normalised or reported otherwise than "
            "the reference (%d with an error)", hap_wrong, hap_err);
+    /* a batch without text (a table without sequences): the same codes, no text kept */
+    int no_text_wrong = 0;
+    for (int trial = 0; trial < 2000; trial++) {
+        const uint32_t len = 1 + rnd(63);
+        char f[5][64], h[64];
+        for (uint32_t i = 0; i < len; i++) {
+            h[i] = f[0][i] = rnd_base();
+            for (int k = 1; k < 5; k++) f[k][i] = (char)(33 + 10 + rnd(40));
+        }
+        hk_batch_t with, without;
+        hk_batch_init(&with);
+        hk_batch_init(&without);
+        hk_batch_set_no_text(&without, 1);
+        hk_batch_error_t e;
+        hk_batch_t *bs[2] = { &with, &without };
+        for (int k = 0; k < 2; k++) {
+            int rc = hk_batch_begin_region(bs[k], NULL, 1);
+            if (!rc) rc = hk_batch_append_read(bs[k], len, 1);
+            if (!rc) rc = hk_batch_set_read(bs[k], &rule_sets[0], 0, f[0], f[1], f[2], f[3], f[4], &e);
+            if (!rc) rc = hk_batch_append_hap(bs[k], len, 2);
+            if (!rc) rc = hk_batch_set_hap(bs[k], &rule_sets[0], 0, h, &e);
+            no_text_wrong += rc != 0;
+        }
+        no_text_wrong += without.read_text != NULL || without.hap_text != NULL ||
+                         memcmp(with.read_base, without.read_base, len) ||
+                         memcmp(with.read_q, without.read_q, len) ||
+                         memcmp(with.read_g, without.read_g, len) ||
+                         memcmp(with.hap_base, without.hap_base, len);
+        hk_batch_free(&with);
+        hk_batch_free(&without);
+    }
+    TAP_OK(no_text_wrong == 0, "a batch without text: %d differ from one with it, or kept text",
+           no_text_wrong);
     return TAP_DONE();
 }
