@@ -56,7 +56,7 @@ void hk_table_model_json(char *buf, size_t n, const hk_model_t *m)
     char gcp[16] = "null";
     if (m->gcp >= 0) snprintf(gcp, sizeof gcp, "%d", m->gcp);
     snprintf(buf, n, "{\"precision\": \"%s\", \"float_threshold\": %g, \"min_base_quality\": %d, "
-             "\"gcp\": %s}", hk_config_precision_name(m->precision), m->float_threshold,
+             "\"gcp\": %s}", hk_config_choice_name(HK_KEY_MODEL_PRECISION, m->precision), m->float_threshold,
              m->min_base_quality, gcp);
 }
 
