@@ -194,7 +194,10 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->info.header = t->header;
     snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
              "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
-             "\"decimals\": %d", PACKAGE_VERSION, model_json, decimals);
+             "\"decimals\": ", PACKAGE_VERSION, model_json);
+    /* merge of tables older than the decimals member: unknown */
+    snprintf(t->header + strlen(t->header), sizeof t->header - strlen(t->header),
+             decimals >= 0 ? "%d" : "null", decimals);
     textbuf_t *head = &t->set[0].buf[0];
     if (t->fmt->open(&t->info, head) || flush_buf(t, head)) {
         hk_table_abort(t);

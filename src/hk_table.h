@@ -37,7 +37,8 @@ typedef struct hk_table hk_table_t;
 /* Open a table for scoring with c's format, compression, decimals, sequences
  * and model; path NULL or "-" for standard output. NULL on failure (logged). */
 hk_table_t *hk_table_open(const char *path, const hk_config_t *c);
-/* Open a table as merge writes it: the model is the JSON text of the inputs'
+/* Open a table as merge writes it (decimals -1: unknown, written as null):
+ * the model is the JSON text of the inputs'
  * model; compression as output.compression. */
 hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
                              const char *model_json, int threads);
