@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* getopt values: a key's flag is OPT_KEY + its index in hk_config_keys.h */
-enum { OPT_QUIET = 256, OPT_NO_SEQUENCES, OPT_KEY = 512 };
+enum { OPT_QUIET = 256, OPT_NO_SEQUENCES, OPT_PRINT_CONFIG, OPT_KEY = 512 };
 
 /* The options of score and check: the fixed ones, then one per key. */
 static void score_options(struct option *o)
@@ -19,6 +19,7 @@ static void score_options(struct option *o)
         { "output", required_argument, NULL, 'o' },
         { "no-sequences", no_argument, NULL, OPT_NO_SEQUENCES },
         { "quiet", no_argument, NULL, OPT_QUIET },
+        { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
         { "help", no_argument, NULL, 'h' },
     };
     const int n_fixed = (int)(sizeof fixed / sizeof *fixed);
@@ -27,7 +28,7 @@ static void score_options(struct option *o)
         o[n_fixed + k] = (struct option){ hk_config_key_flag(k), required_argument, NULL, OPT_KEY + k };
     o[n_fixed + HK_N_KEYS] = (struct option){ NULL, 0, NULL, 0 };
 }
-#define N_SCORE_OPTIONS (5 + HK_N_KEYS + 1)
+#define N_SCORE_OPTIONS (6 + HK_N_KEYS + 1)
 
 void hk_cli_usage_score(FILE *fp, const char *cmd)
 {
@@ -46,6 +47,7 @@ void hk_cli_usage_score(FILE *fp, const char *cmd)
         "  -c, --config FILE        JSON configuration: the keys below, e.g. {\"engine\": {\"threads\": 4}}\n"
         "  -o, --output FILE        write the table to FILE [%s]\n"
         "      --quiet              no notices or progress on stderr\n"
+        "      --print-config       print the settings (file, then flags) as JSON and exit\n"
         "  -h, --help               this help\n\n"
         "Settings: each flag sets the configuration key in parentheses and overrides\n"
         "the file; [the default]; \"null\" clears a key that may be null:\n",
@@ -72,7 +74,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
      * order): the flags are recorded, then applied over the config file. */
     struct { int opt; const char *arg; } *flags = calloc((size_t)argc + 1, sizeof *flags);
     if (!flags) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
-    int n_flags = 0, c, rc = HK_EXIT_INPUT;
+    int n_flags = 0, c, rc = HK_EXIT_INPUT, print = 0;
     const char *config = NULL;
     opterr = 0;
     optind = 0;
@@ -102,6 +104,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
         const char *a = flags[i].arg;
         int bad = 0;
         if (flags[i].opt == OPT_QUIET) hk_log_set_quiet(1);
+        else if (flags[i].opt == OPT_PRINT_CONFIG) print = 1;
         else if (flags[i].opt == OPT_NO_SEQUENCES)
             bad = hk_config_set(&o->cfg, HK_KEY_OUTPUT_SEQUENCES, "--no-sequences", "false");
         else {
@@ -111,6 +114,11 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
             bad = hk_config_set(&o->cfg, k, where, a);
         }
         if (bad) goto out;
+    }
+    if (print) {
+        hk_config_print(stdout, &o->cfg);
+        free(flags);
+        return -1;
     }
     if (optind >= argc) {
         hk_log_error("%s: no INPUT given (use - for standard input); see 'haplik %s --help'",

@@ -356,7 +356,12 @@ void hk_config_value_json(const hk_config_t *c, int key, char *buf, size_t n)
     case T_NAME: snprintf(buf, n, "\"%s\"", (const char *)c + k->offset); break;
     case T_INT_OR_NULL: if (*i < 0) { snprintf(buf, n, "null"); break; } /* fall through */
     case T_INT: snprintf(buf, n, "%d", *i); break;
-    case T_NUMBER: snprintf(buf, n, "%g", *(const double *)((const char *)c + k->offset)); break;
+    case T_NUMBER: {   /* the shortest text that reads back the same */
+        const double v = *(const double *)((const char *)c + k->offset);
+        snprintf(buf, n, "%.15g", v);
+        if (strtod(buf, NULL) != v) snprintf(buf, n, "%.17g", v);
+        break;
+    }
     case T_BOOL: snprintf(buf, n, "%s", *i ? "true" : "false"); break;
     case T_DEVICES: {
         if (c->n_devices < 0) { snprintf(buf, n, "\"all\""); break; }
