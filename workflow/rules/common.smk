@@ -1,6 +1,5 @@
 # common.smk - config validation and the functions the rules share (no rules here).
 
-import json
 import re
 import shlex
 import shutil
@@ -86,19 +85,35 @@ def _haplik_path():
 HAPLIK = _haplik_path()
 
 
-def get_haplik_config_json():
-    """haplik's JSON config for the scoring jobs: config `haplik_config` and the scoring
-    settings; engine.gpu_lock_dir, when set, is the placeholder @GPU_LOCK_DIR@ that the job
-    fills in (rules/score.smk)."""
-    cfg = json.loads(json.dumps(config.get("haplik_config") or {}))
-    engine = cfg.setdefault("engine", {})
-    scoring = config["scoring"]
-    engine["backend"] = scoring["backend"]
-    engine["devices"] = scoring["devices"]
-    engine.pop("gpu_lock_dir", None)
-    if get_gpu_lock_dir():
-        engine["gpu_lock_dir"] = "@GPU_LOCK_DIR@"
-    return json.dumps(cfg, sort_keys=True)
+# haplik's flags are its configuration keys' last part with "-" for "_" (haplik score
+# --help lists them), but for the two formats.
+FLAG_OF_KEY = {"input.format": "format", "output.format": "output-format"}
+
+
+def get_haplik_flags():
+    """haplik's flags for the scoring jobs, from config `haplik_config` (any haplik key)
+    and the scoring settings; the GPU lock folder is added by the job (rules/score.smk)."""
+    keys = {
+        f"{section}.{key}": value
+        for section, values in (config.get("haplik_config") or {}).items()
+        for key, value in values.items()
+    }
+    keys["engine.backend"] = config["scoring"]["backend"]
+    keys["engine.devices"] = config["scoring"]["devices"]
+    keys.pop("engine.gpu_lock_dir", None)
+    flags = []
+    for key, value in sorted(keys.items()):
+        flag = FLAG_OF_KEY.get(key, key.split(".")[1].replace("_", "-"))
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif value is None:
+            text = "null"
+        elif isinstance(value, list):
+            text = ",".join(str(v) for v in value)
+        else:
+            text = str(value)
+        flags += [f"--{flag}", text]
+    return flags
 
 
 def get_gpu_lock_dir():
