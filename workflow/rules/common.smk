@@ -1,5 +1,6 @@
 # common.smk - config validation and the functions the rules share (no rules here).
 
+import gzip
 import re
 import shlex
 import shutil
@@ -130,19 +131,68 @@ def get_dump(wildcards):
     return DUMPS[wildcards.dump]
 
 
-def get_score_input(wildcards):
+def _score_input(dump, shard):
     """What a scoring job reads: a genome shard's HaplotypeCaller dump, a dump scored
     whole (shards: 1), or one of the dump's shards."""
     if GENOME_MODE:
-        return f"results/genome/dumps/{wildcards.shard}.txt"
+        return f"results/genome/dumps/{shard}.txt"
     if N_SHARDS == 1:
-        return DUMPS[wildcards.dump]
-    return f"results/split/{wildcards.dump}/{wildcards.shard}.txt"
+        return DUMPS[dump]
+    return f"results/split/{dump}/{shard}.txt"
+
+
+def get_score_input(wildcards):
+    return _score_input(wildcards.dump, wildcards.shard)
 
 
 def get_tables():
     """Every shard table, in the order of `dumps`, then of the shards."""
     return [f"results/tables/{d}/{s}.json" for d in DUMPS for s in SHARD_IDS]
+
+
+def get_score_benchmarks():
+    """The scoring jobs' benchmarks, in the order of get_tables()."""
+    return [f"benchmarks/score/{d}/{s}.tsv" for d in DUMPS for s in SHARD_IDS]
+
+
+def get_report_sources():
+    """The file each shard scored, in the order of get_tables() (the report reads GATK's
+    values from it)."""
+    return [_score_input(d, s) for d in DUMPS for s in SHARD_IDS]
+
+
+def _carries_gatk_values(path):
+    """Whether a dump's first record has the 7th field, GATK's value (a HaplotypeCaller
+    results file; a batch file has none). Unreadable: no (Snakemake reports it missing)."""
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rt") if gz else open(path)) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    return len(line.split()) == 7
+    except (OSError, UnicodeDecodeError, EOFError):
+        pass
+    return False
+
+
+# HaplotypeCaller's dumps always carry GATK's values; in the dumps mode, any dump whose first
+# record does makes the report plot |haplik - GATK|.
+GATK_VALUES = GENOME_MODE or any(_carries_gatk_values(p) for p in DUMPS.values())
+
+
+def get_gatk_figure():
+    """The report's |haplik - GATK| figure, as an output of report_figures, or none."""
+    if not GATK_VALUES:
+        return {}
+    return {
+        "gatk": report(
+            "results/report/gatk_difference.svg",
+            caption="../report/gatk_difference.rst",
+            category="Likelihoods",
+            labels={"figure": "|haplik - GATK|"},
+        )
+    }
 
 
 def get_reference():
