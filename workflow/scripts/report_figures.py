@@ -56,7 +56,9 @@ CHECK_TOLERANCE = 1e-4
 
 
 def fail(message):
-    sys.exit(f"report_figures: error: {message}")
+    """Bad input: one line, exit 2 (haplik's convention)."""
+    print(f"report_figures: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def open_text(path):
