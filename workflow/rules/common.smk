@@ -7,7 +7,6 @@ import shutil
 
 from snakemake.utils import validate
 
-
 validate(config, schema="../schemas/config.schema.yaml")
 
 # ---- mode, shards and names ----------------------------------------------------------
@@ -93,7 +92,8 @@ FLAG_OF_KEY = {"input.format": "format", "output.format": "output-format"}
 
 def get_haplik_flags():
     """haplik's flags for the scoring jobs, from config `haplik_config` (any haplik key)
-    and the scoring settings; the GPU lock folder is added by the job (rules/score.smk)."""
+    and the scoring settings; the GPU lock folder is added by the job (rules/score.smk).
+    """
     keys = {
         f"{section}.{key}": value
         for section, values in (config.get("haplik_config") or {}).items()
@@ -163,11 +163,12 @@ def get_report_sources():
 
 def _carries_gatk_values(path):
     """Whether a dump's first record has the 7th field, GATK's value (a HaplotypeCaller
-    results file; a batch file has none). Unreadable: no (Snakemake reports it missing)."""
+    results file; a batch file has none). Unreadable: no (Snakemake reports it missing).
+    """
     try:
         with open(path, "rb") as f:
             gz = f.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rt") if gz else open(path)) as f:
+        with gzip.open(path, "rt") if gz else open(path) as f:
             for line in f:
                 if line.strip() and not line.startswith("#"):
                     return len(line.split()) == 7

@@ -9,6 +9,7 @@ rule report_figures:
         sources=get_report_sources(),
         benchmarks=get_score_benchmarks(),
     output:
+        **get_gatk_figure(),
         shards_html=report(
             "results/report/shards.html",
             caption="../report/shards.rst",
@@ -33,7 +34,6 @@ rule report_figures:
             category="Likelihoods",
             labels={"figure": "histogram"},
         ),
-        **get_gatk_figure(),
     log:
         "logs/report_figures.log",
     localrule: True

@@ -32,15 +32,15 @@ rule score_shard:
     shell:
         """
         (
-        lock={params.lock_dir:q}
-        if [ -n "$lock" ] && [ -n "${{SLURM_JOB_ID:-}}" ]; then
-            lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
-        fi
-        if [ -n "$lock" ]; then mkdir -p "$lock"; fi
-        echo "haplik flags: {params.flags} --gpu-lock-dir ${{lock:-null}}" >&2
-        {params.haplik:q} score {params.flags:q} --gpu-lock-dir "${{lock:-null}}" \
-            --threads {threads} -o {output:q} {input:q}
-        ) 2> {log:q}
+            lock={params.lock_dir:q}
+            if [ -n "$lock" ] && [ -n "${{SLURM_JOB_ID:-}}" ]; then
+                lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
+            fi
+            if [ -n "$lock" ]; then mkdir -p "$lock"; fi
+            echo "haplik flags: {params.flags} --gpu-lock-dir ${{lock:-null}}" >&2
+            {params.haplik:q} score {params.flags:q} --gpu-lock-dir "${{lock:-null}}" \
+                --threads {threads} -o {output:q} {input:q}
+        ) 2>{log:q}
         """
 
 
