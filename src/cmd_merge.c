@@ -87,10 +87,11 @@ static void usage(FILE *fp)
 
 #define MERGE_FAIL(...) do { hk_log_error(__VA_ARGS__); goto fail; } while (0)
 
-/* A failed write of the output (e.g. a full disk): logged, -1. */
+/* A failed write of the output (e.g. a full disk), which the table writer has logged
+ * (naming the output, with the errno of the write: logging it here again printed a second
+ * line with an errno since clobbered): exit 3, -1. */
 static int write_error(merge_t *m)
 {
-    hk_log_error("merge: write failed: %s", strerror(errno));
     m->write_failed = 1;
     return -1;
 }

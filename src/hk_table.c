@@ -284,7 +284,11 @@ int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
         t->copying = 1;
     }
     textbuf_t *buf = &set->buf[0];
-    if (t->fmt->copy(&t->info, buf, index, rest, len)) return -1;
+    /* a format's copy fails only for memory; write failures are logged where they happen */
+    if (t->fmt->copy(&t->info, buf, index, rest, len)) {
+        hk_log_error("out of memory writing the table");
+        return -1;
+    }
     if (index + 1 > t->index) t->index = index + 1;
     if (buf->len < COPY_FLUSH_BYTES) return 0;
     t->copying = 0;

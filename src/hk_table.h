@@ -45,7 +45,8 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
 /* Append the regions of b, indexed from the count written so far. */
 int hk_table_write(hk_table_t *t, const hk_batch_t *b) __attribute__((warn_unused_result));
 /* Append a region (json, jsonl) or a row (tsv) read from a table of the same
- * format: rest is its text after its index, which becomes `index`. */
+ * format: rest is its text after its index, which becomes `index`. -1 (logged,
+ * with the output's name and errno's text for a write) on failure. */
 int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
     __attribute__((warn_unused_result));
 /* The format's name ("json", "jsonl", "tsv"). */
