@@ -5,7 +5,10 @@
 #   apt:  slurm-wlm (slurmctld, slurmd, client tools), munge, slurmdbd, mariadb-server
 #         (accounting, so that the SLURM executor's sacct status checks work), python3-venv
 #   pip:  snakemake and snakemake-executor-plugin-slurm, pinned, into a virtual environment
-#         ($HK_WF_VENV, default /opt/haplik-workflow), with `snakemake` linked into /usr/local/bin.
+#         ($HK_WF_VENV, default /opt/haplik-workflow), with `snakemake` linked into /usr/local/bin;
+#         in the same environment, pinned, what the report needs without conda: matplotlib (the
+#         rule report_figures runs its script in Snakemake's own Python; envs/report.yaml pins
+#         the same version for --use-conda) and pygments (`snakemake --report` requires it).
 # No daemon is started or enabled here: tests/slurm/cluster.sh starts its own private cluster.
 #
 # Environment: HK_WF_VENV (venv directory), HK_WF_PYTHON (python >= 3.11 to build it with,
@@ -14,6 +17,8 @@ set -euo pipefail
 
 SNAKEMAKE_VERSION=9.27.1
 SLURM_PLUGIN_VERSION=2.8.0
+MATPLOTLIB_VERSION=3.10.8   # the same as envs/report.yaml
+PYGMENTS_VERSION=2.19.2
 VENV=${HK_WF_VENV:-/opt/haplik-workflow}
 PY=${HK_WF_PYTHON:-python3}
 
@@ -46,11 +51,19 @@ if [ "${HK_WF_NO_APT:-0}" != 1 ]; then
 fi
 
 want="snakemake==$SNAKEMAKE_VERSION snakemake-executor-plugin-slurm==$SLURM_PLUGIN_VERSION"
-have_plugin=$("$VENV/bin/python" -m pip show snakemake-executor-plugin-slurm 2>/dev/null || true)
+want="$want matplotlib==$MATPLOTLIB_VERSION pygments==$PYGMENTS_VERSION"
+# has PACKAGE VERSION: the venv holds that version (pip's output read whole: grep -q would
+# stop early and, under pipefail, pip's SIGPIPE would read as "not installed")
+has() {
+    local info
+    info=$("$VENV/bin/python" -m pip show "$1" 2>/dev/null) || return 1
+    grep -qx "Version: $2" <<<"$info"
+}
 if [ -x "$VENV/bin/snakemake" ] \
    && [ "$("$VENV/bin/snakemake" --version 2>/dev/null)" = "$SNAKEMAKE_VERSION" ] \
-   && grep -qx "Version: $SLURM_PLUGIN_VERSION" <<<"$have_plugin"; then
-    say "snakemake $SNAKEMAKE_VERSION and the SLURM plugin $SLURM_PLUGIN_VERSION already in $VENV"
+   && has snakemake-executor-plugin-slurm "$SLURM_PLUGIN_VERSION" \
+   && has matplotlib "$MATPLOTLIB_VERSION" && has pygments "$PYGMENTS_VERSION"; then
+    say "snakemake $SNAKEMAKE_VERSION, the SLURM plugin, matplotlib and pygments already in $VENV"
 else
     say "creating $VENV with $want"
     "$PY" -m venv "$VENV"

@@ -1,7 +1,11 @@
 /* cmd_merge.c - `haplik merge TABLE... -o OUT`: join shard tables.
  *
- * Streams line by line, relying on the table layout of hk_table.h, so memory
- * stays bounded by one line. No line is trusted: each must be UTF-8 (the
+ * Streams line by line, relying on the table layouts of hk_table.h, so memory
+ * stays bounded by one line, and writes through the table's own writer
+ * (hk_table_copy, hk_table_finish), so the header and the summary have the
+ * shape that `score` writes. json and jsonl tables merge with each other;
+ * tsv tables with tsv tables. Tables of another model or number of decimals
+ * are refused. No line is trusted: each must be UTF-8 (the
  * ill-formed parts that earlier haplik wrote for region names that were not
  * become U+FFFD, as the table writer now writes them), parse with cJSON as
  * one JSON value, and keep to RFC 8259 where cJSON is lax. A region line is
@@ -17,6 +21,7 @@
 #include "config.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -30,10 +35,13 @@
 #include <htslib/kstring.h>
 
 typedef struct {
-    FILE    *fp;
+    hk_table_t *out;
     int      format;          /* HK_OUT_* of the output */
-    uint64_t index;           /* regions written */
+    uint64_t index;           /* regions written by the tables before this one */
     char    *model;           /* the first table's model, unformatted JSON */
+    char    *decimals;        /* the first table's decimals, as JSON text */
+    char    *columns;         /* tsv: the first table's column names */
+    cJSON   *ordinals;        /* union of device ordinals */
     double   regions, pairs, cells, recomputed, seconds;
     char    *backend;         /* common backend, or "mixed" */
     cJSON   *devices;         /* union of device names */
@@ -54,6 +62,9 @@ typedef struct {
     int         fixed_told;   /* the notice about ill-formed UTF-8 was given */
 } table_in_t;
 
+#define TSV_HEADER "#haplik-likelihoods "
+#define TSV_SUMMARY "#summary "
+
 /* Where a table is in its layout (hk_table.h). */
 enum { AT_HEADER, AT_OPEN, AT_REGIONS, AT_SUMMARY, AT_END };
 
@@ -61,23 +72,26 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
         "Usage: haplik merge [options] TABLE... [-o OUT]\n\n"
-        "Join haplik tables (json or jsonl, e.g. of the shards made by `haplik split`) into one:\n"
-        "regions in the order given, re-indexed from 0; summaries summed, devices joined, and\n"
-        "each input's own summary kept under summary.parts. All tables must come from the same\n"
-        "model settings. OUT may not be one of the tables.\n\n"
+        "Join haplik tables (e.g. of the shards made by `haplik split`) into one: regions in\n"
+        "the order given, re-indexed from 0; summaries summed, devices joined, and each\n"
+        "input's own summary kept under summary.parts. json and jsonl tables merge with each\n"
+        "other, tsv tables with tsv tables; all must have the same model and decimals.\n"
+        "Plain, gzip or BGZF. OUT may not be one of the tables.\n\n"
         "Options:\n"
         "  -o, --output FILE        write to FILE [standard output]\n"
-        "      --output-format F    json or jsonl [that of the first table]\n"
+        "      --output-format F    json, jsonl or tsv [that of the first table]\n"
+        "      --compression C      auto (BGZF when OUT ends in .gz), none or bgzf [auto]\n"
         "      --quiet              no notices\n"
         "  -h, --help               this help\n");
 }
 
 #define MERGE_FAIL(...) do { hk_log_error(__VA_ARGS__); goto fail; } while (0)
 
-/* A failed write of the output (e.g. a full disk): logged, -1. */
+/* A failed write of the output (e.g. a full disk), which the table writer has logged
+ * (naming the output, with the errno of the write: logging it here again printed a second
+ * line with an errno since clobbered): exit 3, -1. */
 static int write_error(merge_t *m)
 {
-    hk_log_error("merge: write failed: %s", strerror(errno));
     m->write_failed = 1;
     return -1;
 }
@@ -206,6 +220,17 @@ static int take_header(merge_t *m, const table_in_t *t, const cJSON *h)
                      cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
         return -1;
     }
+    const cJSON *decimals = cJSON_GetObjectItemCaseSensitive(h, "decimals");
+    char *digits = decimals ? cJSON_PrintUnformatted(decimals) : strdup("unknown");
+    if (!digits) { hk_log_error("out of memory"); return -1; }
+    if (!m->decimals) m->decimals = digits;
+    else {
+        const int same = !strcmp(digits, m->decimals);
+        if (!same) hk_log_error("%s:%ld: decimals %s differ from the first table's %s (score them "
+                                "again with one --decimals)", t->path, t->line, digits, m->decimals);
+        free(digits);
+        if (!same) return -1;
+    }
     char *text = cJSON_PrintUnformatted(model);
     if (!text) { hk_log_error("out of memory"); return -1; }
     if (!m->model) { m->model = text; return 0; }
@@ -255,12 +280,8 @@ static int take_region(merge_t *m, table_in_t *t, const cJSON *r)
         hk_log_error("%s:%ld: not a haplik region: %s", t->path, t->line, why);
         return -1;
     }
-    t->regions++;
     const size_t n = t->len - (size_t)(rest - t->s);
-    if (m->format == HK_OUT_JSON && m->index && fputs(",\n", m->fp) == EOF) return write_error(m);
-    if (fprintf(m->fp, "{\"index\": %llu", (unsigned long long)m->index++) < 0) return write_error(m);
-    if (fwrite(rest, 1, n, m->fp) != n) return write_error(m);
-    if (m->format == HK_OUT_JSONL && fputc('\n', m->fp) == EOF) return write_error(m);
+    if (hk_table_copy(m->out, m->index + t->regions++, rest, n)) return write_error(m);
     return 0;
 }
 
@@ -316,6 +337,13 @@ static int take_summary(merge_t *m, const table_in_t *t, const cJSON *s)
         const cJSON *e;
         cJSON_ArrayForEach(e, m->devices) seen |= cJSON_Compare(d, e, 1);
         if (!seen) cJSON_AddItemToArray(m->devices, cJSON_Duplicate(d, 1));
+    }
+    /* tables of earlier haplik have no device_ordinals: nothing to add */
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(s, "device_ordinals")) {
+        int seen = !cJSON_IsNumber(d);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, m->ordinals) seen |= cJSON_Compare(d, e, 1);
+        if (!seen) cJSON_AddItemToArray(m->ordinals, cJSON_Duplicate(d, 1));
     }
     /* the file name goes into the table: it must be UTF-8 too */
     char *table = hk_text_utf8_fix(t->path, strlen(t->path), NULL);
@@ -395,25 +423,86 @@ static int jsonl_line(merge_t *m, table_in_t *t, int *at)
     return rc;
 }
 
-/* A json table's first line is its header, which ends with a comma; no line
- * of a jsonl table does. */
-static int is_json_header(const table_in_t *t)
+/* A line of a tsv table: header, column names, rows, summary. A row's first
+ * field is its region index, from 0 and each the one before or the next. */
+/* Drop the first n bytes of t's line (a tsv comment's prefix). */
+static void skip_prefix(table_in_t *t, size_t n)
 {
-    return t->len && t->s[t->len - 1] == ',';
+    memmove(t->s, t->s + n, t->len - n + 1);
+    t->len -= n;
+}
+
+static int tsv_line(merge_t *m, table_in_t *t, int *at)
+{
+    cJSON *j = NULL;
+    int rc = -1;
+    if (*at == AT_HEADER) {
+        skip_prefix(t, strlen(TSV_HEADER));
+        if (!(j = table_parse(t, "", t->len, "")) || take_header(m, t, j)) goto fail;
+        *at = AT_OPEN;
+    } else if (*at == AT_OPEN) {
+        if (strncmp(t->s, "region_index\t", 13))
+            MERGE_FAIL("%s:%ld: expected the column names", t->path, t->line);
+        if (!m->columns && !(m->columns = strdup(t->s))) MERGE_FAIL("out of memory");
+        if (strcmp(m->columns, t->s))
+            MERGE_FAIL("%s:%ld: columns differ from the first table's (%s)", t->path, t->line,
+                       m->columns);
+        *at = AT_REGIONS;
+    } else if (*at == AT_REGIONS && !strncmp(t->s, TSV_SUMMARY, strlen(TSV_SUMMARY))) {
+        skip_prefix(t, strlen(TSV_SUMMARY));
+        if (!(j = table_parse(t, "", t->len, "")) || take_summary(m, t, j)) goto fail;
+        *at = AT_END;
+    } else if (*at == AT_REGIONS) {
+        char *end;
+        errno = 0;
+        const unsigned long long old = strtoull(t->s, &end, 10);
+        if (end == t->s || *end != '\t' || errno || t->s[0] == '-' ||
+            old > t->regions || old + 1 < t->regions)
+            MERGE_FAIL("%s:%ld: not a row of region %llu or %llu", t->path, t->line,
+                       (unsigned long long)(t->regions ? t->regions - 1 : 0),
+                       (unsigned long long)t->regions);
+        if (old == t->regions) t->regions++;
+        if (hk_table_copy(m->out, m->index + old, end, t->len - (size_t)(end - t->s))) {
+            write_error(m);
+            goto fail;
+        }
+    } else {
+        MERGE_FAIL("%s:%ld: unexpected line after the summary", t->path, t->line);
+    }
+    rc = 0;
+fail:
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* A json table's first line is its header, which ends with a comma; no line
+ * of a jsonl table does. A tsv table's starts with TSV_HEADER. */
+static int table_format(const table_in_t *t)
+{
+    if (!strncmp(t->s, TSV_HEADER, strlen(TSV_HEADER))) return HK_OUT_TSV;
+    return t->len && t->s[t->len - 1] == ',' ? HK_OUT_JSON : HK_OUT_JSONL;
 }
 
 static int merge_one(merge_t *m, const char *path)
 {
     table_in_t t;
-    int at = AT_HEADER, comma = 0, json = 0, got, rc = -1;
+    int at = AT_HEADER, comma = 0, format = HK_OUT_JSON, got, rc = -1;
     if (table_open(&t, path)) goto fail;
     while ((got = table_next(&t)) > 0) {
-        if (t.line == 1) json = is_json_header(&t);
-        if (json ? json_line(m, &t, &at, &comma) : jsonl_line(m, &t, &at)) goto fail;
+        if (t.line == 1) {
+            format = table_format(&t);
+            if ((format == HK_OUT_TSV) != (m->format == HK_OUT_TSV))
+                MERGE_FAIL("%s:1: a %s table cannot be merged into a %s table", path,
+                           hk_table_format_name(format), hk_table_format_name(m->format));
+        }
+        if (format == HK_OUT_TSV ? tsv_line(m, &t, &at)
+            : format == HK_OUT_JSON ? json_line(m, &t, &at, &comma) : jsonl_line(m, &t, &at))
+            goto fail;
     }
     if (got < 0) goto fail;
     if (!t.line) MERGE_FAIL("%s: empty file, not a haplik table", path);
     if (at != AT_END) MERGE_FAIL("%s:%ld: truncated table (no summary)", path, t.line);
+    m->index += t.regions;
     rc = 0;
 fail:
     table_close(&t);
@@ -421,9 +510,9 @@ fail:
 }
 
 /* The format of the first table, read before anything is written, and the
- * model, which the header of a json output needs first: from a json table's
- * header, or a jsonl table's last line. The table is read again by merge_one. */
-static int peek_table(merge_t *m, const char *path, int out_format, int *format)
+ * model and decimals, which the output's header needs first: from a json or
+ * tsv table's first line, or a jsonl table's last line. The table is read again by merge_one. */
+static int peek_table(merge_t *m, const char *path, int *format)
 {
     table_in_t t;
     kstring_t last = { 0, 0, NULL };
@@ -435,10 +524,13 @@ static int peek_table(merge_t *m, const char *path, int out_format, int *format)
         if (!got) hk_log_error("%s: empty file, not a haplik table", path);
         goto fail;
     }
-    *format = is_json_header(&t) ? HK_OUT_JSON : HK_OUT_JSONL;
+    *format = table_format(&t);
     if (*format == HK_OUT_JSON) {
         if (!(j = table_parse(&t, "", t.len - 1, "}")) || take_header(m, &t, j)) goto fail;
-    } else if (out_format == HK_OUT_JSON) {
+    } else if (*format == HK_OUT_TSV) {
+        skip_prefix(&t, strlen(TSV_HEADER));
+        if (!(j = table_parse(&t, "", t.len, "")) || take_header(m, &t, j)) goto fail;
+    } else {
         /* keep the last line: reading on past it reuses the buffer */
         while ((got = table_next(&t)) > 0) {
             last.l = 0;
@@ -459,65 +551,75 @@ fail:
     return rc;
 }
 
+/* The summary, in the shape score writes (hk_table_finish), with parts. */
 static int write_summary(merge_t *m)
 {
-    const char *backend = m->backend ? m->backend : "cpu";
-    char *devs = cJSON_PrintUnformatted(m->devices), *parts = cJSON_PrintUnformatted(m->parts);
-    char *quoted = malloc(6 * strlen(backend) + 3);
-    if (!devs || !parts || !quoted) {
-        free(devs); free(parts); free(quoted);
-        hk_log_error("out of memory");
-        return -1;
-    }
-    *hk_table_put_string(quoted, backend, strlen(backend)) = '\0';
-    if (m->format == HK_OUT_JSON)
-        fprintf(m->fp, "%s],\n\"summary\": ", m->index ? "\n" : "");
-    else
-        fputs("{\"summary\": ", m->fp);
-    fprintf(m->fp, "{\"regions\": %.0f, \"pairs\": %.0f, \"cells\": %.0f, \"double_recomputed\": "
-            "%.0f, \"backend\": %s, \"devices\": %s, \"seconds\": %.3f, \"parts\": %s}",
-            m->regions, m->pairs, m->cells, m->recomputed, quoted, devs, m->seconds, parts);
-    if (m->format == HK_OUT_JSONL)
-        fprintf(m->fp, ", \"format\": \"haplik-likelihoods\", \"format_version\": 1, "
-                "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s",
-                PACKAGE_VERSION, m->model);
-    fputs("}\n", m->fp);
-    free(devs);
+    const int n_dev = cJSON_GetArraySize(m->devices), n_ord = cJSON_GetArraySize(m->ordinals);
+    const char **names = calloc((size_t)n_dev + 1, sizeof *names);
+    int *ordinals = calloc((size_t)n_ord + 1, sizeof *ordinals);
+    char *parts = cJSON_PrintUnformatted(m->parts);
+    int rc = -1;
+    if (!names || !ordinals || !parts) { hk_log_error("out of memory"); goto out; }
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, m->devices) names[i++] = e->valuestring;
+    i = 0;
+    cJSON_ArrayForEach(e, m->ordinals) ordinals[i++] = (int)e->valuedouble;
+    const hk_summary_t s = {
+        .regions = (uint64_t)m->regions, .pairs = (uint64_t)m->pairs, .cells = (uint64_t)m->cells,
+        .double_recomputed = (uint64_t)m->recomputed, .backend = m->backend ? m->backend : "cpu",
+        .devices = names, .n_devices = n_dev, .ordinals = ordinals, .n_ordinals = n_ord,
+        .seconds = m->seconds, .parts = parts,
+    };
+    hk_table_t *out = m->out;
+    m->out = NULL;
+    rc = hk_table_finish(out, &s);
+out:
+    free(names);
+    free(ordinals);
     free(parts);
-    free(quoted);
-    return ferror(m->fp) ? write_error(m) : 0;
+    return rc;
 }
 
 /* ---- the command ---- */
 
 /* Parse the options; 0 to go on, -1 after --help, else an exit status. */
-static int parse_options(int argc, char **argv, const char **output, int *format)
+/* Parse the options; 0 to go on, -1 after --help, else an exit status.
+ * --output-format and --compression are the configuration keys' own flags,
+ * checked by their validator; *format stays -1 when not given. */
+static int parse_options(int argc, char **argv, const char **output, int *format,
+                         int *compression)
 {
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' }, { "output-format", required_argument, NULL, 'F' },
+        { "compression", required_argument, NULL, 'C' },
         { "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
+    hk_config_t cfg;
+    hk_config_init(&cfg);
     int c, longind = -1;
     optind = 0;
     opterr = 0;   /* getopt's messages are not haplik's one-line errors */
     while ((c = getopt_long(argc, argv, ":o:h", opts, &longind)) != -1) {
         /* a value that starts with '-' is the next option, not a value: GNU getopt
          * would take `-o --quiet` for an output named "--quiet" */
-        if ((c == 'o' || c == 'F') && optarg[0] == '-' && optarg[1]) {
+        if ((c == 'o' || c == 'F' || c == 'C') && optarg[0] == '-' && optarg[1]) {
             hk_log_error("merge: option '%s' needs a value, not '%s' (see haplik merge --help)",
-                         longind >= 0 ? (c == 'o' ? "--output" : "--output-format") : "-o", optarg);
+                         longind >= 0 ? opts[longind].name : "-o", optarg);
             return HK_EXIT_INPUT;
         }
         longind = -1;
         switch (c) {
         case 'o': *output = optarg; break;
         case 'F':
-            if (!strcmp(optarg, "json")) *format = HK_OUT_JSON;
-            else if (!strcmp(optarg, "jsonl")) *format = HK_OUT_JSONL;
-            else {
-                hk_log_error("merge: --output-format: expected json or jsonl, got '%s'", optarg);
+            if (hk_config_set(&cfg, HK_KEY_OUTPUT_FORMAT, "merge: --output-format", optarg))
                 return HK_EXIT_INPUT;
-            }
+            *format = cfg.output_format;
+            break;
+        case 'C':
+            if (hk_config_set(&cfg, HK_KEY_OUTPUT_COMPRESSION, "merge: --compression", optarg))
+                return HK_EXIT_INPUT;
+            *compression = cfg.compression;
             break;
         case 'q': hk_log_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
@@ -557,8 +659,8 @@ static int output_is_input(const char *output, char **inputs, int n)
 int hk_cmd_merge(int argc, char **argv)
 {
     const char *output = NULL;
-    int format = -1;
-    int status = parse_options(argc, argv, &output, &format);
+    int format = -1, compression = HK_COMPRESS_AUTO;
+    int status = parse_options(argc, argv, &output, &format, &compression);
     if (status) return status < 0 ? (hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0) : status;
     if (output_is_input(output, argv + optind, argc - optind)) return HK_EXIT_INPUT;
     if (!strcmp(argv[optind], "-")) {
@@ -566,38 +668,38 @@ int hk_cmd_merge(int argc, char **argv)
         return HK_EXIT_INPUT;
     }
     hk_outfile_catch_signals();
-    merge_t m = { .devices = cJSON_CreateArray(), .parts = cJSON_CreateArray() };
-    hk_outfile_t *out = NULL;
+    merge_t m = { .devices = cJSON_CreateArray(), .ordinals = cJSON_CreateArray(),
+                  .parts = cJSON_CreateArray() };
     int first_format;
     status = HK_EXIT_INPUT;
-    if (peek_table(&m, argv[optind], format, &first_format)) goto done;
+    if (peek_table(&m, argv[optind], &first_format)) goto done;
     m.format = format >= 0 ? format : first_format;
-    status = HK_EXIT_RUNTIME;
-    if (!m.devices || !m.parts || !(out = hk_outfile_open(output))) goto done;
-    m.fp = hk_outfile_fp(out);
-    if (m.format == HK_OUT_JSON &&
-        fprintf(m.fp, "{\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
-                "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s,\n"
-                "\"regions\": [\n", PACKAGE_VERSION, m.model) < 0) {
-        write_error(&m);
+    if ((m.format == HK_OUT_TSV) != (first_format == HK_OUT_TSV)) {
+        hk_log_error("merge: %s: a %s table cannot be merged into a %s table", argv[optind],
+                     hk_table_format_name(first_format), hk_table_format_name(m.format));
         goto done;
     }
+    status = HK_EXIT_RUNTIME;
+    if (!m.devices || !m.ordinals || !m.parts ||
+        !(m.out = hk_table_open_as(output, m.format, compression, 
+                                          isdigit((unsigned char)m.decimals[0]) ? atoi(m.decimals) : -1,
+                                          m.model, 0)))
+        goto done;
     status = HK_EXIT_INPUT;
     for (int i = optind; i < argc; i++)
         if (merge_one(&m, argv[i])) {
             if (m.write_failed) status = HK_EXIT_RUNTIME;
             goto done;
         }
-    status = HK_EXIT_RUNTIME;
-    if (write_summary(&m)) goto done;
-    hk_outfile_t *o = out;
-    out = NULL;
-    status = hk_outfile_commit(o) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    status = write_summary(&m) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
 done:
-    hk_outfile_abort(out);
+    hk_table_abort(m.out);
     free(m.model);
+    free(m.decimals);
+    free(m.columns);
     free(m.backend);
     cJSON_Delete(m.devices);
+    cJSON_Delete(m.ordinals);
     cJSON_Delete(m.parts);
     if (hk_cli_close_stdout()) status = HK_EXIT_RUNTIME;
     return status;

@@ -168,7 +168,8 @@ static void *read_stage(void *arg)
         }
         if (!rd) {
             if (next_input == r->n_inputs) break;
-            rd = hk_reader_open(r->inputs[next_input++], r->cfg->input_format, hk_model_seq_rules(&r->cfg->model));
+            rd = hk_reader_open(r->inputs[next_input++], hk_reader_parse_format(r->cfg->input_format),
+                                hk_model_seq_rules(&r->cfg->model));
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
             hk_reader_set_threads(rd, r->parse_threads);
         }

@@ -8,26 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    OPT_BACKEND = 256, OPT_DEVICES, OPT_THREADS, OPT_PRECISION, OPT_FORMAT,
-    OPT_OUTPUT_FORMAT, OPT_TOLERANCE, OPT_QUIET, OPT_NO_SEQUENCES
-};
+/* getopt values: a key's flag is OPT_KEY + its index in hk_config_keys.h */
+enum { OPT_QUIET = 256, OPT_NO_SEQUENCES, OPT_PRINT_CONFIG, OPT_KEY = 512 };
 
-static const struct option score_options[] = {
-    { "config", required_argument, NULL, 'c' },
-    { "output", required_argument, NULL, 'o' },
-    { "backend", required_argument, NULL, OPT_BACKEND },
-    { "devices", required_argument, NULL, OPT_DEVICES },
-    { "threads", required_argument, NULL, OPT_THREADS },
-    { "precision", required_argument, NULL, OPT_PRECISION },
-    { "format", required_argument, NULL, OPT_FORMAT },
-    { "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
-    { "no-sequences", no_argument, NULL, OPT_NO_SEQUENCES },
-    { "tolerance", required_argument, NULL, OPT_TOLERANCE },
-    { "quiet", no_argument, NULL, OPT_QUIET },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-};
+/* The options of score and check: the fixed ones, then one per key. */
+static void score_options(struct option *o)
+{
+    static const struct option fixed[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "output", required_argument, NULL, 'o' },
+        { "no-sequences", no_argument, NULL, OPT_NO_SEQUENCES },
+        { "quiet", no_argument, NULL, OPT_QUIET },
+        { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+        { "help", no_argument, NULL, 'h' },
+    };
+    const int n_fixed = (int)(sizeof fixed / sizeof *fixed);
+    memcpy(o, fixed, sizeof fixed);
+    for (int k = 0; k < HK_N_KEYS; k++)
+        o[n_fixed + k] = (struct option){ hk_config_key_flag(k), required_argument, NULL, OPT_KEY + k };
+    o[n_fixed + HK_N_KEYS] = (struct option){ NULL, 0, NULL, 0 };
+}
+#define N_SCORE_OPTIONS (6 + HK_N_KEYS + 1)
 
 void hk_cli_usage_score(FILE *fp, const char *cmd)
 {
@@ -40,27 +41,23 @@ void hk_cli_usage_score(FILE *fp, const char *cmd)
     else
         fprintf(fp, "Score every read against every haplotype of each region of the INPUTs\n"
                 "(HaplotypeCaller --pair-hmm-results-file dumps or batch files; plain, gzip or\n"
-                "BGZF; - for standard input) and write the JSON likelihood table.\n\n");
+                "BGZF; - for standard input) and write the likelihood table.\n\n");
     fprintf(fp,
-        "Options (a flag overrides the config file):\n"
-        "  -c, --config FILE        JSON configuration (see below for every key)\n"
+        "Options:\n"
+        "  -c, --config FILE        JSON configuration: the keys below, e.g. {\"engine\": {\"threads\": 4}}\n"
         "  -o, --output FILE        write the table to FILE [%s]\n"
-        "      --backend B          auto, cuda or cpu            (engine.backend)\n"
-        "      --devices LIST       all, or GPU ordinals 0,1,...  (engine.devices)\n"
-        "      --threads N          CPU threads, 0 = all cores   (engine.threads)\n"
-        "      --precision P        mixed, float or double       (model.precision)\n"
-        "      --format F           input format: auto, gatk, batch (input.format)\n"
-        "      --output-format F    json or jsonl                (output.format)\n"
-        "      --no-sequences       leave reads and haplotypes out of the table (output.sequences)\n"
-        "      --tolerance T        check: largest accepted difference (check.tolerance)\n"
         "      --quiet              no notices or progress on stderr\n"
+        "      --print-config       print the settings (file, then flags) as JSON and exit\n"
         "  -h, --help               this help\n\n"
-        "Defaults (the configuration file's keys; every key is optional):\n",
+        "Settings: each flag sets the configuration key in parentheses and overrides\n"
+        "the file; [the default]; \"null\" clears a key that may be null:\n",
         check ? "no table" : "standard output");
     hk_config_t c;
     hk_config_init(&c);
-    hk_config_print(fp, &c);
-    fprintf(fp, "\nExit status: 0 success, 1 check found differences, 2 usage, config or input "
+    hk_config_print_flags(fp, &c);
+    hk_config_free(&c);
+    fprintf(fp, "      --no-sequences           the same as --sequences false\n"
+            "\nExit status: 0 success, 1 check found differences, 2 usage, config or input "
             "error, 3 runtime or device failure.\n");
 }
 
@@ -77,11 +74,13 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
      * order): the flags are recorded, then applied over the config file. */
     struct { int opt; const char *arg; } *flags = calloc((size_t)argc + 1, sizeof *flags);
     if (!flags) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
-    int n_flags = 0, c, rc = HK_EXIT_INPUT;
+    int n_flags = 0, c, rc = HK_EXIT_INPUT, print = 0;
     const char *config = NULL;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":c:o:h", score_options, NULL)) != -1) {
+    struct option options[N_SCORE_OPTIONS];
+    score_options(options);
+    while ((c = getopt_long(argc, argv, ":c:o:h", options, NULL)) != -1) {
         if (c == 'h') { free(flags); hk_cli_usage_score(stdout, cmd); return -1; }
         if (c == ':' || c == '?') {
             hk_cli_bad_option(cmd, c, argv[optind - 1]);
@@ -104,18 +103,22 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     for (int i = 0; i < n_flags; i++) {
         const char *a = flags[i].arg;
         int bad = 0;
-        switch (flags[i].opt) {
-        case OPT_BACKEND: bad = hk_config_set_backend(&o->cfg, "--backend", a); break;
-        case OPT_DEVICES: bad = hk_config_set_devices(&o->cfg, "--devices", a); break;
-        case OPT_THREADS: bad = hk_config_set_threads(&o->cfg, "--threads", a); break;
-        case OPT_PRECISION: bad = hk_config_set_precision(&o->cfg, "--precision", a); break;
-        case OPT_FORMAT: bad = hk_config_set_input_format(&o->cfg, "--format", a); break;
-        case OPT_OUTPUT_FORMAT: bad = hk_config_set_output_format(&o->cfg, "--output-format", a); break;
-        case OPT_NO_SEQUENCES: o->cfg.sequences = 0; break;
-        case OPT_TOLERANCE: bad = hk_config_set_tolerance(&o->cfg, "--tolerance", a); break;
-        case OPT_QUIET: hk_log_set_quiet(1); break;
+        if (flags[i].opt == OPT_QUIET) hk_log_set_quiet(1);
+        else if (flags[i].opt == OPT_PRINT_CONFIG) print = 1;
+        else if (flags[i].opt == OPT_NO_SEQUENCES)
+            bad = hk_config_set(&o->cfg, HK_KEY_OUTPUT_SEQUENCES, "--no-sequences", "false");
+        else {
+            const int k = flags[i].opt - OPT_KEY;
+            char where[64];
+            snprintf(where, sizeof where, "--%s", hk_config_key_flag(k));
+            bad = hk_config_set(&o->cfg, k, where, a);
         }
         if (bad) goto out;
+    }
+    if (print) {
+        hk_config_print(stdout, &o->cfg);
+        free(flags);
+        return -1;
     }
     if (optind >= argc) {
         hk_log_error("%s: no INPUT given (use - for standard input); see 'haplik %s --help'",

@@ -27,7 +27,7 @@ typedef struct {
     const char *output;    /* -o, NULL for standard output */
 } hk_cli_opts_t;
 
-/* Parse score/check options. Returns -1 for --help (printed), or an exit
+/* Parse score/check options. Returns -1 for --help or --print-config (printed), or an exit
  * status: 0 to go on (then *first_input is argv's index of the first input),
  * 2 on a usage or config error (logged). Every option is read in one pass
  * (getopt permutes argv: a second pass would see the arguments in another

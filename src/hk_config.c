@@ -1,34 +1,195 @@
-/* hk_config.c - see hk_config.h. */
+/* hk_config.c - see hk_config.h; the keys are those of hk_config_keys.h. */
 #include "hk_config.h"
 #include "hk_log.h"
-#include "hk_reader.h"
 
 #include <cJSON.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { T_CHOICE, T_NAME, T_INT, T_INT_OR_NULL, T_NUMBER, T_BOOL, T_DEVICES, T_DIR_OR_NULL };
+
+typedef struct {
+    const char *path, *flag, *metavar, *help;
+    int         type;
+    size_t      offset;       /* of the field in hk_config_t */
+    double      lo, hi;
+    const char *choices;      /* '|'-separated names, or NULL */
+    const char *deflt;        /* in the flag's syntax */
+} hk_key_desc_t;
+
+static const hk_key_desc_t keys[HK_N_KEYS] = {
+#define HK_KEY_ROW(id, path, type, field, lo, hi, choices, deflt, flag, metavar, help) \
+    [HK_KEY_##id] = { path, flag, metavar, help, T_##type, offsetof(hk_config_t, field), \
+                      lo, hi, choices, deflt },
+    HK_CONFIG_KEYS(HK_KEY_ROW)
+#undef HK_KEY_ROW
+};
+
+const char *hk_config_key_path(int k) { return keys[k].path; }
+const char *hk_config_key_flag(int k) { return keys[k].flag; }
+const char *hk_config_key_metavar(int k) { return keys[k].metavar; }
+const char *hk_config_key_help(int k) { return keys[k].help; }
+
+static int *int_field(hk_config_t *c, const hk_key_desc_t *k) { return (int *)((char *)c + k->offset); }
+static const int *int_field_c(const hk_config_t *c, const hk_key_desc_t *k)
+{
+    return (const int *)((const char *)c + k->offset);
+}
+
+/* The index of name in k's choices, or -1. */
+static int choice_index(const hk_key_desc_t *k, const char *name)
+{
+    const size_t len = strlen(name);
+    int i = 0;
+    for (const char *p = k->choices; *p; i++) {
+        const size_t n = strcspn(p, "|");
+        if (n == len && !strncmp(p, name, n)) return i;
+        p += n + (p[n] == '|');
+    }
+    return -1;
+}
+
+const char *hk_config_choice_name(int key, int value)
+{
+    /* names are short: one static buffer per key is enough for messages */
+    static char names[HK_N_KEYS][16];
+    const char *p = keys[key].choices;
+    for (int i = 0; p && *p; i++) {
+        const size_t n = strcspn(p, "|");
+        if (i == value && n < sizeof names[key]) {
+            memcpy(names[key], p, n);
+            names[key][n] = '\0';
+            return names[key];
+        }
+        p += n + (p[n] == '|');
+    }
+    return "?";
+}
+
+/* What a key accepts: the one message of its validator. */
+static void expectation(const hk_key_desc_t *k, char *buf, size_t n)
+{
+    switch (k->type) {
+    case T_CHOICE: case T_NAME: {
+        size_t len = (size_t)snprintf(buf, n, "expected");
+        int count = 0;
+        for (const char *p = k->choices; *p; count++) p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
+        int i = 0;
+        for (const char *p = k->choices; *p && len < n; i++) {
+            const size_t w = strcspn(p, "|");
+            len += (size_t)snprintf(buf + len, n - len, "%s\"%.*s\"",
+                                    i == 0 ? " " : i == count - 1 ? " or " : ", ", (int)w, p);
+            p += w + (p[w] == '|');
+        }
+        break;
+    }
+    case T_INT: snprintf(buf, n, "expected an integer from %.0f to %.0f", k->lo, k->hi); break;
+    case T_INT_OR_NULL:
+        snprintf(buf, n, "expected null or an integer from %.0f to %.0f", k->lo, k->hi); break;
+    case T_NUMBER: snprintf(buf, n, "expected a non-negative number"); break;
+    case T_BOOL: snprintf(buf, n, "expected true or false"); break;
+    case T_DEVICES:
+        snprintf(buf, n, "expected \"all\" or a list of 1 to %d device ordinals from %.0f to %.0f",
+                 HK_MAX_DEVICES, k->lo, k->hi);
+        break;
+    default: snprintf(buf, n, "expected a folder or null"); break;
+    }
+}
+
+static int refuse(const hk_key_desc_t *k, const char *where)
+{
+    char msg[200];
+    expectation(k, msg, sizeof msg);
+    hk_log_error("%s: %s", where, msg);
+    return -1;
+}
+
+/* A whole-string number in [lo, hi], integral when asked: leading or
+ * trailing space is refused, as in a file value. */
+static int parse_number(const char *s, double lo, double hi, int integral, double *out)
+{
+    char *end;
+    if (!*s || strchr(" \t\n\r\f\v", *s)) return -1;
+    errno = 0;
+    double v = integral ? (double)strtoll(s, &end, 10) : strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int set_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const char *list)
+{
+    if (!strcmp(list, "all")) { c->n_devices = -1; return 0; }
+    int n = 0;
+    for (const char *p = list;; p++) {
+        char item[32];
+        const size_t len = strcspn(p, ",");
+        double d;
+        if (len == 0 || len >= sizeof item || n == HK_MAX_DEVICES) return refuse(k, where);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (parse_number(item, k->lo, k->hi, 1, &d)) return refuse(k, where);
+        c->devices[n++] = (int)d;
+        p += len;
+        if (!*p) break;
+    }
+    c->n_devices = n;
+    return 0;
+}
+
+int hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
+{
+    const hk_key_desc_t *k = &keys[key];
+    const int is_null = !strcmp(text, "null");
+    double v;
+    int i;
+    switch (k->type) {
+    case T_CHOICE:
+        if ((i = choice_index(k, text)) < 0) return refuse(k, where);
+        *int_field(c, k) = i;
+        return 0;
+    case T_NAME: {
+        char *name = (char *)c + k->offset;
+        if (choice_index(k, text) < 0 || strlen(text) >= sizeof c->input_format)
+            return refuse(k, where);
+        strcpy(name, text);
+        return 0;
+    }
+    case T_INT_OR_NULL:
+        if (is_null) { *int_field(c, k) = -1; return 0; }
+        /* fall through */
+    case T_INT:
+        if (parse_number(text, k->lo, k->hi, 1, &v)) return refuse(k, where);
+        *int_field(c, k) = (int)v;
+        return 0;
+    case T_NUMBER:
+        if (parse_number(text, k->lo, k->hi, 0, &v)) return refuse(k, where);
+        *(double *)((char *)c + k->offset) = v;
+        return 0;
+    case T_BOOL:
+        if (strcmp(text, "true") && strcmp(text, "false")) return refuse(k, where);
+        *int_field(c, k) = !strcmp(text, "true");
+        return 0;
+    case T_DEVICES:
+        return set_devices(c, k, where, text);
+    default: {   /* T_DIR_OR_NULL */
+        char **dir = (char **)((char *)c + k->offset), *copy = NULL;
+        if (!*text) return refuse(k, where);
+        if (!is_null && !(copy = strdup(text))) { hk_log_error("out of memory"); return -1; }
+        free(*dir);
+        *dir = copy;
+        return 0;
+    }
+    }
+}
 
 void hk_config_init(hk_config_t *c)
 {
     memset(c, 0, sizeof *c);
-    c->input_format = HK_FMT_AUTO;
-    c->output_format = HK_OUT_JSON;
-    c->decimals = 6;
-    c->sequences = 1;
-    c->model.precision = HK_PREC_MIXED;
-    c->model.float_threshold = 1e-28;
-    c->model.min_base_quality = 6;
-    c->model.gcp = -1;
-    c->model.unknown_as_n = 0;
-    c->backend = HK_BACKEND_AUTO;
-    c->n_devices = -1;
-    c->threads = 0;
-    c->max_batch_pairs = 0;
-    c->gpu_lock_dir = NULL;
-    c->tolerance = 1e-4;
+    for (int k = 0; k < HK_N_KEYS; k++)
+        if (hk_config_set(c, k, "built-in default", keys[k].deflt)) abort();   /* a bad list */
 }
 
 void hk_config_free(hk_config_t *c)
@@ -37,284 +198,69 @@ void hk_config_free(hk_config_t *c)
     c->gpu_lock_dir = NULL;
 }
 
-const char *hk_config_precision_name(int p)
+/* ---- the JSON file: each value becomes the text a flag would give ---- */
+
+/* The text of a JSON value for key k, or NULL when its JSON type is not one
+ * the key takes (then the key's own message is given). */
+static const char *json_text(const hk_key_desc_t *k, const cJSON *v, char *buf, size_t n)
 {
-    return p == HK_PREC_FLOAT ? "float" : p == HK_PREC_DOUBLE ? "double" : "mixed";
+    const int nullable = k->type == T_INT_OR_NULL || k->type == T_DIR_OR_NULL;
+    if (cJSON_IsNull(v)) return nullable ? "null" : NULL;
+    switch (k->type) {
+    case T_INT: case T_INT_OR_NULL: case T_NUMBER:
+        if (!cJSON_IsNumber(v)) return NULL;
+        /* %.17g reads back to the same double; an integer key sees "6" for 6.0 */
+        snprintf(buf, n, "%.17g", v->valuedouble);
+        return buf;
+    case T_BOOL:
+        return cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "true" : "false") : NULL;
+    case T_DIR_OR_NULL:
+        /* "null" as a string is a folder's name here, not null */
+        return cJSON_IsString(v) && strcmp(v->valuestring, "null") ? v->valuestring : NULL;
+    default:
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+    }
 }
 
-const char *hk_config_backend_name(int b)
+/* engine.devices as a list: each element is checked with its index in the
+ * key path, then the list goes through the flag's validator as "0,1". */
+static int load_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const cJSON *v)
 {
-    return b == HK_BACKEND_CUDA ? "cuda" : b == HK_BACKEND_CPU ? "cpu" : "auto";
+    char list[HK_MAX_DEVICES * 8 + 8] = "", at[320];
+    size_t len = 0;
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        snprintf(at, sizeof at, "%s[%d]", where, i);
+        if (!cJSON_IsNumber(e) || i == HK_MAX_DEVICES || e->valuedouble != floor(e->valuedouble) ||
+            e->valuedouble < k->lo || e->valuedouble > k->hi)
+            return refuse(k, at);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%.0f", i++ ? "," : "", e->valuedouble);
+    }
+    return hk_config_set(c, HK_KEY_ENGINE_DEVICES, where, list);   /* [] is refused there */
 }
 
-/* ---- setters (shared by file keys and flags) ---- */
-
-static int bad(const char *where, const char *what)
+static int load_key(hk_config_t *c, const char *file, const char *path, const cJSON *v)
 {
-    hk_log_error("%s: %s", where, what);
+    char where[300], buf[64];
+    snprintf(where, sizeof where, "%s: %s", file, path);
+    for (int k = 0; k < HK_N_KEYS; k++) {
+        if (strcmp(keys[k].path, path)) continue;
+        if (keys[k].type == T_DEVICES && cJSON_IsArray(v)) return load_devices(c, &keys[k], where, v);
+        const char *text = json_text(&keys[k], v, buf, sizeof buf);
+        return text ? hk_config_set(c, k, where, text) : refuse(&keys[k], where);
+    }
+    hk_log_error("%s: unknown key", where);
     return -1;
 }
 
-int hk_config_set_precision(hk_config_t *c, const char *where, const char *v)
+static int is_section(const char *name)
 {
-    if (!strcmp(v, "mixed")) c->model.precision = HK_PREC_MIXED;
-    else if (!strcmp(v, "float")) c->model.precision = HK_PREC_FLOAT;
-    else if (!strcmp(v, "double")) c->model.precision = HK_PREC_DOUBLE;
-    else return bad(where, "expected \"mixed\", \"float\" or \"double\"");
+    const size_t n = strlen(name);
+    for (int k = 0; k < HK_N_KEYS; k++)
+        if (!strncmp(keys[k].path, name, n) && keys[k].path[n] == '.') return 1;
     return 0;
 }
-
-int hk_config_set_backend(hk_config_t *c, const char *where, const char *v)
-{
-    if (!strcmp(v, "auto")) c->backend = HK_BACKEND_AUTO;
-    else if (!strcmp(v, "cuda")) c->backend = HK_BACKEND_CUDA;
-    else if (!strcmp(v, "cpu")) c->backend = HK_BACKEND_CPU;
-    else return bad(where, "expected \"auto\", \"cuda\" or \"cpu\"");
-    return 0;
-}
-
-int hk_config_set_input_format(hk_config_t *c, const char *where, const char *v)
-{
-    int f = hk_reader_parse_format(v);
-    if (f < 0) return bad(where, "expected \"auto\", \"gatk\" or \"batch\"");
-    c->input_format = f;
-    return 0;
-}
-
-int hk_config_set_output_format(hk_config_t *c, const char *where, const char *v)
-{
-    if (!strcmp(v, "json")) c->output_format = HK_OUT_JSON;
-    else if (!strcmp(v, "jsonl")) c->output_format = HK_OUT_JSONL;
-    else return bad(where, "expected \"json\" or \"jsonl\"");
-    return 0;
-}
-
-/* Whole-string integer in [lo, hi]. */
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-int hk_config_set_threads(hk_config_t *c, const char *where, const char *v)
-{
-    long t;
-    if (parse_long(v, 0, 1024, &t)) return bad(where, "expected an integer from 0 (all cores) to 1024");
-    c->threads = (int)t;
-    return 0;
-}
-
-int hk_config_set_tolerance(hk_config_t *c, const char *where, const char *v)
-{
-    char *end;
-    errno = 0;
-    double t = strtod(v, &end);
-    if (errno || end == v || *end || !(t >= 0) || !isfinite(t))
-        return bad(where, "expected a non-negative number");
-    c->tolerance = t;
-    return 0;
-}
-
-int hk_config_set_devices(hk_config_t *c, const char *where, const char *list)
-{
-    if (!strcmp(list, "all")) { c->n_devices = -1; return 0; }
-    int n = 0;
-    const char *p = list;
-    for (;;) {
-        char item[32];
-        size_t len = strcspn(p, ",");
-        long d;
-        if (len == 0 || len >= sizeof item) return bad(where, "expected \"all\" or a comma-separated list of device ordinals");
-        memcpy(item, p, len);
-        item[len] = '\0';
-        if (parse_long(item, 0, 1023, &d)) return bad(where, "expected \"all\" or a comma-separated list of device ordinals");
-        if (n == HK_MAX_DEVICES) return bad(where, "too many devices");
-        c->devices[n++] = (int)d;
-        p += len;
-        if (!*p) break;
-        p++;
-    }
-    c->n_devices = n;
-    return 0;
-}
-
-/* ---- the JSON file ---- */
-
-typedef struct {
-    const char *file;
-    char        path[128];   /* key path being checked */
-} ctx_t;
-
-__attribute__((format(printf, 2, 3)))
-static int key_error(const ctx_t *x, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    hk_log_error("%s: %s: %s", x->file, x->path, msg);
-    return -1;
-}
-
-static void set_path(ctx_t *x, const char *section, const char *key)
-{
-    snprintf(x->path, sizeof x->path, "%s%s%s", section, key ? "." : "", key ? key : "");
-}
-
-static int want_string(const ctx_t *x, const cJSON *v, const char **out)
-{
-    if (!cJSON_IsString(v)) return key_error(x, "expected a string");
-    *out = v->valuestring;
-    return 0;
-}
-
-static int want_int(const ctx_t *x, const cJSON *v, long lo, long hi, long *out)
-{
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < lo || v->valuedouble > hi)
-        return key_error(x, "expected an integer from %ld to %ld", lo, hi);
-    *out = (long)v->valuedouble;
-    return 0;
-}
-
-/* Run a string setter with the key path as `where`. */
-#define SET_STRING(setter)                                                  \
-    do {                                                                    \
-        const char *s_ = NULL;                                                     \
-        char where_[200];                                                   \
-        if (want_string(x, v, &s_)) return -1;                              \
-        snprintf(where_, sizeof where_, "%s: %s", x->file, x->path);        \
-        if (setter(c, where_, s_)) return -1;                               \
-    } while (0)
-
-static int load_input(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
-{
-    if (!strcmp(key, "format")) { SET_STRING(hk_config_set_input_format); return 0; }
-    return key_error(x, "unknown key");
-}
-
-static int load_output(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
-{
-    long n;
-    if (!strcmp(key, "format")) { SET_STRING(hk_config_set_output_format); return 0; }
-    if (!strcmp(key, "decimals")) {
-        if (want_int(x, v, 0, 12, &n)) return -1;
-        c->decimals = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "sequences")) {
-        if (!cJSON_IsBool(v)) return key_error(x, "expected true or false");
-        c->sequences = cJSON_IsTrue(v);
-        return 0;
-    }
-    return key_error(x, "unknown key");
-}
-
-static int load_model(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
-{
-    long n;
-    if (!strcmp(key, "precision")) { SET_STRING(hk_config_set_precision); return 0; }
-    if (!strcmp(key, "float_threshold")) {
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-            return key_error(x, "expected a non-negative number");
-        c->model.float_threshold = v->valuedouble;
-        return 0;
-    }
-    if (!strcmp(key, "min_base_quality")) {
-        if (want_int(x, v, 0, 93, &n)) return -1;
-        c->model.min_base_quality = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "gcp")) {
-        if (cJSON_IsNull(v)) { c->model.gcp = -1; return 0; }
-        if (want_int(x, v, 1, 93, &n)) return -1;   /* Q0: every likelihood 0 (SPEC 1) */
-        c->model.gcp = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "unknown_bases")) {
-        const char *s = NULL;
-        if (want_string(x, v, &s)) return -1;
-        if (!strcmp(s, "error")) c->model.unknown_as_n = 0;
-        else if (!strcmp(s, "as_n")) c->model.unknown_as_n = 1;
-        else return key_error(x, "expected \"error\" or \"as_n\"");
-        return 0;
-    }
-    return key_error(x, "unknown key");
-}
-
-static int load_engine(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
-{
-    long n;
-    if (!strcmp(key, "backend")) { SET_STRING(hk_config_set_backend); return 0; }
-    if (!strcmp(key, "devices")) {
-        if (cJSON_IsString(v)) {
-            if (strcmp(v->valuestring, "all")) return key_error(x, "expected \"all\" or a list of device ordinals");
-            c->n_devices = -1;
-            return 0;
-        }
-        if (!cJSON_IsArray(v)) return key_error(x, "expected \"all\" or a list of device ordinals");
-        int k = 0;
-        const cJSON *e;
-        const size_t plen = strlen(x->path);
-        cJSON_ArrayForEach(e, v) {
-            snprintf(x->path + plen, sizeof x->path - plen, "[%d]", k);
-            if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
-                e->valuedouble < 0 || e->valuedouble > 1023)
-                return key_error(x, "expected a non-negative integer");
-            if (k == HK_MAX_DEVICES) return key_error(x, "too many devices");
-            c->devices[k++] = (int)e->valuedouble;
-        }
-        x->path[plen] = '\0';
-        if (k == 0) return key_error(x, "expected at least one device ordinal");
-        c->n_devices = k;
-        return 0;
-    }
-    if (!strcmp(key, "threads")) {
-        if (want_int(x, v, 0, 1024, &n)) return -1;
-        c->threads = (int)n;
-        return 0;
-    }
-    if (!strcmp(key, "max_batch_pairs")) {
-        if (want_int(x, v, 0, 1000000000L, &n)) return -1;
-        c->max_batch_pairs = n;
-        return 0;
-    }
-    if (!strcmp(key, "gpu_lock_dir")) {
-        free(c->gpu_lock_dir);
-        c->gpu_lock_dir = NULL;
-        if (cJSON_IsNull(v)) return 0;
-        const char *s = NULL;
-        if (want_string(x, v, &s)) return -1;
-        if (!*s) return key_error(x, "expected a directory or null");
-        if (!(c->gpu_lock_dir = strdup(s))) return key_error(x, "out of memory");
-        return 0;
-    }
-    return key_error(x, "unknown key");
-}
-
-static int load_check(hk_config_t *c, ctx_t *x, const char *key, const cJSON *v)
-{
-    if (!strcmp(key, "tolerance")) {
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-            return key_error(x, "expected a non-negative number");
-        c->tolerance = v->valuedouble;
-        return 0;
-    }
-    return key_error(x, "unknown key");
-}
-
-static const struct {
-    const char *name;
-    int (*load)(hk_config_t *, ctx_t *, const char *, const cJSON *);
-} sections[] = {
-    { "input", load_input }, { "output", load_output }, { "model", load_model },
-    { "engine", load_engine }, { "check", load_check },
-};
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -347,79 +293,117 @@ static char *slurp(const char *path, size_t *len)
     return NULL;
 }
 
+/* Parse text as one JSON document: after it, JSON's whitespace only (cJSON's
+ * own require_null_terminated would also take control characters and stop
+ * at a NUL byte). NULL when it is not (logged with the line). */
+static cJSON *parse_document(const char *path, const char *text, size_t len)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    const char *rest = root ? end : NULL;
+    while (rest && rest < text + len && strchr(" \t\r\n", *rest) && *rest) rest++;
+    if (root && rest >= text + len) return root;
+    const char *at = root ? rest : cJSON_GetErrorPtr();
+    long line = 1;
+    for (const char *p = text; at && p < at; p++) line += *p == '\n';
+    hk_log_error("%s:%ld: %s", path, line,
+                 root ? "content after the JSON object (one object per file)" : "not valid JSON");
+    cJSON_Delete(root);
+    return NULL;
+}
+
 int hk_config_load(hk_config_t *c, const char *path)
 {
     size_t len;
     char *text = slurp(path, &len);
     if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return -1; }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    /* one document: after it, JSON's whitespace only (cJSON's own
-     * require_null_terminated would also take control characters and stop
-     * at a NUL byte) */
-    const char *rest = root ? end : NULL;
-    while (rest && rest < text + len && strchr(" \t\r\n", *rest) && *rest) rest++;
-    if (!root || rest < text + len) {
-        const char *at = root ? rest : cJSON_GetErrorPtr();
-        long line = 1;
-        for (const char *p = text; at && p < at; p++) line += *p == '\n';
-        hk_log_error("%s:%ld: %s", path, line,
-                     root ? "content after the JSON object (one object per file)" : "not valid JSON");
-        cJSON_Delete(root);
-        free(text);
-        return -1;
-    }
+    cJSON *root = parse_document(path, text, len);
     free(text);
-    ctx_t x = { .file = path };
+    if (!root) return -1;
     int rc = 0;
+    const cJSON *sec, *v;
     if (!cJSON_IsObject(root)) {
         hk_log_error("%s: the configuration must be a JSON object", path);
         rc = -1;
-        goto done;
     }
-    const cJSON *sec;
-    cJSON_ArrayForEach(sec, root) {
-        size_t s;
-        for (s = 0; s < sizeof sections / sizeof *sections; s++)
-            if (!strcmp(sec->string, sections[s].name)) break;
-        set_path(&x, sec->string, NULL);
-        if (s == sizeof sections / sizeof *sections) {
-            rc = key_error(&x, "unknown key (expected input, output, model, engine or check)");
-            goto done;
+    for (sec = cJSON_IsObject(root) ? root->child : NULL; sec && !rc; sec = sec->next) {
+        if (!is_section(sec->string)) {
+            hk_log_error("%s: %s: unknown key (expected input, output, model, engine or check)",
+                         path, sec->string);
+            rc = -1;
+        } else if (!cJSON_IsObject(sec)) {
+            hk_log_error("%s: %s: expected an object", path, sec->string);
+            rc = -1;
         }
-        if (!cJSON_IsObject(sec)) { rc = key_error(&x, "expected an object"); goto done; }
-        const cJSON *v;
-        cJSON_ArrayForEach(v, sec) {
-            set_path(&x, sec->string, v->string);
-            if ((rc = sections[s].load(c, &x, v->string, v)) < 0) goto done;
+        for (v = rc ? NULL : sec->child; v && !rc; v = v->next) {
+            char key[200];
+            snprintf(key, sizeof key, "%s.%s", sec->string, v->string);
+            rc = load_key(c, path, key, v);
         }
     }
-done:
     cJSON_Delete(root);
     return rc;
 }
 
+/* ---- printing ---- */
+
+void hk_config_value_json(const hk_config_t *c, int key, char *buf, size_t n)
+{
+    const hk_key_desc_t *k = &keys[key];
+    const int *i = int_field_c(c, k);
+    switch (k->type) {
+    case T_CHOICE: snprintf(buf, n, "\"%s\"", hk_config_choice_name(key, *i)); break;
+    case T_NAME: snprintf(buf, n, "\"%s\"", (const char *)c + k->offset); break;
+    case T_INT_OR_NULL: if (*i < 0) { snprintf(buf, n, "null"); break; } /* fall through */
+    case T_INT: snprintf(buf, n, "%d", *i); break;
+    case T_NUMBER: {   /* the shortest text that reads back the same */
+        const double v = *(const double *)((const char *)c + k->offset);
+        snprintf(buf, n, "%.15g", v);
+        if (strtod(buf, NULL) != v) snprintf(buf, n, "%.17g", v);
+        break;
+    }
+    case T_BOOL: snprintf(buf, n, "%s", *i ? "true" : "false"); break;
+    case T_DEVICES: {
+        if (c->n_devices < 0) { snprintf(buf, n, "\"all\""); break; }
+        size_t len = (size_t)snprintf(buf, n, "[");
+        for (int d = 0; d < c->n_devices && len < n; d++)
+            len += (size_t)snprintf(buf + len, n - len, "%s%d", d ? ", " : "", c->devices[d]);
+        if (len < n) snprintf(buf + len, n - len, "]");
+        break;
+    }
+    default: {
+        const char *dir = *(char *const *)((const char *)c + k->offset);
+        if (!dir) { snprintf(buf, n, "null"); break; }
+        cJSON *s = cJSON_CreateString(dir);   /* quoted and escaped */
+        char *q = s ? cJSON_PrintUnformatted(s) : NULL;
+        snprintf(buf, n, "%s", q ? q : "null");
+        free(q);
+        cJSON_Delete(s);
+    }
+    }
+}
+
 void hk_config_print(FILE *fp, const hk_config_t *c)
 {
-    fprintf(fp, "{\"input\":  {\"format\": \"%s\"},\n", hk_reader_format_name(c->input_format));
-    fprintf(fp, " \"output\": {\"format\": \"%s\", \"decimals\": %d, \"sequences\": %s},\n",
-            c->output_format == HK_OUT_JSONL ? "jsonl" : "json", c->decimals,
-            c->sequences ? "true" : "false");
-    fprintf(fp, " \"model\":  {\"precision\": \"%s\", \"float_threshold\": %g, "
-            "\"min_base_quality\": %d,\n            \"gcp\": ",
-            hk_config_precision_name(c->model.precision), c->model.float_threshold,
-            c->model.min_base_quality);
-    if (c->model.gcp < 0) fputs("null", fp); else fprintf(fp, "%d", c->model.gcp);
-    fprintf(fp, ", \"unknown_bases\": \"%s\"},\n", c->model.unknown_as_n ? "as_n" : "error");
-    fprintf(fp, " \"engine\": {\"backend\": \"%s\", \"devices\": ", hk_config_backend_name(c->backend));
-    if (c->n_devices < 0) fputs("\"all\"", fp);
-    else {
-        fputc('[', fp);
-        for (int i = 0; i < c->n_devices; i++) fprintf(fp, "%s%d", i ? ", " : "", c->devices[i]);
-        fputc(']', fp);
+    char value[1024];
+    for (int k = 0; k < HK_N_KEYS; k++) {
+        const char *dot = strchr(keys[k].path, '.');
+        const int section_len = (int)(dot - keys[k].path);
+        const int first = k == 0 || strncmp(keys[k - 1].path, keys[k].path, (size_t)section_len + 1);
+        hk_config_value_json(c, k, value, sizeof value);
+        if (first)
+            fprintf(fp, "%s\"%.*s\": {", k ? "},\n " : "{", section_len, keys[k].path);
+        fprintf(fp, "%s\"%s\": %s", first ? "" : ", ", dot + 1, value);
     }
-    fprintf(fp, ", \"threads\": %d,\n            \"max_batch_pairs\": %ld, \"gpu_lock_dir\": ",
-            c->threads, c->max_batch_pairs);
-    if (c->gpu_lock_dir) fprintf(fp, "\"%s\"", c->gpu_lock_dir); else fputs("null", fp);
-    fprintf(fp, "},\n \"check\":  {\"tolerance\": %g}}\n", c->tolerance);
+    fputs("}}\n", fp);
+}
+
+void hk_config_print_flags(FILE *fp, const hk_config_t *c)
+{
+    char value[1024], flag[64];
+    for (int k = 0; k < HK_N_KEYS; k++) {
+        hk_config_value_json(c, k, value, sizeof value);
+        snprintf(flag, sizeof flag, "--%s %s", keys[k].flag, keys[k].metavar);
+        fprintf(fp, "      %-24s %s [%s] (%s)\n", flag, keys[k].help, value, keys[k].path);
+    }
 }

@@ -1,24 +1,32 @@
 /* hk_config.h - settings (SPEC section 4): defaults, JSON file, flags.
  *
- * hk_config_init sets the built-in defaults, the one place they live;
- * hk_config_load overlays a JSON file, validating every key; command-line
- * flags are applied last by the caller through the same setters, so a flag
- * and a key are checked by one rule.
+ * Every key is listed once, in hk_config_keys.h. hk_config_init sets the
+ * defaults of that list; hk_config_load overlays a JSON file; flags are
+ * applied last by the caller through hk_config_set. A file value and a flag
+ * value of one key pass the same validator and fail with the same message,
+ * "WHERE: expected ..." (WHERE: "FILE: key.path" or "--flag").
+ * Nothing here depends on the modules that use the settings: the input
+ * format, for one, is kept as its name.
  */
 #ifndef HK_CONFIG_H
 #define HK_CONFIG_H
 
+#include <stddef.h>
 #include <stdio.h>
+#include "hk_config_keys.h"
 #include "hk_model.h"
 
-enum { HK_OUT_JSON = 0, HK_OUT_JSONL = 1 };
+/* Values of the CHOICE keys: the index of the name in the key's list. */
+enum { HK_OUT_JSON = 0, HK_OUT_JSONL = 1, HK_OUT_TSV = 2 };
+enum { HK_COMPRESS_AUTO = 0, HK_COMPRESS_NONE = 1, HK_COMPRESS_BGZF = 2 };
 enum { HK_BACKEND_AUTO = 0, HK_BACKEND_CUDA = 1, HK_BACKEND_CPU = 2 };
 
 #define HK_MAX_DEVICES 64
 
 typedef struct {
-    int    input_format;            /* HK_FMT_* */
+    char   input_format[16];        /* "auto", "gatk", "batch": the reader parses it */
     int    output_format;           /* HK_OUT_* */
+    int    compression;             /* HK_COMPRESS_* */
     int    decimals;                /* digits after the point */
     int    sequences;               /* write reads and haplotypes */
     hk_model_t model;
@@ -26,32 +34,40 @@ typedef struct {
     int    n_devices;               /* -1: all */
     int    devices[HK_MAX_DEVICES];
     int    threads;                 /* CPU threads, 0 = all cores */
-    long   max_batch_pairs;         /* pairs per batch, 0 = automatic */
-    char  *gpu_lock_dir;            /* NULL: no locking */
+    int    max_batch_pairs;         /* pairs per batch, 0 = automatic */
+    char  *gpu_lock_dir;            /* NULL: no locking; owned */
     double tolerance;               /* check: largest accepted difference */
 } hk_config_t;
 
 void hk_config_init(hk_config_t *c);
+/* Frees what c owns (not c); accepts a config only initialised. */
 void hk_config_free(hk_config_t *c);
 
 /* Overlay the JSON file at path. -1 on error, logged as "PATH: KEY: what". */
 int hk_config_load(hk_config_t *c, const char *path) __attribute__((warn_unused_result));
 
-/* Setters shared by the file and the flags; each returns 0 or -1 after
- * logging "WHERE: what" (WHERE is a key path or a flag). */
-int hk_config_set_precision(hk_config_t *c, const char *where, const char *v);
-int hk_config_set_backend(hk_config_t *c, const char *where, const char *v);
-int hk_config_set_devices(hk_config_t *c, const char *where, const char *list);
-int hk_config_set_threads(hk_config_t *c, const char *where, const char *v);
-int hk_config_set_input_format(hk_config_t *c, const char *where, const char *v);
-int hk_config_set_output_format(hk_config_t *c, const char *where, const char *v);
-int hk_config_set_tolerance(hk_config_t *c, const char *where, const char *v);
+/* Set key (HK_KEY_*) from its text, as a flag gives it ("null" clears a key
+ * that may be null). 0, or -1 after logging "WHERE: expected ...". */
+int hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
+    __attribute__((warn_unused_result));
 
-/* Names for messages and the table. */
-const char *hk_config_precision_name(int precision);
-const char *hk_config_backend_name(int backend);
+/* The key's path ("model.gcp"), flag name without dashes ("gcp"), the flag
+ * value's placeholder and one line of help. */
+const char *hk_config_key_path(int key);
+const char *hk_config_key_flag(int key);
+const char *hk_config_key_metavar(int key);
+const char *hk_config_key_help(int key);
 
-/* The defaults as a JSON document (for --help and `haplik config`). */
+/* The key's value in c as JSON text ("\"mixed\"", "6", "null", "[0, 1]"). */
+void hk_config_value_json(const hk_config_t *c, int key, char *buf, size_t n);
+
+/* Name of a CHOICE key's value (hk_config_choice_name(HK_KEY_MODEL_PRECISION,
+ * HK_PREC_DOUBLE) is "double"). */
+const char *hk_config_choice_name(int key, int value);
+
+/* c as one JSON document, grouped by section. */
 void hk_config_print(FILE *fp, const hk_config_t *c);
+/* The flags of every key with c's values in brackets (for --help). */
+void hk_config_print_flags(FILE *fp, const hk_config_t *c);
 
 #endif

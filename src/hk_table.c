@@ -1,14 +1,17 @@
-/* hk_table.c - see hk_table.h. */
-#include "hk_table.h"
+/* hk_table.c - see hk_table.h: the core that every format shares (buffers,
+ * threads, sink, output file); the formats are hk_table_json.c and
+ * hk_table_tsv.c. */
+#include "hk_table_internal.h"
 #include "hk_log.h"
-#include "hk_numfmt.h"
 #include "hk_outfile.h"
 #include "hk_text.h"
 #include "hk_threads.h"
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <htslib/bgzf.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +25,9 @@
 #define MAX_FORMAT_THREADS 16
 #define PAIRS_PER_THREAD   (1u << 14)   /* less work than this is not split */
 #define N_SETS             2
+#define COPY_FLUSH_BYTES   (4u << 20)   /* merge: text handed to the I/O thread at a time */
 
-typedef struct {
-    char  *p;
-    size_t len, cap;
-    int    failed;     /* out of memory */
-} textbuf_t;
+typedef hk_textbuf_t textbuf_t;
 
 typedef struct {
     textbuf_t buf[MAX_FORMAT_THREADS];
@@ -38,12 +38,15 @@ typedef struct {
 struct hk_table {
     hk_outfile_t *out;
     FILE         *fp;
+    BGZF         *bgzf;       /* the sink when compressing, else fp */
+    const hk_table_format_t *fmt;
+    hk_table_info_t info;
     textset_t     set[N_SETS];
     int           cur;        /* the set the next batch is formatted into */
+    int           copying;    /* hk_table_copy fills set[cur].buf[0] */
     int           threads;
-    int           format, decimals, sequences;
     uint64_t      index;      /* regions formatted */
-    char          model[256];
+    char          header[1024];
     int           failed;     /* a write failed (under mu while the I/O thread runs) */
     pthread_t       io;
     int             io_up, io_stop;
@@ -56,12 +59,11 @@ void hk_table_model_json(char *buf, size_t n, const hk_model_t *m)
     char gcp[16] = "null";
     if (m->gcp >= 0) snprintf(gcp, sizeof gcp, "%d", m->gcp);
     snprintf(buf, n, "{\"precision\": \"%s\", \"float_threshold\": %g, \"min_base_quality\": %d, "
-             "\"gcp\": %s}", hk_config_precision_name(m->precision), m->float_threshold,
+             "\"gcp\": %s}", hk_config_choice_name(HK_KEY_MODEL_PRECISION, m->precision), m->float_threshold,
              m->min_base_quality, gcp);
 }
 
-/* Room for n more bytes; NULL when memory ran out (then buf->failed). */
-static char *room(textbuf_t *buf, size_t n)
+char *hk_textbuf_room(textbuf_t *buf, size_t n)
 {
     if (buf->len + n > buf->cap) {
         size_t cap = buf->cap ? buf->cap : (1u << 16);
@@ -74,16 +76,16 @@ static char *room(textbuf_t *buf, size_t n)
     return buf->p + buf->len;
 }
 
-static int put(textbuf_t *buf, const char *s, size_t n)
+int hk_textbuf_put(textbuf_t *buf, const char *s, size_t n)
 {
-    char *p = room(buf, n);
+    char *p = hk_textbuf_room(buf, n);
     if (!p) return -1;
     memcpy(p, s, n);
     buf->len += n;
     return 0;
 }
 
-static int puts_(textbuf_t *buf, const char *s) { return put(buf, s, strlen(s)); }
+int hk_textbuf_puts(textbuf_t *buf, const char *s) { return hk_textbuf_put(buf, s, strlen(s)); }
 
 /* Write a buffer to the file and empty it; -1 (logged) on failure. Called by
  * one thread at a time: the I/O thread while it runs, else the table's owner. */
@@ -93,7 +95,8 @@ static int flush_buf(const hk_table_t *t, textbuf_t *buf)
     if (buf->failed) {
         hk_log_error("out of memory writing the table");
         rc = -1;
-    } else if (buf->len && fwrite(buf->p, 1, buf->len, t->fp) != buf->len) {
+    } else if (buf->len && (t->bgzf ? bgzf_write(t->bgzf, buf->p, buf->len) != (ssize_t)buf->len
+                                    : fwrite(buf->p, 1, buf->len, t->fp) != buf->len)) {
         hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
         rc = -1;
     }
@@ -147,66 +150,20 @@ static void io_stop(hk_table_t *t)
     t->io_up = 0;
 }
 
-char *hk_table_put_string(char *p, const char *s, size_t len)
+static const hk_table_format_t *const formats[] = {
+    [HK_OUT_JSON] = &hk_table_json, [HK_OUT_JSONL] = &hk_table_jsonl, [HK_OUT_TSV] = &hk_table_tsv,
+};
+
+const char *hk_table_format_name(int format) { return formats[format]->name; }
+
+static int ends_with(const char *s, const char *tail)
 {
-    static const char hex[] = "0123456789abcdef";
-    *p++ = '"';
-    size_t plain = 0;   /* sequences need no escaping: find the first byte that does */
-    while (plain < len && (unsigned char)s[plain] >= 0x20 && (unsigned char)s[plain] < 0x7f &&
-           s[plain] != '"' && s[plain] != '\\')
-        plain++;
-    memcpy(p, s, plain);
-    p += plain;
-    for (size_t i = plain; i < len;) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            /* text from the input (region names) need not be UTF-8: the table must */
-            int valid;
-            const size_t k = hk_text_utf8_next(s + i, len - i, &valid);
-            if (valid) {
-                memcpy(p, s + i, k);
-                p += k;
-            } else {
-                memcpy(p, "\\ufffd", 6);
-                p += 6;
-            }
-            i += k;
-            continue;
-        }
-        i++;
-        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) { *p++ = (char)c; continue; }
-        *p++ = '\\';
-        switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\t': *p++ = 't'; break;
-        default:   /* other controls, DEL included: nothing raw that a terminal obeys */
-            *p++ = 'u'; *p++ = '0'; *p++ = '0'; *p++ = hex[c >> 4]; *p++ = hex[c & 15];
-        }
-    }
-    *p++ = '"';
-    return p;
+    const size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
 }
 
-static int put_string(textbuf_t *buf, const char *s, size_t len)
-{
-    char *p = room(buf, 6 * len + 2);
-    if (!p) return -1;
-    buf->len = (size_t)(hk_table_put_string(p, s, len) - buf->p);
-    return 0;
-}
-
-static int put_header(const hk_table_t *t, textbuf_t *buf)
-{
-    char head[512];
-    snprintf(head, sizeof head, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
-             "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s",
-             PACKAGE_VERSION, t->model);
-    return puts_(buf, head);
-}
-
-hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
+hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
+                             const char *model_json, int threads)
 {
     hk_table_t *t = calloc(1, sizeof *t);
     if (!t) { hk_log_error("out of memory"); return NULL; }
@@ -214,17 +171,35 @@ hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
     pthread_cond_init(&t->cv, NULL);
     if (!(t->out = hk_outfile_open(path))) { hk_table_abort(t); return NULL; }
     t->fp = hk_outfile_fp(t->out);
-    t->format = c->output_format;
-    t->decimals = c->decimals;
-    t->sequences = c->sequences;
-    t->threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    t->fmt = formats[format];
+    t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
-    hk_table_model_json(t->model, sizeof t->model, &c->model);
+    if (compression == HK_COMPRESS_BGZF ||
+        (compression == HK_COMPRESS_AUTO && path && ends_with(path, ".gz"))) {
+        /* BGZF onto the outfile's own (temporary or spooled) file, so that
+         * the all-or-none discipline holds: bgzf closes its duplicate */
+        const int fd = dup(fileno(t->fp));
+        if (fd < 0 || !(t->bgzf = bgzf_dopen(fd, "w"))) {
+            hk_log_error("%s: cannot start BGZF compression: %s", hk_outfile_path(t->out),
+                         strerror(errno));
+            if (fd >= 0) close(fd);
+            hk_table_abort(t);
+            return NULL;
+        }
+        if (t->threads > 1) (void)bgzf_mt(t->bgzf, t->threads, 256);
+    }
+    t->info.decimals = decimals;
+    t->info.sequences = 1;
+    t->info.header = t->header;
+    snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
+             "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
+             "\"decimals\": ", PACKAGE_VERSION, model_json);
+    /* merge of tables older than the decimals member: unknown */
+    snprintf(t->header + strlen(t->header), sizeof t->header - strlen(t->header),
+             decimals >= 0 ? "%d" : "null", decimals);
     textbuf_t *head = &t->set[0].buf[0];
-    if (t->format == HK_OUT_JSON &&
-        (puts_(head, "{") || put_header(t, head) || puts_(head, ",\n\"regions\": [\n") ||
-         flush_buf(t, head))) {
+    if (t->fmt->open(&t->info, head) || flush_buf(t, head)) {
         hk_table_abort(t);
         return NULL;
     }
@@ -232,52 +207,30 @@ hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
     return t;
 }
 
-static int put_seq_array(textbuf_t *buf, const char *text, const uint64_t *off, uint32_t first,
-                         uint32_t n)
+hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
 {
-    if (puts_(buf, "[")) return -1;
-    for (uint32_t k = 0; k < n; k++) {
-        if (k && puts_(buf, ", ")) return -1;
-        if (put_string(buf, text + off[first + k], off[first + k + 1] - off[first + k])) return -1;
-    }
-    return puts_(buf, "]");
+    char model[256];
+    hk_table_model_json(model, sizeof model, &c->model);
+    hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, model,
+                                     c->threads);
+    if (t) t->info.sequences = c->sequences;
+    return t;
 }
 
-/* Format region ri of b, which has table index `index`, onto buf. */
-static int format_region(const hk_table_t *t, textbuf_t *buf, const hk_batch_t *b, size_t ri,
-                         uint64_t index)
+/* Hand set s (n buffers) to the I/O thread, or write it here without one. */
+static int submit(hk_table_t *t, textset_t *s, int n)
 {
-    const hk_region_t *rg = &b->regions[ri];
-    char head[96];
-    snprintf(head, sizeof head, "%s{\"index\": %llu, \"name\": ",
-             t->format == HK_OUT_JSON && index > 0 ? ",\n" : "", (unsigned long long)index);
-    if (puts_(buf, head)) return -1;
-    if (rg->name ? put_string(buf, rg->name, strlen(rg->name)) : puts_(buf, "null")) return -1;
-    snprintf(head, sizeof head, ", \"line\": %ld", rg->line);
-    if (puts_(buf, head)) return -1;
-    if (t->sequences) {
-        if (puts_(buf, ", \"haplotypes\": ") ||
-            put_seq_array(buf, b->hap_text, b->hap_off, rg->hap0, rg->n_haps) ||
-            puts_(buf, ", \"reads\": ") ||
-            put_seq_array(buf, b->read_text, b->read_off, rg->read0, rg->n_reads))
-            return -1;
+    s->n = n;
+    if (!t->io_up) {
+        for (int k = 0; k < n && !t->failed; k++) t->failed = flush_buf(t, &s->buf[k]) != 0;
+        return t->failed ? -1 : 0;
     }
-    if (puts_(buf, ", \"log10_likelihoods\": [")) return -1;
-    const double *lk = b->lk + rg->pair0;
-    const size_t per_row = (size_t)rg->n_haps * (HK_NUMFMT_MAX_LEN + 2) + 8;
-    for (uint32_t r = 0; r < rg->n_reads; r++) {
-        char *p = room(buf, per_row), *p0 = p;
-        if (!p) return -1;
-        if (r) { *p++ = ','; *p++ = ' '; }
-        *p++ = '[';
-        for (uint32_t h = 0; h < rg->n_haps; h++) {
-            if (h) { *p++ = ','; *p++ = ' '; }
-            p = hk_numfmt_fixed(p, lk[(size_t)r * rg->n_haps + h], t->decimals);
-        }
-        *p++ = ']';
-        buf->len += (size_t)(p - p0);
-    }
-    return puts_(buf, t->format == HK_OUT_JSON ? "]}" : "]}\n");
+    pthread_mutex_lock(&t->mu);
+    s->pending = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    t->cur = (t->cur + 1) % N_SETS;
+    return 0;
 }
 
 typedef struct {
@@ -292,7 +245,10 @@ static void *format_slice(void *arg)
 {
     format_job_t *j = arg;
     for (size_t ri = j->r0; ri < j->r1; ri++)
-        if (format_region(j->t, j->buf, j->b, ri, j->index0 + (ri - j->r0))) break;
+        if (j->t->fmt->region(&j->t->info, j->buf, j->b, ri, j->index0 + (ri - j->r0))) {
+            j->buf->failed = 1;   /* reported when the buffer is written */
+            break;
+        }
     return NULL;
 }
 
@@ -300,6 +256,7 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
 {
     textset_t *set = &t->set[t->cur];
     if (wait_written(t, set)) return -1;
+    if (t->index == 0 && b->n_pairs && b->expected) t->info.expected = !isnan(b->expected[0]);
     int n = (int)(b->n_pairs / PAIRS_PER_THREAD);
     if (n > t->threads) n = t->threads;
     if (n > (int)b->n_regions) n = (int)b->n_regions;
@@ -316,46 +273,73 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
     }
     hk_threads_run(format_slice, job, sizeof *job, n);
     t->index += b->n_regions;
-    set->n = n;
-    if (!t->io_up) {
-        for (int k = 0; k < n && !t->failed; k++) t->failed = flush_buf(t, &set->buf[k]) != 0;
-        return t->failed ? -1 : 0;
+    return submit(t, set, n);
+}
+
+int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
+{
+    textset_t *set = &t->set[t->cur];
+    if (!t->copying) {
+        if (wait_written(t, set)) return -1;
+        t->copying = 1;
     }
-    pthread_mutex_lock(&t->mu);
-    set->pending = 1;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
-    t->cur = (t->cur + 1) % N_SETS;
-    return 0;
+    textbuf_t *buf = &set->buf[0];
+    /* a format's copy fails only for memory; write failures are logged where they happen */
+    if (t->fmt->copy(&t->info, buf, index, rest, len)) {
+        hk_log_error("out of memory writing the table");
+        return -1;
+    }
+    if (index + 1 > t->index) t->index = index + 1;
+    if (buf->len < COPY_FLUSH_BYTES) return 0;
+    t->copying = 0;
+    return submit(t, set, 1);
+}
+
+/* The summary object's JSON text into buf. */
+static int put_summary(textbuf_t *buf, const hk_summary_t *s)
+{
+    char line[512];
+    snprintf(line, sizeof line, "{\"regions\": %llu, \"pairs\": %llu, \"cells\": %llu, "
+             "\"double_recomputed\": %llu, \"backend\": ", (unsigned long long)s->regions,
+             (unsigned long long)s->pairs, (unsigned long long)s->cells,
+             (unsigned long long)s->double_recomputed);
+    int rc = hk_textbuf_puts(buf, line);
+    rc |= hk_textbuf_put_json_string(buf, s->backend, strlen(s->backend));
+    rc |= hk_textbuf_puts(buf, ", \"devices\": [");
+    for (int i = 0; i < s->n_devices; i++) {
+        if (i) rc |= hk_textbuf_puts(buf, ", ");
+        rc |= hk_textbuf_put_json_string(buf, s->devices[i], strlen(s->devices[i]));
+    }
+    rc |= hk_textbuf_puts(buf, "], \"device_ordinals\": [");
+    for (int i = 0; i < s->n_ordinals; i++) {
+        snprintf(line, sizeof line, "%s%d", i ? ", " : "", s->ordinals[i]);
+        rc |= hk_textbuf_puts(buf, line);
+    }
+    snprintf(line, sizeof line, "], \"seconds\": %.3f", s->seconds);
+    rc |= hk_textbuf_puts(buf, line);
+    if (s->parts) rc |= hk_textbuf_puts(buf, ", \"parts\": ") || hk_textbuf_puts(buf, s->parts);
+    return rc | hk_textbuf_puts(buf, "}");
 }
 
 int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
 {
+    if (t->copying) {   /* what merge copied last */
+        t->copying = 0;
+        if (submit(t, &t->set[t->cur], 1)) { hk_table_abort(t); return -1; }
+    }
     io_stop(t);
-    textbuf_t *buf = &t->set[0].buf[0];
-    char line[512];
-    int rc = t->failed ? -1 : 0;
-    if (t->format == HK_OUT_JSON) rc |= puts_(buf, t->index ? "\n],\n\"summary\": " : "],\n\"summary\": ");
-    else rc |= puts_(buf, "{\"summary\": ");
-    snprintf(line, sizeof line, "{\"regions\": %llu, \"pairs\": %llu, \"cells\": %llu, "
-             "\"double_recomputed\": %llu, \"backend\": \"%s\", \"devices\": [",
-             (unsigned long long)s->regions, (unsigned long long)s->pairs,
-             (unsigned long long)s->cells, (unsigned long long)s->double_recomputed, s->backend);
-    rc |= puts_(buf, line);
-    for (int i = 0; i < s->n_devices; i++) {
-        if (i) rc |= puts_(buf, ", ");
-        rc |= put_string(buf, s->devices[i], strlen(s->devices[i]));
+    textbuf_t summary = { 0 }, *buf = &t->set[0].buf[0];
+    buf->len = 0;
+    int rc = t->failed || put_summary(&summary, s) || summary.failed ||
+             hk_textbuf_put(&summary, "", 1) ||
+             t->fmt->summary(&t->info, buf, summary.p, t->index) || flush_buf(t, buf);
+    free(summary.p);
+    if (!rc && t->bgzf) {
+        rc = bgzf_close(t->bgzf) != 0;
+        t->bgzf = NULL;
+        if (rc) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
     }
-    rc |= puts_(buf, "], \"device_ordinals\": [");
-    for (int i = 0; i < s->n_ordinals; i++) {
-        snprintf(line, sizeof line, "%s%d", i ? ", " : "", s->ordinals[i]);
-        rc |= puts_(buf, line);
-    }
-    snprintf(line, sizeof line, "], \"seconds\": %.3f}", s->seconds);
-    rc |= puts_(buf, line);
-    if (t->format == HK_OUT_JSONL) rc |= puts_(buf, ", ") || put_header(t, buf);
-    rc |= puts_(buf, "}\n");
-    if (rc || flush_buf(t, buf)) { hk_table_abort(t); return -1; }
+    if (rc) { hk_table_abort(t); return -1; }
     hk_outfile_t *out = t->out;
     t->out = NULL;
     hk_table_abort(t);
@@ -366,6 +350,7 @@ void hk_table_abort(hk_table_t *t)
 {
     if (!t) return;
     io_stop(t);
+    if (t->bgzf) bgzf_close(t->bgzf);
     hk_outfile_abort(t->out);
     for (int i = 0; i < N_SETS; i++)
         for (int k = 0; k < MAX_FORMAT_THREADS; k++) free(t->set[i].buf[k].p);

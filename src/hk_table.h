@@ -1,11 +1,18 @@
-/* hk_table.h - the JSON likelihood table (SPEC section 3), streamed.
+/* hk_table.h - the likelihood table (SPEC section 3), streamed, in one of
+ * three formats behind one interface: `json` (one document), `jsonl` (one
+ * region per line, the summary with the header last) and `tsv` (a long
+ * table, one row per pair, for pandas, polars, data.table and DuckDB).
  *
- * Layout, which `merge` relies on: in `json` the header (format, producer,
- * model) is the first line, then `"regions": [`, then one region object per
- * line, then `],` and the summary; in `jsonl` one region object per line and
- * a last line {"summary": ..., "format": ..., "producer": ..., "model": ...}.
- * Every region line starts with {"index": N, .
- * The table is written through hk_outfile: complete or absent.
+ * Layouts, which `merge` reads:
+ *   json   line 1 the header's members ({"format": ..., "decimals": N,),
+ *          line 2 "regions": [, one region object per line (each but the
+ *          last ending with a comma), "],", then "summary": {...}}
+ *   jsonl  one region object per line, last {"summary": {...}, header...}
+ *   tsv    line 1 "#haplik-likelihoods {header}", the column names, one
+ *          row per pair (region_index first), last "#summary {...}"
+ * Every json region line starts with {"index": N. Plain text, or BGZF
+ * (output.compression, or an output named *.gz). Written through hk_outfile:
+ * complete or absent.
  */
 #ifndef HK_TABLE_H
 #define HK_TABLE_H
@@ -16,27 +23,40 @@
 
 typedef struct {
     uint64_t    regions, pairs, cells, double_recomputed;
-    const char *backend;          /* "cpu" or "cuda" */
+    const char *backend;          /* "cpu", "cuda", or "mixed" (merge) */
     const char *const *devices;   /* device names */
     int         n_devices;
     const int  *ordinals;         /* CUDA ordinals of the GPUs, n_ordinals of them */
     int         n_ordinals;
     double      seconds;          /* wall time of scoring (reading included) */
+    const char *parts;            /* merge: JSON array of the inputs' summaries, or NULL */
 } hk_summary_t;
 
 typedef struct hk_table hk_table_t;
 
-/* path NULL or "-" for standard output. NULL on failure (logged). */
+/* Open a table for scoring with c's format, compression, decimals, sequences
+ * and model; path NULL or "-" for standard output. NULL on failure (logged). */
 hk_table_t *hk_table_open(const char *path, const hk_config_t *c);
+/* Open a table as merge writes it (decimals -1: unknown, written as null):
+ * the model is the JSON text of the inputs'
+ * model; compression as output.compression. */
+hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
+                             const char *model_json, int threads);
 /* Append the regions of b, indexed from the count written so far. */
 int hk_table_write(hk_table_t *t, const hk_batch_t *b) __attribute__((warn_unused_result));
+/* Append a region (json, jsonl) or a row (tsv) read from a table of the same
+ * format: rest is its text after its index, which becomes `index`. -1 (logged,
+ * with the output's name and errno's text for a write) on failure. */
+int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
+    __attribute__((warn_unused_result));
+/* The format's name ("json", "jsonl", "tsv"). */
+const char *hk_table_format_name(int format);
 /* Write the summary and move the table into place; frees t. */
 int hk_table_finish(hk_table_t *t, const hk_summary_t *s) __attribute__((warn_unused_result));
 /* Discard; frees t; accepts NULL. */
 void hk_table_abort(hk_table_t *t);
 
-/* The model object as written in the header, e.g. for comparing tables.
- * Writes at most n bytes to buf. */
+/* The model object as written in the header. Writes at most n bytes. */
 void hk_table_model_json(char *buf, size_t n, const hk_model_t *m);
 
 /* Append s to the buffer as a JSON string (quoted, escaped); returns the end.

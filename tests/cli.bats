@@ -42,11 +42,11 @@ setup() { load test_helper/common-setup; _common_setup; }
 
 @test "score --help prints the live defaults of every config key" {
     run -0 hk score --help
-    assert_output --partial '"precision": "mixed"'
-    assert_output --partial '"float_threshold": 1e-28'
-    assert_output --partial '"min_base_quality": 6'
-    assert_output --partial '"backend": "auto"'
-    assert_output --partial '"tolerance": 0.0001'
+    assert_output --partial '["mixed"] (model.precision)'
+    assert_output --partial '[1e-28] (model.float_threshold)'
+    assert_output --partial '[6] (model.min_base_quality)'
+    assert_output --partial '["auto"] (engine.backend)'
+    assert_output --partial '[0.0001] (check.tolerance)'
 }
 
 @test "an unknown option is a usage error (2)" {

@@ -24,7 +24,7 @@ bad_config() {
 
 @test "a wrong type is named" {
     bad_config '{"output": {"sequences": "yes"}}' "output.sequences: expected true or false"
-    bad_config '{"model": {"precision": 2}}' "model.precision: expected a string"
+    bad_config '{"model": {"precision": 2}}' 'model.precision: expected "mixed", "float" or "double"'
     bad_config '{"engine": 4}' "engine: expected an object"
 }
 
@@ -35,7 +35,7 @@ bad_config() {
 }
 
 @test "a bad device list names the element" {
-    bad_config '{"engine": {"devices": [0, -1]}}' "engine.devices[1]: expected a non-negative integer"
+    bad_config '{"engine": {"devices": [0, -1]}}' 'engine.devices[1]: expected "all" or a list of 1 to 64 device ordinals from 0 to 1023'
     bad_config '{"engine": {"devices": "some"}}' "engine.devices: expected"
 }
 
@@ -80,4 +80,97 @@ bad_config() {
 @test "check.tolerance from the file" {
     echo '{"check": {"tolerance": 1e-12}}' > c.json
     run -1 hk check --backend cpu --quiet -c c.json "$DATA/pairhmm-testdata.txt"
+}
+
+# Every key: a value given in the file and by its flag is the same setting.
+# Columns: key path, flag, JSON value, flag value.
+KEY_VALUES='input.format	format	"gatk"	gatk
+output.format	output-format	"tsv"	tsv
+output.compression	compression	"bgzf"	bgzf
+output.decimals	decimals	3	3
+output.sequences	sequences	false	false
+model.precision	precision	"double"	double
+model.float_threshold	float-threshold	1.5e-20	1.5e-20
+model.min_base_quality	min-base-quality	10	10
+model.gcp	gcp	20	20
+model.unknown_bases	unknown-bases	"as_n"	as_n
+engine.backend	backend	"cpu"	cpu
+engine.devices	devices	[0, 2]	0,2
+engine.threads	threads	3	3
+engine.max_batch_pairs	max-batch-pairs	5000	5000
+engine.gpu_lock_dir	gpu-lock-dir	"/tmp/locks"	/tmp/locks
+check.tolerance	tolerance	0.002	0.002'
+
+# file_of KEY JSONVALUE: a config file setting one key.
+file_of() { python3 -c "import json,sys; s,k=sys.argv[1].split('.'); print(json.dumps({s: {k: json.loads(sys.argv[2])}}))" "$1" "$2"; }
+
+@test "every key has a flag, and a flag and a file key give the same setting" {
+    run -0 "$HAPLIK" score --print-config
+    keys=$(python3 -c "import json,sys; d=json.load(sys.stdin); print('\n'.join(sorted(s+'.'+k for s in d for k in d[s])))" <<< "$output")
+    assert_equal "$keys" "$(cut -f1 <<< "$KEY_VALUES" | sort)"
+    while IFS=$'\t' read -r key flag json value; do
+        file_of "$key" "$json" > c.json
+        from_file=$("$HAPLIK" score -c c.json --print-config)
+        from_flag=$("$HAPLIK" score "--$flag" "$value" --print-config)
+        default=$("$HAPLIK" score --print-config)
+        [ "$from_file" = "$from_flag" ] || { echo "$key: file and flag differ"; diff <(echo "$from_file") <(echo "$from_flag"); return 1; }
+        [ "$from_file" != "$default" ] || { echo "$key: the value changed nothing"; return 1; }
+    done <<< "$KEY_VALUES"
+}
+
+@test "every key's bad values are refused with the same message from the file and the flag" {
+    # key path, flag, bad JSON value, the same as a flag value
+    bad='input.format	format	"gzip"	gzip
+output.format	output-format	"csv"	csv
+output.compression	compression	"zstd"	zstd
+output.decimals	decimals	13	13
+output.decimals	decimals	2.5	2.5
+output.sequences	sequences	1	1
+model.precision	precision	"quad"	quad
+model.float_threshold	float-threshold	-1	-1
+model.min_base_quality	min-base-quality	94	94
+model.gcp	gcp	0	0
+model.unknown_bases	unknown-bases	"skip"	skip
+engine.backend	backend	"opencl"	opencl
+engine.devices	devices	"some"	some
+engine.threads	threads	-1	-1
+engine.max_batch_pairs	max-batch-pairs	1e10	10000000000
+engine.gpu_lock_dir	gpu-lock-dir	""	
+check.tolerance	tolerance	"small"	small'
+    seen=""
+    while IFS=$'\t' read -r key flag json value; do
+        file_of "$key" "$json" > c.json
+        run -2 --separate-stderr "$HAPLIK" score -c c.json "$DATA/tiny.in"
+        file_msg=${stderr#"haplik: error: c.json: $key: "}
+        [ "$file_msg" != "$stderr" ] || { echo "$key: $stderr"; return 1; }
+        run -2 --separate-stderr "$HAPLIK" score "--$flag" "$value" "$DATA/tiny.in"
+        flag_msg=${stderr#"haplik: error: --$flag: "}
+        [ "$flag_msg" != "$stderr" ] || { echo "$key: $stderr"; return 1; }
+        assert_equal "$flag_msg" "$file_msg"
+        [[ "$file_msg" == expected* ]]
+        seen="$seen$key"$'\n'
+    done <<< "$bad"
+    # every key was tried
+    assert_equal "$(sort -u <<< "$seen" | sed '/^$/d')" "$(cut -f1 <<< "$KEY_VALUES" | sort)"
+}
+
+@test "a flag value with spaces around it is refused as in the file" {
+    run -2 --separate-stderr "$HAPLIK" score --threads " 2" "$DATA/tiny.in"
+    assert_stderr "haplik: error: --threads: expected an integer from 0 to 1024"
+}
+
+@test "--help lists every key with its live default" {
+    run -0 "$HAPLIK" score --help
+    assert_output --partial "--decimals N"
+    assert_output --partial "[6] (output.decimals)"
+    assert_output --partial '["mixed"] (model.precision)'
+    assert_output --partial "[null] (engine.gpu_lock_dir)"
+}
+
+@test "the README's configuration table lists exactly the keys of the list" {
+    run -0 "$HAPLIK" score --print-config
+    keys=$(python3 -c "import json,sys; d=json.load(sys.stdin); print('\n'.join(sorted(s+'.'+k for s in d for k in d[s])))" <<< "$output")
+    readme=$(sed -n '/^## Configuration/,/^## /p' "$BATS_TEST_DIRNAME/../README.md" |
+             grep -o '^| `[a-z_]*\.[a-z_]*`' | sed 's/^| `//; s/`$//' | sort)
+    assert_equal "$readme" "$keys"
 }

@@ -267,6 +267,6 @@ status=3"
         [ "${#lines[@]}" -eq 2 ] || fail "split: $output"
     "$HAPLIK" score --backend cpu --quiet -o t1.json "$IN/tiny-pairs.txt"
     on_full_disk "$HAPLIK" merge --quiet t1.json t1.json -o small/m.json
-    [[ "${lines[0]}" == "haplik: error: merge: write failed: No space left on device" ]] &&
+    [[ "${lines[0]}" == "haplik: error: small/m.json: write failed: No space left on device" ]] &&
         [ "${lines[1]}" = "status=3" ] && [ "${#lines[@]}" -eq 2 ] || fail "merge: $output"
 }

@@ -68,7 +68,7 @@ lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
 @test "model.gcp 0 is refused, naming the key" {
     echo '{"model": {"gcp": 0}}' > c.json
     run -2 --separate-stderr "$HAPLIK" score --backend cpu -c c.json -o out/t.json "$DATA/tiny.in"
-    assert_stderr "haplik: error: c.json: model.gcp: expected an integer from 1 to 93"
+    assert_stderr "haplik: error: c.json: model.gcp: expected null or an integer from 1 to 93"
     assert_dir_only out
 }
 

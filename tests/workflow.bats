@@ -129,9 +129,9 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     whole whole.json "$DATA/1m.in"
     run -0 same_regions whole.json results/likelihoods.json
     run -0 $TABLE valid results/likelihoods.json
-    # each job was given haplik's gpu_lock_dir (its config is the first line of its log)
+    # each job was given haplik's --gpu-lock-dir (its flags are the first line of its log)
     run -0 head -n 1 logs/score/1m/0002.log
-    assert_output "haplik config: {\"engine\": {\"backend\": \"cpu\", \"devices\": \"all\", \"gpu_lock_dir\": \"$W/.locks\"}}"
+    assert_output "haplik flags: --backend cpu --devices all --gpu-lock-dir $W/.locks"
     [ -d .locks ]
     # nothing left to do
     run -0 sm --configfile c.yaml -n
@@ -143,11 +143,11 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     mkdir tmp
     SLURM_JOB_ID=4242 TMPDIR="$W/tmp" run -0 sm --configfile c.yaml
     run -0 head -n 1 logs/score/tiny/0001.log
-    assert_output --partial "\"gpu_lock_dir\": \"$W/tmp/haplik-gpu-locks-slurm-4242\""
-    assert_output --partial "\"model\": {\"precision\": \"double\"}"
+    assert_output --partial "--gpu-lock-dir $W/tmp/haplik-gpu-locks-slurm-4242"
+    assert_output --partial "--precision double"
     [ -d tmp/haplik-gpu-locks-slurm-4242 ]
     [ ! -e .locks ]
-    # the job's config file is gone
+    # nothing else is left in TMPDIR
     run -0 ls tmp
     assert_output "haplik-gpu-locks-slurm-4242"
     # no lock directory at all when scoring.gpu_lock_dir is null

@@ -1,12 +1,13 @@
 /* bench_io.c - how long parsing and table writing take, without scoring.
  *
- *   tests/bench/bench_io INPUT [OUT [THREADS]]   (build: make tests/bench/bench_io)
+ *   tests/bench/bench_io INPUT [OUT [THREADS [FORMAT]]]   (build: make tests/bench/bench_io)
  *
  * Reads INPUT into batches as `score` does (the GPU batch size, one batch
  * reused: the steady state of score's pool of batches, without the first
  * touch of their memory), fills
  * every likelihood with a varied value, writes the table to OUT (default
- * /dev/null) and prints the seconds of each phase and the input rate. */
+ * /dev/null) as FORMAT (output.format: json, jsonl, tsv; BGZF when OUT ends in .gz,
+ * as for score) and prints the seconds of each phase and the input rate. */
 #include "hk_config.h"
 #include "hk_log.h"
 #include "hk_reader.h"
@@ -27,9 +28,10 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) { fprintf(stderr, "usage: bench_io INPUT [OUT]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: bench_io INPUT [OUT [THREADS [FORMAT]]]\n"); return 2; }
     hk_config_t c;
     hk_config_init(&c);
+    if (argc > 4 && hk_config_set(&c, HK_KEY_OUTPUT_FORMAT, "FORMAT", argv[4])) return 2;
     hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, hk_model_seq_rules(&c.model));
     hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c);
     if (!r) return 2;

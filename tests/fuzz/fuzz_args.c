@@ -4,13 +4,16 @@
  *
  * Input: one byte for the command ('c': check, anything else: score), then
  * the arguments, separated by NUL bytes (at most 32; an empty piece is an
- * empty argument). A piece whose first byte is 0x01-0x1f is an entry of the
+ * empty argument). A piece whose first byte is 0x01-0x1e is entry 0-29 of the
  * dictionary below (the real options, files of a temporary folder made at
  * start, "-", "--", some values) followed by the rest of the piece (so
- * "\x02=x" is "--output=x" and "\x01x" is "-cx"); any other piece is itself.
+ * "\x02=x" is "--output=x" and "\x01x" is "-cx"); 0x1f and a byte B (1-255) are
+ * entry 29 + B (the flags of every configuration key and their values, added after
+ * the first entries so that the seed corpus keeps its meaning); any other
+ * piece is itself.
  *
  * Besides crashes, sanitizer reports, leaks and hangs, it checks:
- *   - the result is -1 (help), 0, 2 (usage or config error) or 3;
+ *   - the result is -1 (help, --print-config), 0, 2 (usage or config error) or 3;
  *   - argv is only permuted (the same strings, each once);
  *   - on 0: 1 <= *first_input < argc; every operand argv[first_input..] is
  *     "-" or not an option, unless argv[first_input - 1] is "--"; the output
@@ -53,10 +56,20 @@ static const char *const opts[] = {
     "-", "--", "cpu", "2", "jsonl", "gatk", "0,1", "1e-3",
 };
 #define N_OPTS (sizeof opts / sizeof *opts)
+/* the flags of the keys added since (hk_config_keys.h: every key has one) and values of
+ * theirs, reached through the 0x1f escape */
+static const char *const opts2[] = {
+    "--compression", "--decimals", "--sequences", "--float-threshold", "--min-base-quality",
+    "--gcp", "--unknown-bases", "--max-batch-pairs", "--gpu-lock-dir", "--print-config",
+    "tsv", "bgzf", "none", "auto", "null", "true", "false", "as_n", "93", "13", "-1", "1e400",
+    "double", "nan", "--sequences=false", "--decimals=0", "--gcp=null", "--output-format=tsv",
+};
+#define N_OPTS2 (sizeof opts2 / sizeof *opts2)
 /* after opts: the files (absolute), the same as relative paths from a
  * subfolder ("../in.txt" does not exist from the working folder, which is
- * fine), the folder itself, an output that does not exist */
-#define N_DICT (N_OPTS + N_FILES + 2)
+ * fine), the folder itself, an output that does not exist; then opts2 */
+#define N_DICT1 (N_OPTS + N_FILES + 2)
+#define N_DICT (N_DICT1 + N_OPTS2)
 
 static const char *dict_entry(unsigned i, char *buf, size_t n)
 {
@@ -65,8 +78,11 @@ static const char *dict_entry(unsigned i, char *buf, size_t n)
     i -= N_OPTS;
     if (i < N_FILES) return file_path[i];
     if (i == N_FILES) return dir;
-    snprintf(buf, n, "%s/out.json", dir);
-    return buf;
+    if (i == N_FILES + 1) {
+        snprintf(buf, n, "%s/out.json", dir);
+        return buf;
+    }
+    return opts2[i - N_FILES - 2];
 }
 
 static void check_files(void)
@@ -132,7 +148,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char buf[300];
         const char *head = "";
         size_t skip = 0;
-        if (n > 0 && data[p] >= 0x01 && data[p] <= 0x1f) { head = dict_entry(data[p] - 1u, buf, sizeof buf); skip = 1; }
+        if (n > 1 && data[p] == 0x1f) { head = dict_entry(29u + data[p + 1], buf, sizeof buf); skip = 2; }
+        else if (n > 0 && data[p] >= 0x01 && data[p] <= 0x1f) { head = dict_entry(data[p] - 1u, buf, sizeof buf); skip = 1; }
         size_t h = strlen(head);
         char *a = malloc(h + n - skip + 1);
         CHECK(a != NULL);

@@ -1,12 +1,11 @@
 # common.smk - config validation and the functions the rules share (no rules here).
 
-import json
+import gzip
 import re
 import shlex
 import shutil
 
 from snakemake.utils import validate
-
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -86,19 +85,36 @@ def _haplik_path():
 HAPLIK = _haplik_path()
 
 
-def get_haplik_config_json():
-    """haplik's JSON config for the scoring jobs: config `haplik_config` and the scoring
-    settings; engine.gpu_lock_dir, when set, is the placeholder @GPU_LOCK_DIR@ that the job
-    fills in (rules/score.smk)."""
-    cfg = json.loads(json.dumps(config.get("haplik_config") or {}))
-    engine = cfg.setdefault("engine", {})
-    scoring = config["scoring"]
-    engine["backend"] = scoring["backend"]
-    engine["devices"] = scoring["devices"]
-    engine.pop("gpu_lock_dir", None)
-    if get_gpu_lock_dir():
-        engine["gpu_lock_dir"] = "@GPU_LOCK_DIR@"
-    return json.dumps(cfg, sort_keys=True)
+# haplik's flags are its configuration keys' last part with "-" for "_" (haplik score
+# --help lists them), but for the two formats.
+FLAG_OF_KEY = {"input.format": "format", "output.format": "output-format"}
+
+
+def get_haplik_flags():
+    """haplik's flags for the scoring jobs, from config `haplik_config` (any haplik key)
+    and the scoring settings; the GPU lock folder is added by the job (rules/score.smk).
+    """
+    keys = {
+        f"{section}.{key}": value
+        for section, values in (config.get("haplik_config") or {}).items()
+        for key, value in values.items()
+    }
+    keys["engine.backend"] = config["scoring"]["backend"]
+    keys["engine.devices"] = config["scoring"]["devices"]
+    keys.pop("engine.gpu_lock_dir", None)
+    flags = []
+    for key, value in sorted(keys.items()):
+        flag = FLAG_OF_KEY.get(key, key.split(".")[1].replace("_", "-"))
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif value is None:
+            text = "null"
+        elif isinstance(value, list):
+            text = ",".join(str(v) for v in value)
+        else:
+            text = str(value)
+        flags += [f"--{flag}", text]
+    return flags
 
 
 def get_gpu_lock_dir():
@@ -115,19 +131,69 @@ def get_dump(wildcards):
     return DUMPS[wildcards.dump]
 
 
-def get_score_input(wildcards):
+def _score_input(dump, shard):
     """What a scoring job reads: a genome shard's HaplotypeCaller dump, a dump scored
     whole (shards: 1), or one of the dump's shards."""
     if GENOME_MODE:
-        return f"results/genome/dumps/{wildcards.shard}.txt"
+        return f"results/genome/dumps/{shard}.txt"
     if N_SHARDS == 1:
-        return DUMPS[wildcards.dump]
-    return f"results/split/{wildcards.dump}/{wildcards.shard}.txt"
+        return DUMPS[dump]
+    return f"results/split/{dump}/{shard}.txt"
+
+
+def get_score_input(wildcards):
+    return _score_input(wildcards.dump, wildcards.shard)
 
 
 def get_tables():
     """Every shard table, in the order of `dumps`, then of the shards."""
     return [f"results/tables/{d}/{s}.json" for d in DUMPS for s in SHARD_IDS]
+
+
+def get_score_benchmarks():
+    """The scoring jobs' benchmarks, in the order of get_tables()."""
+    return [f"benchmarks/score/{d}/{s}.tsv" for d in DUMPS for s in SHARD_IDS]
+
+
+def get_report_sources():
+    """The file each shard scored, in the order of get_tables() (the report reads GATK's
+    values from it)."""
+    return [_score_input(d, s) for d in DUMPS for s in SHARD_IDS]
+
+
+def _carries_gatk_values(path):
+    """Whether a dump's first record has the 7th field, GATK's value (a HaplotypeCaller
+    results file; a batch file has none). Unreadable: no (Snakemake reports it missing).
+    """
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+        with gzip.open(path, "rt") if gz else open(path) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    return len(line.split()) == 7
+    except (OSError, UnicodeDecodeError, EOFError):
+        pass
+    return False
+
+
+# HaplotypeCaller's dumps always carry GATK's values; in the dumps mode, any dump whose first
+# record does makes the report plot |haplik - GATK|.
+GATK_VALUES = GENOME_MODE or any(_carries_gatk_values(p) for p in DUMPS.values())
+
+
+def get_gatk_figure():
+    """The report's |haplik - GATK| figure, as an output of report_figures, or none."""
+    if not GATK_VALUES:
+        return {}
+    return {
+        "gatk": report(
+            "results/report/gatk_difference.svg",
+            caption="../report/gatk_difference.rst",
+            category="Likelihoods",
+            labels={"figure": "|haplik - GATK|"},
+        )
+    }
 
 
 def get_reference():

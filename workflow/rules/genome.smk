@@ -18,11 +18,12 @@ if GENOME_MODE:
             haplik=HAPLIK,
             n=N_SHARDS,
             window=config["genome"]["window"],
-            prefix=lambda wildcards, output: os.path.join(os.path.dirname(output[0]), ""),
+            prefix=lambda wildcards, output: os.path.join(
+                os.path.dirname(output[0]), ""
+            ),
         shell:
             "{params.haplik:q} shard --fai {input.fai:q} -n {params.n} --window {params.window}"
             " {params.prefix:q} 2> {log:q}"
-
 
     rule haplotype_caller:
         input:

@@ -3,9 +3,9 @@
 
 # One job per shard. `gpu=1` lets Snakemake run at most as many at once as --resources
 # gpu=N allows (a SLURM job asks for --gpus=1), and haplik's engine.gpu_lock_dir makes the
-# jobs of one host take different GPUs (haplik waits while all are taken). The job writes
-# haplik's config (logged first) with the lock directory filled in: scoring.gpu_lock_dir,
-# or inside a SLURM allocation, a node-local directory of that allocation, since SLURM has
+# jobs of one host take different GPUs (haplik waits while all are taken). The job gives
+# haplik its settings as flags (logged first), the lock folder with --gpu-lock-dir:
+# scoring.gpu_lock_dir, or inside a SLURM allocation, a node-local directory of that allocation, since SLURM has
 # already chosen the GPUs it sees (CUDA_VISIBLE_DEVICES): jobs of one allocation (a local
 # run inside salloc) share them through it, jobs of their own allocation (the SLURM
 # executor) find theirs free.
@@ -27,23 +27,20 @@ rule score_shard:
         runtime=config["scoring"]["runtime"],
     params:
         haplik=HAPLIK,
-        config_json=get_haplik_config_json(),
+        flags=get_haplik_flags(),
         lock_dir=get_gpu_lock_dir(),
     shell:
         """
         (
-        lock={params.lock_dir:q}
-        if [ -n "$lock" ] && [ -n "${{SLURM_JOB_ID:-}}" ]; then
-            lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
-        fi
-        if [ -n "$lock" ]; then mkdir -p "$lock"; fi
-        cfg=$(mktemp "${{TMPDIR:-/tmp}}/haplik-config.XXXXXX")
-        trap 'rm -f "$cfg"' EXIT
-        json={params.config_json:q}
-        printf '%s\n' "${{json//@GPU_LOCK_DIR@/$lock}}" >"$cfg"
-        echo "haplik config: $(tr -d '\n' <"$cfg")" >&2
-        {params.haplik:q} score -c "$cfg" --threads {threads} -o {output:q} {input:q}
-        ) 2> {log:q}
+            lock={params.lock_dir:q}
+            if [ -n "$lock" ] && [ -n "${{SLURM_JOB_ID:-}}" ]; then
+                lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
+            fi
+            if [ -n "$lock" ]; then mkdir -p "$lock"; fi
+            echo "haplik flags: {params.flags} --gpu-lock-dir ${{lock:-null}}" >&2
+            {params.haplik:q} score {params.flags:q} --gpu-lock-dir "${{lock:-null}}" \
+                --threads {threads} -o {output:q} {input:q}
+        ) 2>{log:q}
         """
 
 

@@ -1,0 +1,53 @@
+/* hk_table_internal.h - what the table's formats share with its core.
+ *
+ * A format is a small table of operations (hk_table_format_t), chosen once
+ * when the table is opened; the core (hk_table.c) owns the buffers, the
+ * threads that format regions, the I/O thread, the sink (plain or BGZF) and
+ * the output file's discipline (hk_outfile: complete or absent). Formats
+ * only turn regions, rows and the summary into text.
+ */
+#ifndef HK_TABLE_INTERNAL_H
+#define HK_TABLE_INTERNAL_H
+
+#include "hk_table.h"
+
+typedef struct {
+    char  *p;
+    size_t len, cap;
+    int    failed;     /* out of memory */
+} hk_textbuf_t;
+
+/* Room for n more bytes at the end; NULL when memory ran out (then failed). */
+char *hk_textbuf_room(hk_textbuf_t *buf, size_t n);
+int hk_textbuf_put(hk_textbuf_t *buf, const char *s, size_t n);
+int hk_textbuf_puts(hk_textbuf_t *buf, const char *s);
+/* s as a JSON string (hk_table_put_string). */
+int hk_textbuf_put_json_string(hk_textbuf_t *buf, const char *s, size_t len);
+
+/* What a format sees of its table. */
+typedef struct {
+    int         sequences;     /* write reads and haplotypes (json, jsonl) */
+    int         decimals;
+    int         expected;      /* the input carries expected values (tsv columns) */
+    const char *header;        /* "\"format\": ..., \"decimals\": N": the header's members */
+} hk_table_info_t;
+
+typedef struct {
+    const char *name;
+    /* What comes before the first region. */
+    int (*open)(const hk_table_info_t *t, hk_textbuf_t *buf);
+    /* Region ri of b, with table index `index`. */
+    int (*region)(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batch_t *b, size_t ri,
+                  uint64_t index);
+    /* A region (json, jsonl) or row (tsv) of a table of this format, copied
+     * with a new index: rest is its text after its old index. */
+    int (*copy)(const hk_table_info_t *t, hk_textbuf_t *buf, uint64_t index, const char *rest,
+                size_t len);
+    /* The end: summary is the summary object's JSON text; regions written. */
+    int (*summary)(const hk_table_info_t *t, hk_textbuf_t *buf, const char *summary,
+                   uint64_t regions);
+} hk_table_format_t;
+
+extern const hk_table_format_t hk_table_json, hk_table_jsonl, hk_table_tsv;
+
+#endif
