@@ -114,7 +114,8 @@ typedef struct {
 #define HK_VEC_BYTES 64
 
 /* A pass's memory, HK_VEC_BYTES-aligned: rows holds 3 * (hmax + 1) vectors,
- * hcode hmax vectors, where hmax is the longest haplotype of a call. */
+ * hcode hmax vectors (of the pass's width), where hmax is the longest
+ * haplotype of a call. */
 typedef struct {
     void *rows;
     void *hcode;

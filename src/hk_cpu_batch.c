@@ -100,14 +100,19 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
     }
 }
 
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
 static void *score_worker(void *arg)
 {
     score_job_t *job = arg;
     const hk_batch_t *b = job->b;
     const size_t cols = (size_t)b->max_hap_len + 1;
+    /* a column of the pass's widest vector: 64 bytes for AVX-512, 8 for scalar double */
+    size_t vec = (size_t)job->pass->n_float * sizeof(float);
+    if ((size_t)job->pass->n_double * sizeof(double) > vec) vec = (size_t)job->pass->n_double * sizeof(double);
     worker_t w = { .n_redo = 0, .recomputed = 0 };
-    w.mem.rows = aligned_alloc(HK_VEC_BYTES, 3 * cols * HK_VEC_BYTES);
-    w.mem.hcode = aligned_alloc(HK_VEC_BYTES, cols * HK_VEC_BYTES);
+    w.mem.rows = aligned_alloc(HK_VEC_BYTES, round_up(3 * cols * vec, HK_VEC_BYTES));
+    w.mem.hcode = aligned_alloc(HK_VEC_BYTES, round_up(cols * vec, HK_VEC_BYTES));
     w.ws = malloc(hk_model_ws_size(b->max_hap_len));
     if (!w.mem.rows || !w.mem.hcode || !w.ws) { atomic_store(&job->failed, 1); goto out; }
     const int nf = job->pass->n_float, nd = job->pass->n_double;

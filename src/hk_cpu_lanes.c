@@ -154,6 +154,9 @@ static void choose(void)
                            widest->name);
     }
     chosen = widest;
+    if (hk_log_tracing())
+        hk_log_notice("CPU pass %s: %d float lanes, %d double lanes", widest->name,
+                      widest->n_float, widest->n_double);
 }
 
 const hk_cpu_pass_t *hk_cpu_pass(void)
