@@ -139,59 +139,69 @@ out:
     return NULL;
 }
 
-/* Stable counting sort of n pairs from src to dst by key(pair) < n_keys. */
-typedef size_t (*pair_key_fn)(const hk_batch_t *, const hk_model_t *, const pair_ref_t *);
-
-static int sort_by(const hk_batch_t *b, const hk_model_t *m, const pair_ref_t *src,
-                   pair_ref_t *dst, size_t n, pair_key_fn key, size_t n_keys)
+/* Stable counting sort of n pairs from src to dst by key[k] < n_keys. */
+static int counting_sort(const pair_ref_t *src, const uint32_t *key, pair_ref_t *dst,
+                         size_t n, size_t n_keys)
 {
     size_t *start = calloc(n_keys + 1, sizeof *start);
     if (!start) return -1;
-    for (size_t k = 0; k < n; k++) start[key(b, m, &src[k]) + 1]++;
+    for (size_t k = 0; k < n; k++) start[key[k] + 1]++;
     for (size_t k = 0; k < n_keys; k++) start[k + 1] += start[k];
-    for (size_t k = 0; k < n; k++) dst[start[key(b, m, &src[k])]++] = src[k];
+    for (size_t k = 0; k < n; k++) dst[start[key[k]]++] = src[k];
     free(start);
     return 0;
 }
 
-static size_t read_len_key(const hk_batch_t *b, const hk_model_t *m, const pair_ref_t *r)
-{
-    (void)m;
-    return hk_batch_read_len(b, r->read);
-}
+/* Most keys of a one-pass sort (its counts: 8 MiB). */
+#define MAX_ONE_PASS_KEYS ((size_t)1 << 20)
 
-/* Float-first pairs, then the others; each by haplotype length bucket. */
-static size_t hap_class_key(const hk_batch_t *b, const hk_model_t *m, const pair_ref_t *r)
-{
-    const size_t buckets = ((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1;
-    const size_t in_double = !hk_cpu_float_first(m, hk_batch_read_len(b, r->read));
-    return in_double * buckets + (hk_batch_hap_len(b, r->hap) >> HAP_BUCKET_SHIFT);
-}
-
-/* The batch's pairs in scoring order (NULL without memory); *n_float of them
- * are float-first. */
+/* The batch's pairs in scoring order (NULL without memory): float-first
+ * pairs, then the others, each sorted by (haplotype length bucket, read
+ * length); *n_float of them are float-first. One counting sort on the whole
+ * key where its range is small (short reads), else two (read length, then
+ * the rest). */
 static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t n, size_t *n_float)
 {
-    pair_ref_t *all = malloc(n * sizeof *all), *tmp = malloc(n * sizeof *tmp);
-    if (!all || !tmp) goto fail;
+    const size_t buckets = ((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1;
+    const size_t read_keys = (size_t)b->max_read_len + 1, hap_keys = 2 * buckets;
+    const int one_pass = hap_keys * read_keys <= MAX_ONE_PASS_KEYS;
+    pair_ref_t *all = malloc(n * sizeof *all), *sorted = malloc(n * sizeof *sorted);
+    uint32_t *key = malloc(n * sizeof *key);
+    if (!all || !sorted || !key) goto fail;
     size_t k = 0;
     *n_float = 0;
     for (size_t r = 0; r < b->n_regions; r++) {
         const hk_region_t *rg = &b->regions[r];
         for (uint32_t i = 0; i < rg->n_reads; i++) {
-            *n_float += hk_cpu_float_first(m, hk_batch_read_len(b, rg->read0 + i)) ? rg->n_haps : 0;
-            for (uint32_t h = 0; h < rg->n_haps; h++, k++)
+            const uint32_t rlen = hk_batch_read_len(b, rg->read0 + i);
+            const int in_float = hk_cpu_float_first(m, rlen);
+            const size_t class_key = in_float ? 0 : buckets;
+            *n_float += in_float ? rg->n_haps : 0;
+            for (uint32_t h = 0; h < rg->n_haps; h++, k++) {
                 all[k] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h, rg->pair0 + (uint64_t)i * rg->n_haps + h };
+                const size_t hap_key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
+                key[k] = (uint32_t)(one_pass ? hap_key * read_keys + rlen : rlen);
+            }
         }
     }
-    const size_t hap_keys = 2 * (((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1);
-    if (sort_by(b, m, all, tmp, n, read_len_key, (size_t)b->max_read_len + 1) ||
-        sort_by(b, m, tmp, all, n, hap_class_key, hap_keys)) goto fail;
-    free(tmp);
-    return all;
+    if (one_pass) {
+        if (counting_sort(all, key, sorted, n, hap_keys * read_keys)) goto fail;
+    } else {
+        if (counting_sort(all, key, sorted, n, read_keys)) goto fail;
+        for (k = 0; k < n; k++) {
+            const int in_float = hk_cpu_float_first(m, hk_batch_read_len(b, sorted[k].read));
+            key[k] = (uint32_t)((in_float ? 0 : buckets) + (hk_batch_hap_len(b, sorted[k].hap) >> HAP_BUCKET_SHIFT));
+        }
+        if (counting_sort(sorted, key, all, n, hap_keys)) goto fail;
+        pair_ref_t *t = all; all = sorted; sorted = t;
+    }
+    free(all);
+    free(key);
+    return sorted;
 fail:
     free(all);
-    free(tmp);
+    free(sorted);
+    free(key);
     return NULL;
 }
 
