@@ -16,6 +16,7 @@
 #include "hk_threads.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,17 +140,15 @@ out:
     return NULL;
 }
 
-/* Stable counting sort of n pairs from src to dst by key[k] < n_keys. */
-static int counting_sort(const pair_ref_t *src, const uint32_t *key, pair_ref_t *dst,
-                         size_t n, size_t n_keys)
+/* Start of each key's run in a stable counting sort of n keys < n_keys
+ * (n_keys + 1 entries), or NULL without memory. */
+static size_t *key_starts(const uint32_t *key, size_t n, size_t n_keys)
 {
     size_t *start = calloc(n_keys + 1, sizeof *start);
-    if (!start) return -1;
+    if (!start) return NULL;
     for (size_t k = 0; k < n; k++) start[key[k] + 1]++;
     for (size_t k = 0; k < n_keys; k++) start[k + 1] += start[k];
-    for (size_t k = 0; k < n; k++) dst[start[key[k]]++] = src[k];
-    free(start);
-    return 0;
+    return start;
 }
 
 /* Most keys of a one-pass sort (its counts: 8 MiB). */
@@ -159,15 +158,18 @@ static int counting_sort(const pair_ref_t *src, const uint32_t *key, pair_ref_t 
  * pairs, then the others, each sorted by (haplotype length bucket, read
  * length); *n_float of them are float-first. One counting sort on the whole
  * key where its range is small (short reads), else two (read length, then
- * the rest). */
+ * the rest). The pairs are written once, in place (the ordering is the
+ * serial part of scoring a batch: page faults on a second array cost it a
+ * third). */
 static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t n, size_t *n_float)
 {
     const size_t buckets = ((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1;
     const size_t read_keys = (size_t)b->max_read_len + 1, hap_keys = 2 * buckets;
     const int one_pass = hap_keys * read_keys <= MAX_ONE_PASS_KEYS;
-    pair_ref_t *all = malloc(n * sizeof *all), *sorted = malloc(n * sizeof *sorted);
+    pair_ref_t *sorted = malloc(n * sizeof *sorted), *tmp = NULL;
     uint32_t *key = malloc(n * sizeof *key);
-    if (!all || !sorted || !key) goto fail;
+    size_t *start = NULL;
+    if (!sorted || !key) goto fail;
     size_t k = 0;
     *n_float = 0;
     for (size_t r = 0; r < b->n_regions; r++) {
@@ -178,30 +180,45 @@ static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t 
             const size_t class_key = in_float ? 0 : buckets;
             *n_float += in_float ? rg->n_haps : 0;
             for (uint32_t h = 0; h < rg->n_haps; h++, k++) {
-                all[k] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h, rg->pair0 + (uint64_t)i * rg->n_haps + h };
                 const size_t hap_key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
                 key[k] = (uint32_t)(one_pass ? hap_key * read_keys + rlen : rlen);
             }
         }
     }
-    if (one_pass) {
-        if (counting_sort(all, key, sorted, n, hap_keys * read_keys)) goto fail;
-    } else {
-        if (counting_sort(all, key, sorted, n, read_keys)) goto fail;
+    start = key_starts(key, n, one_pass ? hap_keys * read_keys : read_keys);
+    if (!start) goto fail;
+    k = 0;
+    for (size_t r = 0; r < b->n_regions; r++) {
+        const hk_region_t *rg = &b->regions[r];
+        for (uint32_t i = 0; i < rg->n_reads; i++)
+            for (uint32_t h = 0; h < rg->n_haps; h++, k++)
+                sorted[start[key[k]]++] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h,
+                                                        rg->pair0 + (uint64_t)i * rg->n_haps + h };
+    }
+    if (!one_pass) {   /* sorted by read length so far: now by class and bucket, stably */
+        free(start);
+        start = NULL;
+        tmp = malloc(n * sizeof *tmp);
+        if (!tmp) goto fail;
         for (k = 0; k < n; k++) {
             const int in_float = hk_cpu_float_first(m, hk_batch_read_len(b, sorted[k].read));
             key[k] = (uint32_t)((in_float ? 0 : buckets) + (hk_batch_hap_len(b, sorted[k].hap) >> HAP_BUCKET_SHIFT));
         }
-        if (counting_sort(sorted, key, all, n, hap_keys)) goto fail;
-        pair_ref_t *t = all; all = sorted; sorted = t;
+        start = key_starts(key, n, hap_keys);
+        if (!start) goto fail;
+        for (k = 0; k < n; k++) tmp[start[key[k]]++] = sorted[k];
+        free(sorted);
+        sorted = tmp;
+        tmp = NULL;
     }
-    free(all);
+    free(start);
     free(key);
     return sorted;
 fail:
-    free(all);
     free(sorted);
+    free(tmp);
     free(key);
+    free(start);
     return NULL;
 }
 
@@ -212,7 +229,10 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     if (n == 0) return 0;
     hk_cpu_init();
     score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
+    const int tracing = hk_log_tracing();
+    const double t0 = tracing ? hk_log_now() : 0;
     pair_ref_t *order = order_pairs(m, b, n, &job.n_float);
+    const double t1 = tracing ? hk_log_now() : 0;
     if (!order) { hk_log_error("out of memory scoring a batch"); return -1; }
     job.order = order;
     job.n_double = n - job.n_float;
@@ -225,6 +245,10 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     if ((size_t)nthreads > job.n_groups) nthreads = (int)job.n_groups;
     hk_threads_run(score_worker, &job, 0, nthreads);   /* the workers share one job */
     free(order);
+    if (tracing)   /* the ordering is the serial part of a batch: weigh it against the rest */
+        fprintf(stderr, "haplik: trace cpu: %zu pairs, ordered in %.2f ms, scored in %.2f ms "
+                "(%s pass, %d threads)\n", n, (t1 - t0) * 1e3, (hk_log_now() - t1) * 1e3,
+                job.pass->name, nthreads);
     if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return -1; }
     b->n_recomputed += atomic_load(&job.recomputed);
     return 0;

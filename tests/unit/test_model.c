@@ -344,6 +344,57 @@ static void test_passes_bit_identical(void)
     hk_model_set_cpu_pass(was);
 }
 
+/* Where read length times haplotype-length bucket has too many values for
+ * one counting sort (a 2100-base read against 4200-base haplotypes), the
+ * batch is ordered in two (526 class-and-bucket keys x 2101 read lengths >
+ * 2^20, hk_cpu_batch.c MAX_ONE_PASS_KEYS); every pair is still scored once,
+ * in its place. */
+static void test_two_pass_order(void)
+{
+    hk_model_t m = model(HK_PREC_MIXED);
+    hk_batch_t b;
+    hk_batch_init(&b);
+    int ok = build_pass_batch(&b, &m, 4242u);
+    enum { RL = 2100, HL = 4200 };
+    static char rb[RL], q[RL], gi[RL], gd[RL], gc[RL], hb[HL];
+    unsigned seed = 99;
+    const char *bad;
+    for (int j = 0; j < HL; j++) hb[j] = "ACGT"[rnd(&seed) % 4];
+    for (int i = 0; i < RL; i++) {
+        rb[i] = hb[1000 + i];   /* an exact match, found in double */
+        q[i] = '?'; gi[i] = 'I'; gd[i] = 'I'; gc[i] = '+';
+    }
+    ok &= hk_batch_begin_region(&b, NULL, 1000) == 0;
+    for (int h = 0; h < 2 && ok; h++) {
+        hb[2000 + h] = h ? 'A' : 'C';
+        ok &= hk_batch_add_hap(&b, &m, hb, HL, &bad) == 0;
+    }
+    ok &= hk_batch_add_read(&b, &m, rb, q, gi, gd, gc, RL, &bad) == 0;
+    ok &= hk_batch_end_region(&b) == 0;
+    ok &= ok && hk_model_score_batch(&m, &b, 2) == 0;
+    void *ws = malloc(hk_model_ws_size(b.max_hap_len));
+    size_t differ = 0, pairs = 0;
+    for (size_t ri = 0; ok && ws && ri < b.n_regions; ri++) {
+        const hk_region_t *rg = &b.regions[ri];
+        for (uint32_t r = 0; r < rg->n_reads; r++)
+            for (uint32_t h = 0; h < rg->n_haps; h++, pairs++) {
+                const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
+                int rc;
+                const double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
+                                                        b.read_i + o, b.read_d + o, b.read_g + o,
+                                                        hk_batch_read_len(&b, rk),
+                                                        b.hap_base + b.hap_off[hk],
+                                                        hk_batch_hap_len(&b, hk), ws, &rc);
+                differ += memcmp(&want, &b.lk[rg->pair0 + (size_t)r * rg->n_haps + h], sizeof want) != 0;
+            }
+    }
+    TAP_OK(ok && ws && pairs == b.n_pairs && differ == 0 && b.max_read_len == RL,
+           "two-pass ordering (reads up to %u, haplotypes up to %u bases): %zu pairs, %zu differ "
+           "from hk_model_score_pair", b.max_read_len, b.max_hap_len, pairs, differ);
+    free(ws);
+    hk_batch_free(&b);
+}
+
 /* Normalisation's summary of each read's gap qualities (hk_read_gaps_t),
  * which lets the CUDA engine skip the rows of constant reads. */
 static void test_gap_summary(void)
@@ -605,6 +656,7 @@ int main(void)
     test_underflow_pair();
     test_lanes_vs_scalar();
     test_passes_bit_identical();
+    test_two_pass_order();
     test_gap_summary();
     test_rescue();
     test_long_reads();
