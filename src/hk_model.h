@@ -49,9 +49,22 @@ double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
                             const uint8_t *gcp, uint32_t rlen,
                             const uint8_t *hap_base, uint32_t hlen, void *ws);
 
-/* Score every pair of a batch on the CPU with nthreads threads (>= 1).
+/* Score every pair of a batch on the CPU with nthreads threads (>= 1). The
+ * threads share the batch's pairs, grouped by length into the vector lanes
+ * of the CPU pass (hk_model_cpu_pass); results do not depend on the pass or
+ * on the number of threads.
  * Returns 0, or -1 when memory or threads could not be had (logged). */
 int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     __attribute__((warn_unused_result));
+
+/* The CPU pass in use: "scalar", "sse2" (4 float / 2 double lanes), "avx2"
+ * (8 / 4) or "avx512" (16 / 8). Chosen once: the one the environment
+ * variable HK_CPU_PASS names where this CPU runs it, else the widest this CPU
+ * runs. Every pass gives the same bits. */
+const char *hk_model_cpu_pass(void);
+/* Use the pass called name from now on (for tests and measurements; not
+ * while a batch is being scored). 0, or -1 when there is no such pass or
+ * this CPU does not run it. */
+int hk_model_set_cpu_pass(const char *name);
 
 #endif

@@ -170,9 +170,9 @@ static char rnd_base(unsigned *seed)
     return rnd(seed) % 50 ? "ACGT"[rnd(seed) % 4] : 'N';
 }
 
-/* The vectorised pass (4 or 8 haplotypes at once, padded to the longest)
- * against the scalar reference, pair by pair, on random regions whose
- * haplotype counts leave spare lanes and whose lengths differ in a group. */
+/* The vector pass in use (the widest this CPU runs, or HK_CPU_PASS's) against
+ * the scalar reference, pair by pair, on random regions whose pair counts
+ * leave spare lanes and whose lengths differ in a group. */
 static void test_lanes_vs_scalar(void)
 {
     unsigned seed = 12345;
@@ -236,6 +236,166 @@ static void test_lanes_vs_scalar(void)
         hk_batch_free(&b);
     }
 #undef RND
+}
+
+/* A random batch that needs every path of the CPU scorer: reads of 1..299
+ * and haplotypes of 1..399 bases, so that the lanes of one group end at
+ * different rows and columns; N in reads and haplotypes; pairs under the
+ * float threshold (recomputed in double lanes); A-only reads against C-only
+ * haplotypes at Q60, beyond GATK's double range (rescued); a read longer than
+ * HK_MIXED_FLOAT_MAX_READ now and then (double from the start in mixed). */
+static int build_pass_batch(hk_batch_t *b, const hk_model_t *m, unsigned seed)
+{
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
+#define RND() rnd(&seed)
+    static char rb[900], q[900], gi[900], gd[900], gc[900], hb[400];
+    const char *bad;
+    int ok = 1;
+    for (int region = 0; region < 24 && ok; region++) {
+        const int hopeless = region % 4 == 3, long_read = region % 8 == 5;
+        ok &= hk_batch_begin_region(b, NULL, region + 1) == 0;
+        const int n_haps = 1 + (int)(RND() % 11), n_reads = 1 + (int)(RND() % 6);
+        for (int h = 0; h < n_haps && ok; h++) {
+            const uint32_t hl = 1 + RND() % 399;
+            for (uint32_t j = 0; j < hl; j++) hb[j] = hopeless ? 'C' : rnd_base(&seed);
+            ok &= hk_batch_add_hap(b, &rules, hb, hl, &bad) == 0;
+        }
+        for (int r = 0; r < n_reads && ok; r++) {
+            const uint32_t rl = long_read && r == 0 ? HK_MIXED_FLOAT_MAX_READ + 1 + RND() % 99
+                                                    : 1 + RND() % 299;
+            for (uint32_t i = 0; i < rl; i++) {
+                rb[i] = hopeless ? 'A' : rnd_base(&seed);
+                q[i] = (char)(33 + (hopeless ? 60 : RND() % 60));
+                gi[i] = (char)(33 + (hopeless ? 60 : 10 + RND() % 40));
+                gd[i] = (char)(33 + (hopeless ? 60 : 10 + RND() % 40));
+                gc[i] = (char)(hopeless ? 33 + 60 : 34 + RND() % 39);   /* from Q1: Q0 is refused */
+            }
+            ok &= hk_batch_add_read(b, &rules, rb, q, gi, gd, gc, rl, &bad) == 0;
+        }
+        ok &= hk_batch_end_region(b) == 0;
+    }
+    return ok;
+#undef RND
+}
+
+/* Every CPU pass this machine runs gives the scalar pass's bits, whatever
+ * the number of threads, and the scalar batch gives hk_model_score_pair's. */
+static void test_passes_bit_identical(void)
+{
+    static const char *const names[] = { "sse2", "avx2", "avx512" };
+    const char *was = hk_model_cpu_pass();
+    for (int precision = HK_PREC_MIXED; precision <= HK_PREC_DOUBLE; precision++) {
+        const char *pname = precision == HK_PREC_MIXED ? "mixed"
+                          : precision == HK_PREC_FLOAT ? "float" : "double";
+        hk_model_t m = model(precision);
+        hk_batch_t b;
+        hk_batch_init(&b);
+        int ok = build_pass_batch(&b, &m, 777u + (unsigned)precision);
+        ok &= hk_model_set_cpu_pass("scalar") == 0;
+        ok &= ok && hk_model_score_batch(&m, &b, 1) == 0;
+        const size_t n = b.n_pairs;
+        double *ref = malloc(n * sizeof *ref);
+        void *ws = malloc(hk_model_ws_size(b.max_hap_len));
+        ok &= ref && ws;
+        size_t differ = 0, rescued = 0, long_pairs = 0;
+        const uint64_t recomputed = b.n_recomputed;
+        for (size_t ri = 0; ok && ri < b.n_regions; ri++) {
+            const hk_region_t *rg = &b.regions[ri];
+            for (uint32_t r = 0; r < rg->n_reads; r++)
+                for (uint32_t h = 0; h < rg->n_haps; h++) {
+                    const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
+                    const size_t i = rg->pair0 + (size_t)r * rg->n_haps + h;
+                    int rc;
+                    const double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
+                                                            b.read_i + o, b.read_d + o, b.read_g + o,
+                                                            hk_batch_read_len(&b, rk),
+                                                            b.hap_base + b.hap_off[hk],
+                                                            hk_batch_hap_len(&b, hk), ws, &rc);
+                    differ += memcmp(&want, &b.lk[i], sizeof want) != 0;
+                    rescued += isfinite(want) && want < -700;   /* GATK's double: 0 below ~-631 */
+                    long_pairs += hk_batch_read_len(&b, rk) > HK_MIXED_FLOAT_MAX_READ;
+                }
+        }
+        if (ok) memcpy(ref, b.lk, n * sizeof *ref);
+        TAP_OK(ok && n > 300 && differ == 0 && long_pairs > 0 &&
+               (precision == HK_PREC_FLOAT || rescued > long_pairs) &&
+               (precision != HK_PREC_MIXED || recomputed > long_pairs),
+               "%s: scalar batch equals hk_model_score_pair bit for bit on %zu pairs "
+               "(%zu differ; %zu beyond GATK's range, %zu of long reads, %llu recomputed)",
+               pname, n, differ, rescued, long_pairs, (unsigned long long)recomputed);
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            if (hk_model_set_cpu_pass(names[k])) {
+                TAP_OK(1, "%s: %s pass # SKIP this CPU does not run it", pname, names[k]);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) b.lk[i] = NAN;
+            b.n_recomputed = 0;
+            const int threads = 1 + (int)k;
+            int scored = ok && hk_model_score_batch(&m, &b, threads) == 0;
+            differ = 0;
+            for (size_t i = 0; scored && i < n; i++) differ += memcmp(&ref[i], &b.lk[i], sizeof ref[i]) != 0;
+            TAP_OK(scored && differ == 0 && b.n_recomputed == recomputed,
+                   "%s: %s pass (%s, %d threads) equals the scalar pass bit for bit on %zu pairs "
+                   "(%zu differ, %llu recomputed)", pname, names[k], hk_model_cpu_pass(), threads,
+                   n, differ, (unsigned long long)b.n_recomputed);
+        }
+        free(ref);
+        free(ws);
+        hk_batch_free(&b);
+    }
+    hk_model_set_cpu_pass(was);
+}
+
+/* Where read length times haplotype-length bucket has too many values for
+ * one counting sort (a 2100-base read against 4200-base haplotypes), the
+ * batch is ordered in two (526 class-and-bucket keys x 2101 read lengths >
+ * 2^20, hk_cpu_batch.c MAX_ONE_PASS_KEYS); every pair is still scored once,
+ * in its place. */
+static void test_two_pass_order(void)
+{
+    hk_model_t m = model(HK_PREC_MIXED);
+    const hk_seq_rules_t rules = hk_model_seq_rules(&m);
+    hk_batch_t b;
+    hk_batch_init(&b);
+    int ok = build_pass_batch(&b, &m, 4242u);
+    enum { RL = 2100, HL = 4200 };
+    static char rb[RL], q[RL], gi[RL], gd[RL], gc[RL], hb[HL];
+    unsigned seed = 99;
+    const char *bad;
+    for (int j = 0; j < HL; j++) hb[j] = "ACGT"[rnd(&seed) % 4];
+    for (int i = 0; i < RL; i++) {
+        rb[i] = hb[1000 + i];   /* an exact match, found in double */
+        q[i] = '?'; gi[i] = 'I'; gd[i] = 'I'; gc[i] = '+';
+    }
+    ok &= hk_batch_begin_region(&b, NULL, 1000) == 0;
+    for (int h = 0; h < 2 && ok; h++) {
+        hb[2000 + h] = h ? 'A' : 'C';
+        ok &= hk_batch_add_hap(&b, &rules, hb, HL, &bad) == 0;
+    }
+    ok &= hk_batch_add_read(&b, &rules, rb, q, gi, gd, gc, RL, &bad) == 0;
+    ok &= hk_batch_end_region(&b) == 0;
+    ok &= ok && hk_model_score_batch(&m, &b, 2) == 0;
+    void *ws = malloc(hk_model_ws_size(b.max_hap_len));
+    size_t differ = 0, pairs = 0;
+    for (size_t ri = 0; ok && ws && ri < b.n_regions; ri++) {
+        const hk_region_t *rg = &b.regions[ri];
+        for (uint32_t r = 0; r < rg->n_reads; r++)
+            for (uint32_t h = 0; h < rg->n_haps; h++, pairs++) {
+                const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
+                int rc;
+                const double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
+                                                        b.read_i + o, b.read_d + o, b.read_g + o,
+                                                        hk_batch_read_len(&b, rk),
+                                                        b.hap_base + b.hap_off[hk],
+                                                        hk_batch_hap_len(&b, hk), ws, &rc);
+                differ += memcmp(&want, &b.lk[rg->pair0 + (size_t)r * rg->n_haps + h], sizeof want) != 0;
+            }
+    }
+    TAP_OK(ok && ws && pairs == b.n_pairs && differ == 0 && b.max_read_len == RL,
+           "two-pass ordering (reads up to %u, haplotypes up to %u bases): %zu pairs, %zu differ "
+           "from hk_model_score_pair", b.max_read_len, b.max_hap_len, pairs, differ);
+    free(ws);
+    hk_batch_free(&b);
 }
 
 /* Normalisation's summary of each read's gap qualities (hk_read_gaps_t),
@@ -500,6 +660,8 @@ int main(void)
     test_tricky_regions();
     test_underflow_pair();
     test_lanes_vs_scalar();
+    test_passes_bit_identical();
+    test_two_pass_order();
     test_gap_summary();
     test_rescue();
     test_long_reads();

@@ -1,0 +1,156 @@
+/* hk_cpu.h - private to the CPU scorer (hk_model.c, hk_cpu_lanes.c,
+ * hk_cpu_batch.c): the recurrence stated once, the scalar passes, and the
+ * vector passes' common interface. Not for other modules: they use hk_model.h.
+ */
+#ifndef HK_CPU_H
+#define HK_CPU_H
+
+#include <stdint.h>
+#include "hk_model.h"
+
+/* Every pass must round exactly as the scalar pass does: no a * b + c fused
+ * into one FMA. GCC does not fuse in ISO C mode (-std=c11, AM_CFLAGS) and
+ * ignores this pragma; clang fuses by default where the target has FMA, as
+ * AVX-512 has (tests/unit/test_model then fails). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* Scale constants of SPEC section 1: keep the float path away from underflow. */
+#define SCALE_F 0x1p120f
+#define SCALE_D 0x1p1020
+#define LOG10_SCALE_F (120.0 * 0.30102999566398119521)
+#define LOG10_SCALE_D (1020.0 * 0.30102999566398119521)
+
+/* err[q] = 10^(-q/10), filled once by hk_cpu_init (idempotent, thread-safe). */
+extern double hk_cpu_err_of_q[256];
+void hk_cpu_init(void);
+
+/* The model's recurrence, stated once for the scalar and the vector passes.
+ * hk_cpu_row_coeffs: row i's transition and emission probabilities in
+ * double, as GATK computes them; HK_ROW_COEFFS: the same as scalars of type
+ * T (rounded once).
+ * HK_CELL: cell (i, j) from the diagonal (dM, dI, dD), the cell above (M[j],
+ * I[j], D[j] on entry) and the cell to the left (lM, lD), with emission
+ * EMIT; updates the rows in place and moves the carried values along. */
+enum { HK_C_MM, HK_C_GM, HK_C_MI, HK_C_II, HK_C_MD, HK_C_DD, HK_C_MATCH, HK_C_MISM, HK_C_N };
+
+static inline void hk_cpu_row_coeffs(const uint8_t *q, const uint8_t *ins, const uint8_t *del,
+                                     const uint8_t *gcp, uint32_t i, double c[HK_C_N])
+{
+    const double e = hk_cpu_err_of_q[q[i]], ei = hk_cpu_err_of_q[ins[i]];
+    const double ed = hk_cpu_err_of_q[del[i]], eg = hk_cpu_err_of_q[gcp[i]];
+    c[HK_C_MM] = 1.0 - (ei + ed);
+    c[HK_C_GM] = 1.0 - eg;
+    c[HK_C_MI] = ei;
+    c[HK_C_II] = eg;
+    c[HK_C_MD] = ed;
+    c[HK_C_DD] = eg;
+    c[HK_C_MATCH] = 1.0 - e;
+    c[HK_C_MISM] = e / 3.0;
+}
+
+#define HK_ROW_COEFFS(T, i)                                                      \
+    double c_[HK_C_N];                                                           \
+    hk_cpu_row_coeffs(q, ins, del, gcp, i, c_);                                  \
+    const T mm = (T)c_[HK_C_MM], gm = (T)c_[HK_C_GM];                            \
+    const T mi = (T)c_[HK_C_MI], ii = (T)c_[HK_C_II];                            \
+    const T md = (T)c_[HK_C_MD], dd = (T)c_[HK_C_DD];                            \
+    const T match_p = (T)c_[HK_C_MATCH], mism_p = (T)c_[HK_C_MISM]
+
+#define HK_CELL(V, EMIT)                                                         \
+    do {                                                                         \
+        const V oM = M[j], oI = I[j], oD = D[j];                                 \
+        const V nM = (EMIT) * (mm * dM + gm * (dI + dD));                        \
+        const V nI = mi * oM + ii * oI;                                          \
+        const V nD = md * lM + dd * lD;                                          \
+        M[j] = nM; I[j] = nI; D[j] = nD;                                         \
+        dM = oM; dI = oI; dD = oD; lM = nM; lD = nD;                             \
+    } while (0)
+
+/* The scalar forward passes (hk_model.c): the scaled sum of the last row.
+ * M, I, D: hlen + 1 entries each. */
+float hk_cpu_forward_f(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
+                       const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
+                       const uint8_t *hb, uint32_t hlen, float *M, float *I, float *D);
+double hk_cpu_forward_d(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
+                        const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
+                        const uint8_t *hb, uint32_t hlen, double *M, double *I, double *D);
+
+/* Whether mixed or float mode scores a read of rlen bases in float first. */
+static inline int hk_cpu_float_first(const hk_model_t *m, uint32_t rlen)
+{
+    return m->precision == HK_PREC_FLOAT ||
+           (m->precision == HK_PREC_MIXED && rlen <= HK_MIXED_FLOAT_MAX_READ);
+}
+
+/* The float passes flush subnormal results to zero (x86 MXCSR.FZ), as GKL's
+ * Pair-HMM does: a cell below FLT_MIN is 2^-246 under the scaled sum of any
+ * pair kept in float, and subnormal arithmetic costs an Intel core ~100
+ * cycles per operation (5x on the NA12878-like mix). The double passes keep
+ * IEEE subnormals. hk_cpu_flush_begin returns the mode to restore. */
+static inline unsigned hk_cpu_flush_begin(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const unsigned old = __builtin_ia32_stmxcsr();
+    __builtin_ia32_ldmxcsr(old | 0x8000u);
+    return old;
+#else
+    return 0;
+#endif
+}
+
+static inline void hk_cpu_flush_end(unsigned old)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_ia32_ldmxcsr(old);
+#else
+    (void)old;
+#endif
+}
+
+/* ---- vector passes (hk_cpu_lanes.c) ---- */
+
+/* One lane's pair: the read's arrays (rlen entries) and the haplotype's codes. */
+typedef struct {
+    const uint8_t *rb, *q, *ins, *del, *gcp, *hb;
+    uint32_t rlen, hlen;
+} hk_lane_pair_t;
+
+/* Most lanes of any pass, and the bytes of its widest vector. */
+#define HK_MAX_LANES 16
+#define HK_VEC_BYTES 64
+
+/* A pass's memory, HK_VEC_BYTES-aligned: rows holds 3 * (hmax + 1) vectors,
+ * hcode hmax vectors (of the pass's width), where hmax is the longest
+ * haplotype of a call. */
+typedef struct {
+    void *rows;
+    void *hcode;
+} hk_lane_mem_t;
+
+/* Score n_float (n_double) pairs at once; sums[l] is lane l's scaled sum,
+ * bit for bit what hk_cpu_forward_f (_d) returns for pair l. Every lane
+ * holds a pair (callers repeat one in spare lanes). */
+typedef void (*hk_lanes_f_fn)(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, float *sums);
+typedef void (*hk_lanes_d_fn)(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, double *sums);
+
+typedef struct {
+    const char   *name;       /* "scalar", "sse2", "avx2", "avx512" */
+    int           n_float;    /* lanes of the float pass */
+    int           n_double;   /* lanes of the double pass */
+    hk_lanes_f_fn forward_f;
+    hk_lanes_d_fn forward_d;
+} hk_cpu_pass_t;
+
+/* The pass in use: HK_CPU_PASS from the environment where set and this CPU
+ * runs it, else the widest this CPU runs; or the one hk_model_set_cpu_pass
+ * chose. */
+const hk_cpu_pass_t *hk_cpu_pass(void);
+
+/* The double pass of one pair as a score: log10 of the unscaled sum, or
+ * where the sum s underflowed to 0, the rescue's value (ws as for
+ * hk_model_rescue_pair). */
+double hk_cpu_double_score(double s, const hk_lane_pair_t *p, void *ws);
+
+#endif

@@ -1,0 +1,255 @@
+/* hk_cpu_batch.c - hk_model_score_batch: a batch's pairs on the CPU's vector
+ * lanes and threads (see hk_model.h).
+ *
+ * Every pair of the batch, whatever its region or read, goes in one list,
+ * sorted by (haplotype length / 16, read length): consecutive pairs then
+ * have nearly the same shape, and a group of them fills a pass's lanes with
+ * little padding (97 % of the cells computed are the pairs' own on the
+ * NA12878-like mix with 16 lanes, against ~60 % for one read's haplotypes
+ * padded to the longest). Threads take groups one at a time, largest first,
+ * so the work is shared by cells and the last groups are the small ones.
+ * Pairs whose float sum is under the threshold are gathered per thread and
+ * recomputed in double lanes, a group at a time.
+ */
+#include "hk_cpu.h"
+#include "hk_log.h"
+#include "hk_threads.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One pair of the batch. */
+typedef struct {
+    uint32_t read, hap;   /* batch indices */
+    uint64_t out;         /* its result: lk[out] */
+} pair_ref_t;
+
+/* Haplotype lengths that share a sort bucket (read length sorts within). */
+#define HAP_BUCKET_SHIFT 4
+
+typedef struct {
+    const hk_model_t    *m;
+    hk_batch_t          *b;
+    const hk_cpu_pass_t *pass;
+    const pair_ref_t    *order;       /* float pairs, then double ones, each part sorted */
+    size_t               n_float;     /* pairs scored in float first */
+    size_t               n_double;    /* pairs scored in double from the start */
+    size_t               float_groups, n_groups;
+    atomic_size_t        next;        /* groups taken */
+    atomic_ullong        recomputed;
+    atomic_int           failed;
+} score_job_t;
+
+/* One thread's memory and its pairs awaiting a double recompute. */
+typedef struct {
+    hk_lane_mem_t mem;
+    void         *ws;                 /* the rescue's rows */
+    pair_ref_t    redo[HK_MAX_LANES];
+    int           n_redo;
+    unsigned long long recomputed;
+} worker_t;
+
+static hk_lane_pair_t lane_pair(const hk_batch_t *b, const pair_ref_t *r)
+{
+    const uint64_t o = b->read_off[r->read];
+    return (hk_lane_pair_t){ b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                             b->read_g + o, b->hap_base + b->hap_off[r->hap],
+                             hk_batch_read_len(b, r->read), hk_batch_hap_len(b, r->hap) };
+}
+
+/* Lanes for n pairs (1 <= n <= lanes); spare lanes repeat the first pair. */
+static void fill_lanes(const hk_batch_t *b, const pair_ref_t *g, int n, int lanes,
+                       hk_lane_pair_t *lp)
+{
+    for (int l = 0; l < lanes; l++) lp[l] = lane_pair(b, &g[l < n ? l : 0]);
+}
+
+/* Score n pairs in double (a recompute in mixed mode, or double-first ones). */
+static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g, int n)
+{
+    hk_lane_pair_t lp[HK_MAX_LANES];
+    double sums[HK_MAX_LANES];
+    fill_lanes(job->b, g, n, job->pass->n_double, lp);
+    job->pass->forward_d(lp, &w->mem, sums);
+    for (int l = 0; l < n; l++)
+        job->b->lk[g[l].out] = hk_cpu_double_score(sums[l], &lp[l], w->ws);
+    if (job->m->precision == HK_PREC_MIXED) w->recomputed += (unsigned)n;   /* fallbacks or long reads */
+}
+
+/* Score n pairs in float; those under the threshold (mixed) wait in redo. */
+static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, int n)
+{
+    hk_lane_pair_t lp[HK_MAX_LANES];
+    float sums[HK_MAX_LANES];
+    fill_lanes(job->b, g, n, job->pass->n_float, lp);
+    const unsigned fp_mode = hk_cpu_flush_begin();
+    job->pass->forward_f(lp, &w->mem, sums);
+    hk_cpu_flush_end(fp_mode);
+    for (int l = 0; l < n; l++) {
+        if (job->m->precision == HK_PREC_FLOAT || (double)sums[l] >= job->m->float_threshold) {
+            job->b->lk[g[l].out] = log10((double)sums[l]) - LOG10_SCALE_F;
+            continue;
+        }
+        w->redo[w->n_redo++] = g[l];
+        if (w->n_redo == job->pass->n_double) {
+            run_double(job, w, w->redo, w->n_redo);
+            w->n_redo = 0;
+        }
+    }
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static void *score_worker(void *arg)
+{
+    score_job_t *job = arg;
+    const hk_batch_t *b = job->b;
+    const size_t cols = (size_t)b->max_hap_len + 1;
+    /* a column of the pass's widest vector: 64 bytes for AVX-512, 8 for scalar double */
+    size_t vec = (size_t)job->pass->n_float * sizeof(float);
+    if ((size_t)job->pass->n_double * sizeof(double) > vec) vec = (size_t)job->pass->n_double * sizeof(double);
+    worker_t w = { .n_redo = 0, .recomputed = 0 };
+    w.mem.rows = aligned_alloc(HK_VEC_BYTES, round_up(3 * cols * vec, HK_VEC_BYTES));
+    w.mem.hcode = aligned_alloc(HK_VEC_BYTES, round_up(cols * vec, HK_VEC_BYTES));
+    w.ws = malloc(hk_model_ws_size(b->max_hap_len));
+    if (!w.mem.rows || !w.mem.hcode || !w.ws) { atomic_store(&job->failed, 1); goto out; }
+    const int nf = job->pass->n_float, nd = job->pass->n_double;
+    for (;;) {
+        const size_t t = atomic_fetch_add(&job->next, 1);
+        if (t >= job->n_groups) break;
+        const size_t k = job->n_groups - 1 - t;     /* largest first */
+        if (k < job->float_groups) {
+            const size_t p0 = k * (size_t)nf;
+            const size_t n = job->n_float - p0 < (size_t)nf ? job->n_float - p0 : (size_t)nf;
+            run_float(job, &w, job->order + p0, (int)n);
+        } else {
+            const size_t p0 = (k - job->float_groups) * (size_t)nd;
+            const size_t n = job->n_double - p0 < (size_t)nd ? job->n_double - p0 : (size_t)nd;
+            run_double(job, &w, job->order + job->n_float + p0, (int)n);
+        }
+    }
+    if (w.n_redo) run_double(job, &w, w.redo, w.n_redo);
+    atomic_fetch_add(&job->recomputed, w.recomputed);
+out:
+    free(w.mem.rows);
+    free(w.mem.hcode);
+    free(w.ws);
+    return NULL;
+}
+
+/* Start of each key's run in a stable counting sort of n keys < n_keys
+ * (n_keys + 1 entries), or NULL without memory. */
+static size_t *key_starts(const uint32_t *key, size_t n, size_t n_keys)
+{
+    size_t *start = calloc(n_keys + 1, sizeof *start);
+    if (!start) return NULL;
+    for (size_t k = 0; k < n; k++) start[key[k] + 1]++;
+    for (size_t k = 0; k < n_keys; k++) start[k + 1] += start[k];
+    return start;
+}
+
+/* Most keys of a one-pass sort (its counts: 8 MiB). */
+#define MAX_ONE_PASS_KEYS ((size_t)1 << 20)
+
+/* The batch's pairs in scoring order (NULL without memory): float-first
+ * pairs, then the others, each sorted by (haplotype length bucket, read
+ * length); *n_float of them are float-first. One counting sort on the whole
+ * key where its range is small (short reads), else two (read length, then
+ * the rest). The pairs are written once, in place (the ordering is the
+ * serial part of scoring a batch: page faults on a second array cost it a
+ * third). */
+static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t n, size_t *n_float)
+{
+    const size_t buckets = ((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1;
+    const size_t read_keys = (size_t)b->max_read_len + 1, hap_keys = 2 * buckets;
+    const int one_pass = hap_keys * read_keys <= MAX_ONE_PASS_KEYS;
+    pair_ref_t *sorted = malloc(n * sizeof *sorted), *tmp = NULL;
+    uint32_t *key = malloc(n * sizeof *key);
+    size_t *start = NULL;
+    if (!sorted || !key) goto fail;
+    size_t k = 0;
+    *n_float = 0;
+    for (size_t r = 0; r < b->n_regions; r++) {
+        const hk_region_t *rg = &b->regions[r];
+        for (uint32_t i = 0; i < rg->n_reads; i++) {
+            const uint32_t rlen = hk_batch_read_len(b, rg->read0 + i);
+            const int in_float = hk_cpu_float_first(m, rlen);
+            const size_t class_key = in_float ? 0 : buckets;
+            *n_float += in_float ? rg->n_haps : 0;
+            for (uint32_t h = 0; h < rg->n_haps; h++, k++) {
+                const size_t hap_key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
+                key[k] = (uint32_t)(one_pass ? hap_key * read_keys + rlen : rlen);
+            }
+        }
+    }
+    start = key_starts(key, n, one_pass ? hap_keys * read_keys : read_keys);
+    if (!start) goto fail;
+    k = 0;
+    for (size_t r = 0; r < b->n_regions; r++) {
+        const hk_region_t *rg = &b->regions[r];
+        for (uint32_t i = 0; i < rg->n_reads; i++)
+            for (uint32_t h = 0; h < rg->n_haps; h++, k++)
+                sorted[start[key[k]]++] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h,
+                                                        rg->pair0 + (uint64_t)i * rg->n_haps + h };
+    }
+    if (!one_pass) {   /* sorted by read length so far: now by class and bucket, stably */
+        free(start);
+        start = NULL;
+        tmp = malloc(n * sizeof *tmp);
+        if (!tmp) goto fail;
+        for (k = 0; k < n; k++) {
+            const int in_float = hk_cpu_float_first(m, hk_batch_read_len(b, sorted[k].read));
+            key[k] = (uint32_t)((in_float ? 0 : buckets) + (hk_batch_hap_len(b, sorted[k].hap) >> HAP_BUCKET_SHIFT));
+        }
+        start = key_starts(key, n, hap_keys);
+        if (!start) goto fail;
+        for (k = 0; k < n; k++) tmp[start[key[k]]++] = sorted[k];
+        free(sorted);
+        sorted = tmp;
+        tmp = NULL;
+    }
+    free(start);
+    free(key);
+    return sorted;
+fail:
+    free(sorted);
+    free(tmp);
+    free(key);
+    free(start);
+    return NULL;
+}
+
+int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < b->n_regions; r++) n += (size_t)b->regions[r].n_reads * b->regions[r].n_haps;
+    if (n == 0) return 0;
+    hk_cpu_init();
+    score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
+    const int tracing = hk_log_tracing();
+    const double t0 = tracing ? hk_log_now() : 0;
+    pair_ref_t *order = order_pairs(m, b, n, &job.n_float);
+    const double t1 = tracing ? hk_log_now() : 0;
+    if (!order) { hk_log_error("out of memory scoring a batch"); return -1; }
+    job.order = order;
+    job.n_double = n - job.n_float;
+    const size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
+    job.float_groups = (job.n_float + nf - 1) / nf;
+    job.n_groups = job.float_groups + (job.n_double + nd - 1) / nd;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.recomputed, 0);
+    atomic_init(&job.failed, 0);
+    if ((size_t)nthreads > job.n_groups) nthreads = (int)job.n_groups;
+    hk_threads_run(score_worker, &job, 0, nthreads);   /* the workers share one job */
+    free(order);
+    if (tracing)   /* the ordering is the serial part of a batch: weigh it against the rest */
+        fprintf(stderr, "haplik: trace cpu: %zu pairs, ordered in %.2f ms, scored in %.2f ms "
+                "(%s pass, %d threads)\n", n, (t1 - t0) * 1e3, (hk_log_now() - t1) * 1e3,
+                job.pass->name, nthreads);
+    if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return -1; }
+    b->n_recomputed += atomic_load(&job.recomputed);
+    return 0;
+}
