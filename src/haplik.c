@@ -49,6 +49,18 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         printf("haplik %s\n", PACKAGE_VERSION);
+        /* what this build reads and scores with (configure's choices) */
+        printf("built with: htslib %s; gzip input through %s; %s\n", hts_version(),
+#ifdef HAVE_ISAL
+               "Intel ISA-L",
+#else
+               "htslib (zlib)",
+#endif
+#ifdef HAVE_CUDA
+               "CUDA engine");
+#else
+               "no CUDA engine (CPU only)");
+#endif
         return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

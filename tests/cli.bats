@@ -8,9 +8,10 @@ setup() { load test_helper/common-setup; _common_setup; }
     for c in score check split merge devices; do assert_output --partial "  $c "; done
 }
 
-@test "--version prints the version" {
+@test "--version prints the version and what the build reads gzip with" {
     run -0 hk --version
-    assert_output --regexp '^haplik [0-9]+\.[0-9]+\.[0-9]+$'
+    assert_line --index 0 --regexp '^haplik [0-9]+\.[0-9]+\.[0-9]+$'
+    assert_line --index 1 --regexp '^built with: htslib [0-9.]+.*; gzip input through (Intel ISA-L|htslib \(zlib\)); (CUDA engine|no CUDA engine \(CPU only\))$'
 }
 
 @test "no command and an unknown command are usage errors (2)" {

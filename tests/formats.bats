@@ -59,6 +59,25 @@ score() { hk score --backend cpu --quiet "$@"; }
     done
 }
 
+@test "gzip members one after another read as one input; a cut or garbage-trailed gzip is an error at its line" {
+    head -n 2000 "$GATK" > a.txt
+    tail -n +2001 "$GATK" > b.txt
+    gzip -c a.txt > ab.gz
+    gzip -c b.txt >> ab.gz
+    score -o plain.json "$GATK"
+    score -o members.json ab.gz
+    run -0 $TABLE same plain.json members.json
+    gzip -c "$GATK" > all.gz
+    head -c $(( $(stat -c %s all.gz) * 2 / 3 )) all.gz > cut.gz
+    run -2 hk score --backend cpu --quiet -o cut.json cut.gz
+    assert_output --regexp '^haplik: error: cut\.gz:[0-9]+: read error \(truncated or corrupt compressed stream\?\)$'
+    [ ! -e cut.json ]
+    { cat all.gz; echo trailing; } > trail.gz
+    run -2 hk score --backend cpu --quiet -o trail.json trail.gz
+    assert_output --regexp '^haplik: error: trail\.gz:[0-9]+: read error'
+    [ ! -e trail.json ]
+}
+
 @test "standard input (-) works, plain and compressed" {
     score -o plain.json "$GATK"
     score -o stdin.json - < "$GATK"
