@@ -58,6 +58,8 @@ typedef struct {
     pthread_mutex_t  lock;
     pthread_cond_t   cond;
     int              go, busy, quit;
+    int              side_left;   /* parts of the step whose side job is not done; -1
+                                     until the step has counted its parts */
     hk_lines_side_fn side;
     void            *arg;
     size_t           side_bytes;
@@ -300,6 +302,7 @@ typedef struct {
     void             *side_arg;
     hk_lines_scan_fn  scan;
     int               part, nparts;
+    int               async;      /* a step of the stepper (it counts side jobs done) */
     piece_t          *piece;      /* to scan, or NULL */
     block_t          *next;       /* a plain file's next block, to read a share of, or NULL */
     size_t            read_lo, read_hi;
@@ -310,6 +313,12 @@ static void *step_part(void *arg)
 {
     step_job_t *j = arg;
     if (j->side) j->side(j->side_arg, j->part, j->nparts);
+    if (j->async) {   /* the caller may be waiting for the side job alone */
+        stepper_t *st = &j->L->step;
+        pthread_mutex_lock(&st->lock);
+        if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
+        pthread_mutex_unlock(&st->lock);
+    }
     if (j->piece) scan_piece(j->piece, j->scan);
     if (j->next)
         j->read_got = hk_source_pread(j->L->src, j->next->data + j->next->len + j->read_lo,
@@ -339,10 +348,15 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n
  * into L->pieces; read next (unless NULL), a plain file's block after blk, a
  * share per thread. Returns the number of pieces, or -1 when memory ran out. */
 static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn side, void *arg,
-                    size_t side_bytes, hk_lines_scan_fn scan)
+                    size_t side_bytes, hk_lines_scan_fn scan, int async)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
+    if (async) {
+        pthread_mutex_lock(&L->step.lock);
+        L->step.side_left = nt;
+        pthread_mutex_unlock(&L->step.lock);
+    }
     if (blk && nt > L->n_pieces) {
         piece_t *x = realloc(L->pieces, (size_t)nt * sizeof *x);
         if (!x) return -1;
@@ -354,7 +368,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
     size_t at = 0;
     for (int t = 0; t < nt; t++) {
         job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .part = t,
-                               .nparts = nt, .next = next,
+                               .nparts = nt, .async = async, .next = next,
                                .read_lo = read_bytes * (size_t)t / (size_t)nt,
                                .read_hi = read_bytes * (size_t)(t + 1) / (size_t)nt };
         if (!blk) continue;
@@ -383,7 +397,7 @@ static int do_step(hk_lines_t *L)
     const int seekable = hk_source_seekable(L->src);
     if (L->ahead && !seekable) read_stream(L, L->ahead);
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, st->side, st->arg, st->side_bytes,
-                    st->scan);
+                    st->scan, 1);
 }
 
 static void *stepper_main(void *arg)
@@ -442,6 +456,7 @@ static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_b
     st->side_bytes = side_bytes;
     st->scan = L->scan;
     st->go = st->busy = 1;
+    st->side_left = -1;
     pthread_cond_broadcast(&st->cond);
     pthread_mutex_unlock(&st->lock);
     return 0;
@@ -451,16 +466,25 @@ int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_
 {
     hk_lines_wait(L);
     if (L->scanning) {   /* not taken yet (callers take first): the side job now */
-        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL);
+        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, 0);
         return 0;
     }
     return launch(L, side, arg, side_bytes);
 }
 
+void hk_lines_wait_side(hk_lines_t *L)
+{
+    stepper_t *st = &L->step;
+    if (!st->started) return;
+    pthread_mutex_lock(&st->lock);
+    while (st->busy && st->side_left != 0) pthread_cond_wait(&st->cond, &st->lock);
+    pthread_mutex_unlock(&st->lock);
+}
+
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
-    hk_lines_wait(L);
-    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL);
+    /* a side job alone touches no block or piece: it may run beside a scan */
+    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, 0);
 }
 
 /* Read the first block (before there is anything to scan). */

@@ -98,8 +98,10 @@ int hk_lines_take(hk_lines_t *L, size_t keep);
 int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
 /* Wait for the step in flight, if any. */
 void hk_lines_wait(hk_lines_t *L);
-/* Wait for the step in flight, then run side on every thread worth starting
- * for side_bytes of work, in the caller. */
+/* Wait for the side job of the step in flight (its scan may go on). */
+void hk_lines_wait_side(hk_lines_t *L);
+/* Run side on every thread worth starting for side_bytes of work, in the
+ * caller; it may run beside the step in flight (it touches no block). */
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
 /* Bytes of the blocks that hold the index's lines (a bound on the text the
  * walk can place before the next take). */

@@ -252,11 +252,13 @@ static void sequences_set(hk_walk_t *w, seq_list_t *q)
     q->n = q->bytes = 0;
 }
 
-/* Set every sequence placed, now (the end of a batch). */
+/* Set every sequence placed, now (the end of a batch): the step in flight
+ * sets those placed before it began (its scan of the next block may go on),
+ * the rest are set here. */
 static void set_all(hk_walk_t *w, hk_batch_t *b)
 {
     const double t0 = hk_log_now();
-    hk_lines_wait(w->lines);
+    hk_lines_wait_side(w->lines);
     sequences_set(w, &w->setting);
     if (w->placed.n) {
         w->placed.batch = b;
