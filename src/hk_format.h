@@ -16,14 +16,20 @@
 #include "hk_formats.h"
 #include "hk_lines.h"
 
-/* The walk, as a format sees it (implemented in hk_reader.c). */
+/* The walk, as a format sees it (implemented in hk_reader.c). Its first
+ * member says where it is, so that these are read in place. */
 typedef struct hk_walk hk_walk_t;
+typedef struct {
+    const hk_lines_index_t *ix;
+    size_t                  pos;     /* the index entry being walked */
+} hk_walk_where_t;
 
-/* The index entry being walked, and any other one. */
-size_t hk_walk_pos(const hk_walk_t *w);
-const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i);
+static inline size_t hk_walk_pos(const hk_walk_t *w) { return ((const hk_walk_where_t *)w)->pos; }
+static inline const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i)
+{ return &((const hk_walk_where_t *)w)->ix->lines[i]; }
 /* Input line number (1-based) of index entry i. */
-long hk_walk_line_no(const hk_walk_t *w, size_t i);
+static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
+{ return ((const hk_walk_where_t *)w)->ix->line0 + (long)i; }
 /* Record an input error at line (exit 2); returns -1 for `return hk_walk_fail(...)`. */
 int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Record that memory ran out at line (exit 3); returns -1. */

@@ -79,9 +79,8 @@ struct hk_lines {
     stepper_t    step;
     block_t     *spare;    /* a block to reuse */
     int          input_end;   /* INPUT_*: of the last block scanned */
-    hk_line_t   *lines;
-    size_t       n_lines, m_lines;
-    long         line0;    /* input line number of lines[0] */
+    hk_lines_index_t ix;   /* the index (first member: see hk_lines_index) */
+    size_t       m_lines;
     off_t        fd_pos;   /* a seekable source: where its next block starts */
     piece_t     *pieces;
     int          n_pieces; /* allocated */
@@ -98,7 +97,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     hk_lines_t *L = calloc(1, sizeof *L);
     if (!L) return NULL;
     L->src = src;
-    L->line0 = 1;
+    L->ix.line0 = 1;
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -133,7 +132,7 @@ void hk_lines_close(hk_lines_t *L)
     free(L->held);
     free_block(L->ahead);
     free_block(L->spare);
-    free(L->lines);
+    free(L->ix.lines);
     for (int k = 0; k < L->n_pieces; k++) {
         free(L->pieces[k].lines);
         if (L->free_state) L->free_state(L->pieces[k].state);
@@ -144,16 +143,14 @@ void hk_lines_close(hk_lines_t *L)
 
 void hk_lines_rescan(hk_lines_t *L, size_t from)
 {
-    if (!L->scan || from >= L->n_lines) return;
-    for (size_t i = from; i < L->n_lines; i++) L->lines[i].piece_back = (uint32_t)(i - from);
+    if (!L->scan || from >= L->ix.n_lines) return;
+    for (size_t i = from; i < L->ix.n_lines; i++) L->ix.lines[i].piece_back = (uint32_t)(i - from);
     void *state = NULL;
-    L->scan(L->lines + from, L->n_lines - from, &state);
+    L->scan(L->ix.lines + from, L->ix.n_lines - from, &state);
     if (L->free_state) L->free_state(state);
 }
 
-size_t hk_lines_count(const hk_lines_t *L) { return L->n_lines; }
-hk_line_t *hk_lines_at(const hk_lines_t *L, size_t i) { return &L->lines[i]; }
-long hk_lines_number(const hk_lines_t *L, size_t i) { return L->line0 + (long)i; }
+const hk_lines_index_t *hk_lines_index(const hk_lines_t *L) { return &L->ix; }
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
 /* Threads worth starting for this many bytes. */
@@ -503,12 +500,12 @@ static int read_first_block(hk_lines_t *L)
 
 static int room_for_lines(hk_lines_t *L, size_t n)
 {
-    if (L->n_lines + n <= L->m_lines) return 0;
+    if (L->ix.n_lines + n <= L->m_lines) return 0;
     size_t m = L->m_lines ? L->m_lines : 4096;
-    while (m < L->n_lines + n) m *= 2;
-    hk_line_t *x = realloc(L->lines, m * sizeof *x);
+    while (m < L->ix.n_lines + n) m *= 2;
+    hk_line_t *x = realloc(L->ix.lines, m * sizeof *x);
     if (!x) return -1;
-    L->lines = x;
+    L->ix.lines = x;
     L->m_lines = m;
     return 0;
 }
@@ -524,8 +521,8 @@ static int append_lines(hk_lines_t *L, int np)
     if (room_for_lines(L, total)) return -1;
     for (int k = 0; k < np; k++) {
         if (!L->pieces[k].n) continue;
-        memcpy(L->lines + L->n_lines, L->pieces[k].lines, L->pieces[k].n * sizeof *L->lines);
-        L->n_lines += L->pieces[k].n;
+        memcpy(L->ix.lines + L->ix.n_lines, L->pieces[k].lines, L->pieces[k].n * sizeof *L->ix.lines);
+        L->ix.n_lines += L->pieces[k].n;
     }
     return 0;
 }
@@ -534,16 +531,16 @@ static int append_lines(hk_lines_t *L, int np)
 static int add_error_line(hk_lines_t *L, int kind)
 {
     if (room_for_lines(L, 1)) return -1;
-    L->lines[L->n_lines++] = (hk_line_t){ .kind = (uint8_t)kind };
+    L->ix.lines[L->ix.n_lines++] = (hk_line_t){ .kind = (uint8_t)kind };
     return 0;
 }
 
 /* Drop the index entries before keep, and the blocks that held no other. */
 static void drop_lines(hk_lines_t *L, size_t keep)
 {
-    if (keep) memmove(L->lines, L->lines + keep, (L->n_lines - keep) * sizeof *L->lines);
-    L->n_lines -= keep;
-    L->line0 += (long)keep;
+    if (keep) memmove(L->ix.lines, L->ix.lines + keep, (L->ix.n_lines - keep) * sizeof *L->ix.lines);
+    L->ix.n_lines -= keep;
+    L->ix.line0 += (long)keep;
     size_t k = 0;
     for (; k < L->n_held && L->held[k]->end_line <= keep; k++) {
         if (L->spare) free_block(L->held[k]);
@@ -579,9 +576,9 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     L->held[L->n_held++] = blk;
     L->input_end = blk->input_end;
     if (L->step.n_pieces < 0) return -1;
-    const size_t first = L->n_lines;
+    const size_t first = L->ix.n_lines;
     if (append_lines(L, L->step.n_pieces) < 0) return -1;
-    blk->end_line = L->n_lines;
+    blk->end_line = L->ix.n_lines;
     /* scanned before the format was known: its pass now */
     if (L->scan && scanned_with != L->scan) hk_lines_rescan(L, first);
     switch (blk->input_end) {
@@ -589,8 +586,8 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     case INPUT_LONG_LINE:  return add_error_line(L, HK_LINE_TOO_LONG);
     case INPUT_EOF:
         if (!hk_source_unterminated(L->src)) break;
-        if (L->n_lines == first) return add_error_line(L, HK_LINE_NO_EOF_MARKER);
-        L->lines[L->n_lines - 1].kind = HK_LINE_NO_EOF_MARKER;
+        if (L->ix.n_lines == first) return add_error_line(L, HK_LINE_NO_EOF_MARKER);
+        L->ix.lines[L->ix.n_lines - 1].kind = HK_LINE_NO_EOF_MARKER;
     }
     return 0;
 }

@@ -75,11 +75,15 @@ void hk_lines_set_scan(hk_lines_t *L, hk_lines_scan_fn scan, void (*free_state)(
  * reading its first lines. */
 void hk_lines_rescan(hk_lines_t *L, size_t from);
 
-/* Lines in the index, and line i of it (0-based). */
-size_t hk_lines_count(const hk_lines_t *L);
-hk_line_t *hk_lines_at(const hk_lines_t *L, size_t i);
-/* The input line number (1-based) of index entry i. */
-long hk_lines_number(const hk_lines_t *L, size_t i);
+/* The index, as the walk reads it: entry i is lines[i], input line line0 + i
+ * (1-based). hk_lines_take moves it; the pointer to it stays. The walk reads
+ * a few entries per input line, so these are read in place, not called. */
+typedef struct {
+    hk_line_t *lines;
+    size_t     n_lines;
+    long       line0;
+} hk_lines_index_t;
+const hk_lines_index_t *hk_lines_index(const hk_lines_t *L);
 /* Whether the input has ended with the lines in the index. */
 int hk_lines_ended(const hk_lines_t *L);
 

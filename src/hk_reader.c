@@ -53,6 +53,7 @@ typedef struct {
 } seq_list_t;
 
 struct hk_walk {
+    hk_walk_where_t at;         /* first: hk_format.h reads it in place */
     char          *path;
     hk_source_t   *src;
     hk_lines_t    *lines;
@@ -60,7 +61,6 @@ struct hk_walk {
     int            format;      /* HK_FMT_*; AUTO until detected */
     const hk_format_t *fmt;     /* NULL until then */
     void          *state;       /* the format's walk state */
-    size_t         pos;         /* the index entry walked */
     char          *name;        /* current region tag, NULL for none */
     long           source_line; /* from "# source-line N", 0 when none */
     int            failed;
@@ -151,9 +151,6 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
 
 /* ---- the walk's services to formats ---- */
 
-size_t hk_walk_pos(const hk_walk_t *w) { return w->pos; }
-const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i) { return hk_lines_at(w->lines, i); }
-long hk_walk_line_no(const hk_walk_t *w, size_t i) { return hk_lines_number(w->lines, i); }
 
 int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
 {
@@ -276,20 +273,20 @@ static int use_format(hk_walk_t *w, int format)
     w->format = format;
     w->fmt = formats[format];
     if (!(w->state = calloc(1, w->fmt->state_size ? w->fmt->state_size : 1)))
-        return hk_walk_oom(w, hk_walk_line_no(w, w->pos));
+        return hk_walk_oom(w, hk_walk_line_no(w, w->at.pos));
     if (w->fmt->scan) {
         hk_lines_set_scan(w->lines, w->fmt->scan, w->fmt->scan_free);
-        hk_lines_rescan(w->lines, w->pos);
+        hk_lines_rescan(w->lines, w->at.pos);
     }
     return 0;
 }
 
 static int detect_format(hk_walk_t *w)
 {
-    const hk_line_t *L = hk_walk_line(w, w->pos);
+    const hk_line_t *L = hk_walk_line(w, w->at.pos);
     for (int f = HK_FMT_AUTO + 1; f < HK_FMT_COUNT; f++)
         if (formats[f]->claims(L)) return use_format(w, f);
-    return hk_walk_fail(w, hk_walk_line_no(w, w->pos), "cannot tell the format: expected a batch "
+    return hk_walk_fail(w, hk_walk_line_no(w, w->at.pos), "cannot tell the format: expected a batch "
                         "header 'READS HAPLOTYPES' or a 7-field HaplotypeCaller results record "
                         "(set input.format to force one)");
 }
@@ -325,11 +322,11 @@ static int comment_line(hk_walk_t *w, const char *s, long line)
     return 0;
 }
 
-/* Walk index entry w->pos. */
+/* Walk index entry w->at.pos. */
 static int walk_line(hk_walk_t *w, hk_batch_t *b)
 {
-    const hk_line_t *L = hk_walk_line(w, w->pos);
-    const long line = hk_walk_line_no(w, w->pos);
+    const hk_line_t *L = hk_walk_line(w, w->at.pos);
+    const long line = hk_walk_line_no(w, w->at.pos);
     switch (L->kind) {
     case HK_LINE_NUL: return hk_walk_fail(w, line, "NUL byte in text (binary input?)");
     case HK_LINE_TOO_LONG:
@@ -358,15 +355,15 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
  * needed; start the next step, which sets what the walk placed meanwhile. */
 static int refill(hk_walk_t *w, hk_batch_t *b)
 {
-    const size_t n = hk_lines_count(w->lines);
+    const size_t n = w->at.ix->n_lines;
     size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
     if (w->placed.n && w->placed.min_line < keep) keep = w->placed.min_line;
     const double t0 = hk_log_now();
     int rc = hk_lines_take(w->lines, keep);
     w->t_wait += hk_log_now() - t0;
     sequences_set(w, &w->setting);
-    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, hk_lines_count(w->lines)));
-    w->pos -= keep;
+    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
+    w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
     for (size_t k = 0; k < w->placed.n; k++) w->placed.v[k].line -= keep;
     w->placed.min_line -= w->placed.n ? keep : 0;
@@ -376,7 +373,7 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     w->placed = done;
     w->setting.batch = b;
     rc = hk_lines_start(w->lines, w->setting.n ? set_part : NULL, &w->setting, w->setting.bytes);
-    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, hk_lines_count(w->lines)));
+    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     return w->failed ? -1 : 0;   /* a bad character found while setting */
 }
 
@@ -386,9 +383,9 @@ static int fill(hk_walk_t *w, hk_batch_t *b, size_t max_pairs)
 {
     const size_t regions0 = b->n_regions;
     while (b->n_regions == regions0 || b->n_pairs < max_pairs) {
-        if (w->pos < hk_lines_count(w->lines)) {
+        if (w->at.pos < w->at.ix->n_lines) {
             if (walk_line(w, b) < 0) goto fail;
-            w->pos++;
+            w->at.pos++;
         } else if (hk_lines_ended(w->lines)) {
             if (w->fmt && w->fmt->end(w, w->state, b) < 0) goto fail;
             break;
@@ -419,6 +416,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
         hk_reader_close(r);
         return NULL;
     }
+    w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
     w->placed.w = w->setting.w = w;
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
