@@ -156,8 +156,10 @@ int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 /* Threads worth starting for this many bytes. */
 static int threads_for(const hk_lines_t *L, size_t bytes)
 {
+    /* the walk runs beside a step: with 4 threads or more, it keeps one */
+    const int most = L->nthreads >= 4 ? L->nthreads - 1 : L->nthreads;
     const size_t n = bytes / MIN_PIECE;
-    return n < 1 ? 1 : n < (size_t)L->nthreads ? (int)n : L->nthreads;
+    return n < 1 ? 1 : n < (size_t)most ? (int)n : most;
 }
 
 /* ---- scanning a piece ---- */
@@ -401,6 +403,7 @@ static void *stepper_main(void *arg)
 {
     hk_lines_t *L = arg;
     stepper_t *st = &L->step;
+    pthread_setname_np(pthread_self(), "hk-lines");   /* for top -H and perf --comm */
     pthread_mutex_lock(&st->lock);
     for (;;) {
         while (!st->go && !st->quit) pthread_cond_wait(&st->cond, &st->lock);

@@ -123,6 +123,7 @@ static int inflate_into(gunzip_t *g, struct inflate_state *st, int *in_eof, uint
 static void *gunzip_thread(void *arg)
 {
     gunzip_t *g = arg;
+    pthread_setname_np(pthread_self(), "hk-gunzip");
     struct inflate_state st;
     isal_inflate_init(&st);
     st.crc_flag = ISAL_GZIP;

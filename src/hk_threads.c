@@ -34,6 +34,7 @@ static worker_t *idle;
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
+    pthread_setname_np(pthread_self(), "hk-worker");
     for (;;) {
         pthread_mutex_lock(&w->lock);
         while (!w->fn) pthread_cond_wait(&w->wake, &w->lock);
