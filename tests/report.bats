@@ -17,6 +17,7 @@ setup_file() {
 
 setup() {
     load test_helper/common-setup
+    load test_helper/workflow
     _common_setup
     if ! command -v snakemake >/dev/null; then
         not_here "SNAKEMAKE NOT FOUND: the report is NOT tested (run scripts/install-workflow-deps.sh)"
@@ -32,21 +33,6 @@ setup() {
     mkdir -p "$W"
     cd "$W"
     ln -s "$SRC/tests" tests
-}
-
-sm() {
-    timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 \
-        --config haplik="$HAPLIK" "$@"
-}
-
-config() {
-    local f=$1
-    shift
-    {
-        echo "haplik: $HAPLIK"
-        echo "scoring: {backend: cpu, threads: 1, gpu_lock_dir: .locks}"
-        printf '%s\n' "$@"
-    } >"$f"
 }
 
 # embedded REPORT: the files the report embeds (data URIs), decoded into embedded/NAME; prints

@@ -17,6 +17,7 @@ setup_file() {
 
 setup() {
     load test_helper/common-setup
+    load test_helper/workflow
     _common_setup
     WF="$DATA/workflow"
     if ! command -v snakemake >/dev/null; then
@@ -30,23 +31,6 @@ setup() {
     cd "$W"
     # the default config names its example dumps relative to the repository root
     ln -s "$SRC/tests" tests
-}
-
-# sm ARGS...: snakemake on the repository's workflow, in $W, on the CPU backend.
-sm() {
-    timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 \
-        --config haplik="$HAPLIK" "$@"
-}
-
-# config FILE: write a config; the first lines pin haplik and the CPU backend.
-config() {
-    local f=$1
-    shift
-    {
-        echo "haplik: $HAPLIK"
-        echo "scoring: {backend: cpu, threads: 1, gpu_lock_dir: .locks}"
-        printf '%s\n' "$@"
-    } >"$f"
 }
 
 # same_regions A B [--ignore-line]: the tables' regions are equal (every field, or every
