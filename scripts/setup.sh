@@ -47,4 +47,4 @@ if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
     ./configure ${HAPLIK_CONFIGURE_FLAGS:-}
 fi
 make -j"$(nproc)"
-say "built ./haplik ($(./haplik --version | tr '\n' ' '))"
+say "built ./haplik ($(./haplik --version | paste -sd ' '))"
