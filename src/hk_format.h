@@ -74,6 +74,12 @@ typedef struct hk_format {
     void (*free_state)(void *st);
 } hk_format_t;
 
+/* Limits every format applies to a region: absurd input becomes a clear
+ * error at its line instead of an allocation failure. */
+#define HK_MAX_REGION_READS 10000000L
+#define HK_MAX_REGION_HAPS  10000L
+#define HK_MAX_REGION_PAIRS 20000000L
+
 #define HK_FORMAT_DECLARE(name, NAME) extern const hk_format_t hk_format_##name;
 HK_FORMATS(HK_FORMAT_DECLARE)
 #undef HK_FORMAT_DECLARE

@@ -11,12 +11,6 @@
 
 #include <stdint.h>
 
-/* Limits that turn absurd input into a clear error instead of an allocation
- * failure. */
-#define MAX_REGION_READS 10000000L
-#define MAX_REGION_HAPS  10000L
-#define MAX_REGION_PAIRS 20000000L
-
 typedef struct {
     int    open;               /* a header has been read, its region not ended */
     size_t head;               /* the header's index entry */
@@ -49,16 +43,16 @@ static int header(hk_walk_t *w, batch_state_t *s)
     const char *t = L->text;
     const long line = hk_walk_line_no(w, i);
     const int two = L->n_fields == 2;
-    const long R = two ? parse_count(t, L->field_end[0], MAX_REGION_READS) : 0;
-    const long H = two ? parse_count(t + hk_field_start(L, 1), hk_field_len(L, 1), MAX_REGION_HAPS) : 0;
+    const long R = two ? parse_count(t, L->field_end[0], HK_MAX_REGION_READS) : 0;
+    const long H = two ? parse_count(t + hk_field_start(L, 1), hk_field_len(L, 1), HK_MAX_REGION_HAPS) : 0;
     if (!two || R <= 0 || H <= 0)
         return hk_walk_fail(w, line, "expected a batch header 'READS HAPLOTYPES' of two positive integers");
-    if (R > MAX_REGION_READS || H > MAX_REGION_HAPS || R * H > MAX_REGION_PAIRS)
+    if (R > HK_MAX_REGION_READS || H > HK_MAX_REGION_HAPS || R * H > HK_MAX_REGION_PAIRS)
         return hk_walk_fail(w, line, "batch of %.*s reads x %.*s haplotypes is larger than haplik "
                             "accepts (%ld reads, %ld haplotypes, %ld pairs)",
                             count_shown(L->field_end[0]), t, count_shown(hk_field_len(L, 1)),
-                            t + hk_field_start(L, 1), MAX_REGION_READS, MAX_REGION_HAPS,
-                            MAX_REGION_PAIRS);
+                            t + hk_field_start(L, 1), HK_MAX_REGION_READS, HK_MAX_REGION_HAPS,
+                            HK_MAX_REGION_PAIRS);
     s->open = 1;
     s->head = i;
     s->reads = R;

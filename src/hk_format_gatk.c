@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_REGION_READS 10000000L
-#define MAX_REGION_HAPS  10000L
-#define MAX_REGION_PAIRS 20000000L
-
 /* ---- the scan pass (one thread per piece) ---- */
 
 /* The piece's most recent record by haplotype hash (open addressing). */
@@ -231,7 +227,7 @@ static int emit_region(hk_walk_t *w, gatk_state_t *s, hk_batch_t *b)
 {
     const size_t H = s->n_haps, R = s->n_done / H;
     const long line = hk_walk_line_no(w, s->recs[0]);
-    if ((long)R > MAX_REGION_READS || (long)H > MAX_REGION_HAPS)
+    if ((long)R > HK_MAX_REGION_READS || (long)H > HK_MAX_REGION_HAPS)
         return hk_walk_fail(w, line, "region of %zu reads x %zu haplotypes is larger than haplik accepts", R, H);
     if (hk_walk_begin_region(w, b, s->recs[0]) < 0) return -1;
     for (size_t h = 0; h < H; h++)
@@ -267,14 +263,14 @@ static int place_record(hk_walk_t *w, gatk_state_t *s, hk_batch_t *b, long line)
         if (continues(w, s)) {
             /* refuse an oversized region now, not after holding all of it
              * (and checking each new haplotype against all before it) */
-            if (s->n_haps == 0 && (long)s->n > MAX_REGION_HAPS)
+            if (s->n_haps == 0 && (long)s->n > HK_MAX_REGION_HAPS)
                 return hk_walk_fail(w, line, "region with more than %ld haplotypes (the first read's "
                                     "records, from line %ld, have as many distinct haplotypes)",
-                                    MAX_REGION_HAPS, hk_walk_line_no(w, s->recs[0]));
+                                    HK_MAX_REGION_HAPS, hk_walk_line_no(w, s->recs[0]));
             if (s->n_haps && s->n - s->n_done == s->n_haps) s->n_done = s->n;
-            if (s->n_haps && (long)(s->n_done / s->n_haps) > MAX_REGION_READS)
+            if (s->n_haps && (long)(s->n_done / s->n_haps) > HK_MAX_REGION_READS)
                 return hk_walk_fail(w, line, "region with more than %ld reads (from line %ld)",
-                                    MAX_REGION_READS, hk_walk_line_no(w, s->recs[0]));
+                                    HK_MAX_REGION_READS, hk_walk_line_no(w, s->recs[0]));
             return 0;
         }
         if (s->n_haps == 0) {           /* the first read ended: its haplotypes are the list */
@@ -311,8 +307,8 @@ static int gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)
         return hk_walk_fail(w, line, "expected-result '%s' is not a number", L->text + fe[5] + 1);
     if (fe[0] > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
     if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
-    if ((long)(s->n + 1) > MAX_REGION_PAIRS)
-        return hk_walk_fail(w, line, "region longer than %ld records", MAX_REGION_PAIRS);
+    if ((long)(s->n + 1) > HK_MAX_REGION_PAIRS)
+        return hk_walk_fail(w, line, "region longer than %ld records", HK_MAX_REGION_PAIRS);
     if (s->n == s->m) {
         const size_t cap = s->m ? 2 * s->m : 1024;
         size_t *x = realloc(s->recs, cap * sizeof *x);

@@ -594,10 +594,3 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     }
     return 0;
 }
-
-size_t hk_lines_bytes(const hk_lines_t *L)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < L->n_held; i++) n += L->held[i]->len;
-    return n;
-}

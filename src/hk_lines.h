@@ -107,9 +107,6 @@ void hk_lines_wait_side(hk_lines_t *L);
 /* Run side on every thread worth starting for side_bytes of work, in the
  * caller; it may run beside the step in flight (it touches no block). */
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
-/* Bytes of the blocks that hold the index's lines (a bound on the text the
- * walk can place before the next take). */
-size_t hk_lines_bytes(const hk_lines_t *L);
 
 /* Accepts NULL. */
 void hk_lines_close(hk_lines_t *L);

@@ -16,6 +16,15 @@
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
 
+/* read(2) past interruptions: up to n bytes; 0 at the end, -1 on error. */
+static ssize_t read_some(int fd, void *p, size_t n)
+{
+    for (;;) {
+        const ssize_t got = read(fd, p, n);
+        if (got >= 0 || errno != EINTR) return got;
+    }
+}
+
 #ifdef HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 
@@ -59,15 +68,6 @@ struct hk_source {
 };
 
 #ifdef HAVE_ISAL
-/* Read up to n bytes of compressed input; 0 at its end, -1 on error. */
-static ssize_t read_in(int fd, uint8_t *p, size_t n)
-{
-    for (;;) {
-        ssize_t got = read(fd, p, n);
-        if (got >= 0 || errno != EINTR) return got;
-    }
-}
-
 /* Inflate into out until it is full or the input ends. Members follow one
  * another (`cat a.gz b.gz` is one valid gzip file). Returns the status of
  * inflate_buf_t. */
@@ -91,7 +91,7 @@ static int inflate_into(gunzip_t *g, struct inflate_state *st, int *in_eof, uint
     st->avail_out = (uint32_t)cap;
     for (;;) {
         if (st->avail_in == 0 && !*in_eof) {
-            ssize_t got = read_in(g->fd, g->in, INFLATE_IN_BYTES);
+            const ssize_t got = read_some(g->fd, g->in, INFLATE_IN_BYTES);
             if (got < 0) return -1;
             if (got == 0) *in_eof = 1;
             st->next_in = g->in;
@@ -302,11 +302,7 @@ ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
 #ifdef HAVE_ISAL
     if (s->gz) return gunzip_read(s->gz, buf, n);
 #endif
-    if (s->fd >= 0) {
-        ssize_t got;
-        do got = read(s->fd, buf, n); while (got < 0 && errno == EINTR);
-        return got;
-    }
+    if (s->fd >= 0) return read_some(s->fd, buf, n);
     return s->fp->format.compression == no_compression ? hread(s->fp->fp.hfile, buf, n)
                                                         : bgzf_read(s->fp->fp.bgzf, buf, n);
 }

@@ -5,11 +5,6 @@
 # and pygments in Snakemake's Python (scripts/install-workflow-deps.sh installs them; CI runs
 # it), else the tests skip loudly, or fail when HK_REQUIRE_WORKFLOW_TESTS=1.
 
-not_here() {
-    if [ "${HK_REQUIRE_WORKFLOW_TESTS:-0}" = 1 ]; then fail "$1 (HK_REQUIRE_WORKFLOW_TESTS=1)"; fi
-    skip "$1"
-}
-
 setup_file() {
     SRC=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
     export SRC

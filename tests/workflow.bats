@@ -4,12 +4,6 @@
 # (scripts/install-workflow-deps.sh); CI installs it, so there these tests really run.
 # Missing snakemake skips them, loudly, or fails them when HK_REQUIRE_WORKFLOW_TESTS=1.
 
-# not_here REASON: skip, or fail where the tests are required to run
-not_here() {
-    if [ "${HK_REQUIRE_WORKFLOW_TESTS:-0}" = 1 ]; then fail "$1 (HK_REQUIRE_WORKFLOW_TESTS=1)"; fi
-    skip "$1"
-}
-
 setup_file() {
     SRC=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
     export SRC

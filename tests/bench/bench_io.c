@@ -9,6 +9,7 @@
  * /dev/null) as FORMAT (output.format: json, jsonl, tsv; BGZF when OUT ends in .gz,
  * as for score) and prints the seconds of each phase and the input rate. */
 #include "hk_config.h"
+#include "hk_engine.h"
 #include "hk_log.h"
 #include "hk_reader.h"
 #include "hk_table.h"
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
     int got;
     for (;;) {
         t0 = now();
-        got = hk_reader_next(r, &b, 1u << 18);   /* CUDA_BATCH_PAIRS of hk_engine.c */
+        got = hk_reader_next(r, &b, hk_engine_batch_pairs(&c));
         parse += now() - t0;
         if (got <= 0) break;
         for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = -1.0 - (double)(i % 9973) / 97.0;

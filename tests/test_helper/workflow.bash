@@ -1,6 +1,12 @@
 # workflow.bash - what the workflow suites (workflow.bats, report.bats) share.
 # Needs $SRC (the repository), $HAPLIK and $W (the working folder, the current one).
 
+# not_here REASON: skip, or fail where the tests are required to run (HK_REQUIRE_WORKFLOW_TESTS=1, CI).
+not_here() {
+    if [ "${HK_REQUIRE_WORKFLOW_TESTS:-0}" = 1 ]; then fail "$1 (HK_REQUIRE_WORKFLOW_TESTS=1)"; fi
+    skip "$1"
+}
+
 # sm ARGS...: snakemake on the repository's workflow, in $W, on the CPU backend.
 sm() {
     timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 \

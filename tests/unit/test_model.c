@@ -238,6 +238,17 @@ static void test_lanes_vs_scalar(void)
 #undef RND
 }
 
+/* The one-pair scorer on read rk and haplotype hk of b: the reference a batch
+ * scorer's value is compared with. */
+static double score_one(const hk_model_t *m, const hk_batch_t *b, size_t rk, size_t hk, void *ws)
+{
+    const size_t o = b->read_off[rk];
+    int rc;
+    return hk_model_score_pair(m, b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                               b->read_g + o, hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
+                               hk_batch_hap_len(b, hk), ws, &rc);
+}
+
 /* A random batch that needs every path of the CPU scorer: reads of 1..299
  * and haplotypes of 1..399 bases, so that the lanes of one group end at
  * different rows and columns; N in reads and haplotypes; pairs under the
@@ -303,14 +314,9 @@ static void test_passes_bit_identical(void)
             const hk_region_t *rg = &b.regions[ri];
             for (uint32_t r = 0; r < rg->n_reads; r++)
                 for (uint32_t h = 0; h < rg->n_haps; h++) {
-                    const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
+                    const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
                     const size_t i = rg->pair0 + (size_t)r * rg->n_haps + h;
-                    int rc;
-                    const double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
-                                                            b.read_i + o, b.read_d + o, b.read_g + o,
-                                                            hk_batch_read_len(&b, rk),
-                                                            b.hap_base + b.hap_off[hk],
-                                                            hk_batch_hap_len(&b, hk), ws, &rc);
+                    const double want = score_one(&m, &b, rk, hk, ws);
                     differ += memcmp(&want, &b.lk[i], sizeof want) != 0;
                     rescued += isfinite(want) && want < -700;   /* GATK's double: 0 below ~-631 */
                     long_pairs += hk_batch_read_len(&b, rk) > HK_MIXED_FLOAT_MAX_READ;
@@ -381,13 +387,8 @@ static void test_two_pass_order(void)
         const hk_region_t *rg = &b.regions[ri];
         for (uint32_t r = 0; r < rg->n_reads; r++)
             for (uint32_t h = 0; h < rg->n_haps; h++, pairs++) {
-                const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
-                int rc;
-                const double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
-                                                        b.read_i + o, b.read_d + o, b.read_g + o,
-                                                        hk_batch_read_len(&b, rk),
-                                                        b.hap_base + b.hap_off[hk],
-                                                        hk_batch_hap_len(&b, hk), ws, &rc);
+                const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
+                const double want = score_one(&m, &b, rk, hk, ws);
                 differ += memcmp(&want, &b.lk[rg->pair0 + (size_t)r * rg->n_haps + h], sizeof want) != 0;
             }
     }
