@@ -340,10 +340,9 @@ static int all_equal(const uint8_t *p, uint32_t n, uint8_t v)
     return !any16(diff);
 }
 
-int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
+int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
 {
-    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
-    size_t cap = next_cap(b->n_reads + 2, b->m_reads);
+    size_t cap = next_cap(reads, b->m_reads);
     if (cap != b->m_reads) {
         if (grow((void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
             grow((void **)&b->read_line, sizeof *b->read_line, cap, cap) ||
@@ -351,7 +350,13 @@ int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
             return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
-    if (reserve_read_pos(b, len)) return HK_BATCH_ENOMEM;
+    return read_pos > b->n_read_pos && reserve_read_pos(b, read_pos - b->n_read_pos) ? HK_BATCH_ENOMEM : 0;
+}
+
+int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
+{
+    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
+    if (hk_batch_reserve_reads(b, b->n_reads + 2, b->n_read_pos + len)) return HK_BATCH_ENOMEM;
     if (b->n_reads == 0) b->read_off[0] = 0;
     b->read_line[b->n_reads] = line;
     b->n_read_pos += len;
@@ -423,9 +428,15 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
                       const char *qual, const char *ins, const char *del, const char *gcp,
                       hk_batch_error_t *e)
 {
+    return hk_batch_set_read_at(b, rules, k, b->read_off[k], hk_batch_read_len(b, k), bases, qual,
+                                ins, del, gcp, e);
+}
+
+int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+                         uint32_t len, const char *bases, const char *qual, const char *ins,
+                         const char *del, const char *gcp, hk_batch_error_t *e)
+{
     pthread_once(&base_once, base_init);
-    const size_t o = b->read_off[k];
-    const uint32_t len = hk_batch_read_len(b, k);
     const char *text[4] = { qual, ins, del, gcp };
     uint8_t *q[4] = { b->read_q + o, b->read_i + o, b->read_d + o, b->read_g + o };
     const char *const fields[5] = { bases, qual, ins, del, gcp };
@@ -534,6 +545,16 @@ int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bas
 
 int hk_batch_end_region(hk_batch_t *b)
 {
+    const hk_region_t *r = hk_batch_last_region(b);
+    const size_t np = (size_t)r->n_reads * r->n_haps;
+    if (hk_batch_end_region_sized(b, b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0], 1))
+        return HK_BATCH_ENOMEM;
+    for (size_t i = b->n_pairs - np; i < b->n_pairs; i++) b->lk[i] = NAN;
+    return 0;
+}
+
+int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, int fill_expected)
+{
     hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
     size_t cap = next_cap(b->n_pairs + np, b->m_pairs);
@@ -543,9 +564,9 @@ int hk_batch_end_region(hk_batch_t *b)
             return HK_BATCH_ENOMEM;
         b->m_pairs = cap;
     }
-    for (size_t i = 0; i < np; i++) b->lk[b->n_pairs + i] = b->expected[b->n_pairs + i] = NAN;
+    if (fill_expected)
+        for (size_t i = 0; i < np; i++) b->expected[b->n_pairs + i] = NAN;
     b->n_pairs += np;
-    uint64_t rsum = b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0];
     uint64_t hsum = b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0];
     r->cells = rsum * hsum;
     b->cells += r->cells;

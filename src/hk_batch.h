@@ -132,6 +132,25 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *err) __attribute__((warn_unused_result));
 
+/* The reader's bulk path (hk_reader.c): the walk only counts reads (n_reads,
+ * n_read_pos, the region's n_reads), after making room with
+ * hk_batch_reserve_reads; read_off, read_line and the sequences are then
+ * written on all threads with hk_batch_set_read_at, which takes the read's
+ * position and length (read_off[k], the read before's, may be written by
+ * another thread meanwhile). 0 or HK_BATCH_ENOMEM. */
+int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
+    __attribute__((warn_unused_result));
+int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
+                         uint32_t len, const char *bases, const char *qual, const char *ins,
+                         const char *del, const char *gcp, hk_batch_error_t *err)
+    __attribute__((warn_unused_result));
+/* End the region begun, as hk_batch_end_region, for a region whose reads hold
+ * read_bases positions in all (their offsets may not be written yet);
+ * lk[] and, unless fill_expected is 0, expected[] are left for the caller
+ * to fill with NaN. */
+int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, int fill_expected)
+    __attribute__((warn_unused_result));
+
 /* Whether appending a read (haplotype) of len positions leaves every array
  * where it is: setting sequences from other threads may go on meanwhile. */
 static inline int hk_batch_read_fits(const hk_batch_t *b, uint32_t len)

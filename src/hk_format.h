@@ -27,6 +27,8 @@ typedef struct {
 static inline size_t hk_walk_pos(const hk_walk_t *w) { return ((const hk_walk_where_t *)w)->pos; }
 static inline const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i)
 { return &((const hk_walk_where_t *)w)->ix->lines[i]; }
+/* Entries in the index now (a format that looks ahead must stay below). */
+static inline size_t hk_walk_n_lines(const hk_walk_t *w) { return ((const hk_walk_where_t *)w)->ix->n_lines; }
 /* Input line number (1-based) of index entry i. */
 static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
 { return ((const hk_walk_where_t *)w)->ix->line0 + (long)i; }
@@ -43,6 +45,15 @@ int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
 /* End the region begun: it spans entries first..last. */
 int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
+/* Append count reads at once, in entries first, first + 1, ...: a format
+ * that has checked them (each has the five fields from `field` on, at most
+ * HK_MAX_SEQ_LEN bases) and knows their bases in all. Touches none of their
+ * lines: the walk stays off them (their sequences are set on all threads). */
+int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
+                        uint64_t bases);
+/* The walk goes on after entry i (< hk_walk_n_lines), skipping the lines
+ * between: a format that has checked them as a whole. */
+void hk_walk_skip_to(hk_walk_t *w, size_t i);
 
 typedef struct hk_format {
     const char *name;          /* for input.format, messages and the table */
@@ -72,6 +83,10 @@ typedef struct hk_format {
     void (*shift)(void *st, size_t by);
     /* Release what the walk state holds (optional; the reader frees the state). */
     void (*free_state)(void *st);
+    /* The format never writes b->expected: the reader fills it with NaN on
+     * all threads, not in the walk (0: filled when a region ends, for the
+     * format to overwrite). */
+    int  no_expected;
 } hk_format_t;
 
 /* Limits every format applies to a region: absurd input becomes a clear

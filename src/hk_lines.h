@@ -44,14 +44,26 @@ typedef struct {
     uint8_t  n_fields;       /* fields split on single spaces, HK_MAX_FIELDS + 1 for more */
     uint8_t  kind;           /* HK_LINE_* */
     uint32_t piece_back;     /* lines back to the first line of its piece */
-    /* What a format's scan pass found (hk_format_gatk.c, for records):
-     * the expected value, whether the read equals the record read_back
-     * lines back, and how far back the same haplotype last was; "back"
-     * reaches no further than the piece. */
-    uint8_t  expected_ok;
-    uint8_t  same_read;
-    uint32_t read_back, hap_back;
-    double   expected;
+    /* What a format's scan pass found, by format (zero before it ran). */
+    union {
+        /* hk_format_gatk.c, for records: the expected value, whether the
+         * read equals the record read_back lines back, and how far back
+         * the same haplotype last was; "back" reaches no further than the
+         * piece. */
+        struct {
+            uint8_t  expected_ok;
+            uint8_t  same_read;
+            uint32_t read_back, hap_back;
+            double   expected;
+        };
+        /* hk_format_batch.c: whether the line is a valid read (haplotype)
+         * line, and the run of such lines from it to the end of the run or
+         * the piece: how many, and their bases in all. */
+        struct {
+            uint8_t  run_kind;
+            uint32_t run, run_bases;
+        };
+    };
 } hk_line_t;
 
 static inline uint32_t hk_field_start(const hk_line_t *L, int k) { return k ? L->field_end[k - 1] + 1 : 0; }

@@ -21,7 +21,9 @@
 #include "hk_source.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,23 +35,37 @@
 static const hk_format_t *const formats[HK_FMT_COUNT] = { HK_FORMATS(HK_FORMAT_ENTRY) };
 #undef HK_FORMAT_ENTRY
 
-/* A sequence placed in the batch, to be set from its line. */
+/* Sequences placed by the walk and not set yet, as runs: index entries
+ * entry, entry + stride, ... (count of them) hold the batch's reads
+ * (haplotypes) index0, index0 + 1, ..., from position pos0 on. Formats place
+ * a region's reads one after another, so a run is mostly a region's reads
+ * (or haplotypes): the walk extends it with a compare and an add. */
 typedef struct {
-    size_t   line;           /* index entry */
-    size_t   index;          /* the read or haplotype in the batch */
-    uint32_t len;
-    uint8_t  is_read;        /* 1: the 5 read fields from `field` on; 0: a haplotype */
-    uint8_t  field;
-} seq_t;
+    size_t   entry;
+    uint32_t count, stride;  /* stride: 0 until the second */
+    uint32_t field;          /* reads: the bases' field (the qualities follow) */
+    size_t   index0;
+    uint64_t pos0;
+} run_t;
 
-/* Sequences placed and not set yet, and the job that sets them. */
 typedef struct {
-    seq_t           *v;
-    size_t           n, m, bytes;
+    run_t *v;
+    size_t n, m;
+} runs_t;
+
+/* Sequences placed and not set yet, the results to fill with NaN, and the
+ * job that does both (on all threads). */
+typedef struct {
+    runs_t           reads, haps;
     size_t           min_line;  /* the earliest index entry they read */
+    uint64_t         read_pos0, hap_pos0;   /* where the first runs start */
+    uint64_t         read_end, hap_end;     /* and where the last end, once handed to a job */
+    size_t           pair_lo, pair_hi;      /* lk (and expected) [lo, hi) to fill */
+    int              fill_expected;         /* expected too (the format never writes it) */
     hk_walk_t       *w;
     hk_batch_t      *batch;
     hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
+    uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part */
 } seq_list_t;
 
 struct hk_walk {
@@ -69,6 +85,7 @@ struct hk_walk {
     char           err_msg[512];
     seq_list_t     placed;      /* placed by the walk since the last step began */
     seq_list_t     setting;     /* being set by the step in flight */
+    uint64_t       region_pos;  /* n_read_pos when the open region began */
     double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
 };
 
@@ -157,18 +174,25 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
     const long line = hk_walk_line_no(w, first);
     const long reported = w->source_line ? w->source_line : line;
     w->source_line = 0;
+    w->region_pos = b->n_read_pos;
     if (hk_batch_begin_region(b, w->name, reported)) return hk_walk_oom(w, line);
     return 0;
 }
 
 int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
 {
-    if (hk_batch_end_region(b)) return hk_walk_oom(w, hk_walk_line_no(w, first));
     hk_region_t *rg = hk_batch_last_region(b);
+    /* the step in flight fills results with NaN: before they move */
+    if (b->n_pairs + (size_t)rg->n_reads * rg->n_haps > b->m_pairs) hk_lines_wait(w->lines);
+    if (hk_batch_end_region_sized(b, b->n_read_pos - w->region_pos, !w->fmt->no_expected))
+        return hk_walk_oom(w, hk_walk_line_no(w, first));
     rg->first_line = hk_walk_line_no(w, first);
     rg->last_line = hk_walk_line_no(w, last);
+    w->placed.pair_hi = b->n_pairs;
     return 0;
 }
+
+void hk_walk_skip_to(hk_walk_t *w, size_t i) { w->at.pos = i; }
 
 /* Report an error of the append functions (length, memory). */
 static int append_error(hk_walk_t *w, long line, int rc, const char *what)
@@ -178,75 +202,186 @@ static int append_error(hk_walk_t *w, long line, int rc, const char *what)
     return hk_walk_oom(w, line);
 }
 
-/* Note that the sequence of entry li goes to read (haplotype) `index`. */
-static int add_seq(hk_walk_t *w, size_t li, size_t index, uint32_t len, int is_read, int field)
+/* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
+ * from position pos0 on: the last run goes on, or a new one begins. */
+static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
+                   int field)
 {
-    seq_list_t *q = &w->placed;
+    seq_list_t *p = &w->placed;
+    if (q->n) {
+        run_t *r = &q->v[q->n - 1];
+        if (count == 1 && r->field == (uint32_t)field && r->index0 + r->count == index0 && li > r->entry) {
+            if (r->count == 1 && li - r->entry <= UINT32_MAX) r->stride = (uint32_t)(li - r->entry);
+            if (r->entry + (size_t)r->count * r->stride == li && r->count < UINT32_MAX) {
+                r->count++;
+                return 0;
+            }
+        }
+    }
     if (q->n == q->m) {
-        const size_t m = q->m ? 2 * q->m : 4096;
-        seq_t *x = realloc(q->v, m * sizeof *x);
+        const size_t m = q->m ? 2 * q->m : 1024;
+        run_t *x = realloc(q->v, m * sizeof *x);
         if (!x) return hk_walk_oom(w, hk_walk_line_no(w, li));
         q->v = x;
         q->m = m;
     }
-    if (q->n == 0 || li < q->min_line) q->min_line = li;
-    q->v[q->n++] = (seq_t){ .line = li, .index = index, .len = len,
-                            .is_read = (uint8_t)is_read, .field = (uint8_t)field };
-    q->bytes += (size_t)len * (is_read ? 5 : 1);
+    if ((!p->reads.n && !p->haps.n) || li < p->min_line) p->min_line = li;
+    q->v[q->n++] = (run_t){ .entry = li, .count = (uint32_t)count, .stride = 1,
+                            .field = (uint32_t)field, .index0 = index0, .pos0 = pos0 };
+    return 0;
+}
+
+/* Count count reads of bases positions in all into b and its open region
+ * (their offsets and sequences are written later, on all threads). */
+static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int field, uint64_t bases)
+{
+    if (b->n_reads + count + 1 > b->m_reads || b->n_read_pos + bases > b->m_read_pos) {
+        hk_lines_wait(w->lines);   /* the step in flight sets reads into b's arrays */
+        if (hk_batch_reserve_reads(b, b->n_reads + count + 1, b->n_read_pos + bases))
+            return hk_walk_oom(w, hk_walk_line_no(w, li));
+    }
+    if (b->n_reads == 0) b->read_off[0] = 0;
+    if (add_run(w, &w->placed.reads, li, count, b->n_reads, b->n_read_pos, field) < 0) return -1;
+    b->n_reads += count;
+    b->n_read_pos += bases;
+    hk_batch_last_region(b)->n_reads += (uint32_t)count;
     return 0;
 }
 
 int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 {
     const uint32_t len = hk_field_len(hk_walk_line(w, li), field);
-    /* the step in flight sets sequences into b: it must be done before an
-     * append moves b's arrays (rarely: they double) */
-    if (!hk_batch_read_fits(b, len)) hk_lines_wait(w->lines);
-    const int rc = hk_batch_append_read(b, len, hk_walk_line_no(w, li));
-    if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "read");
-    return add_seq(w, li, b->n_reads - 1, len, 1, field);
+    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_BATCH_ELONG, "read");
+    return add_reads(w, b, li, 1, field, len);
 }
 
+int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
+                        uint64_t bases)
+{
+    return count ? add_reads(w, b, first, count, field, bases) : 0;
+}
+
+/* A haplotype is appended at once (its offset known on return: a format
+ * may write per-position data beside it); its sequence is set later. */
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 {
     const uint32_t len = hk_walk_line(w, li)->field_end[0];
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    return add_seq(w, li, b->n_haps - 1, len, 0, 0);
+    return add_run(w, &w->placed.haps, li, 1, b->n_haps - 1, b->hap_off[b->n_haps - 1], 0);
 }
 
 /* ---- setting the sequences placed (the side job, on every thread) ---- */
+
+/* The runs part `part` of nparts sets: those starting in its share of the
+ * positions [pos0, end) (the last part: from its share on). */
+static void part_runs(const runs_t *q, uint64_t pos0, uint64_t end, int part, int nparts,
+                      size_t *lo, size_t *hi)
+{
+    const uint64_t span = end - pos0;
+    const uint64_t a = pos0 + span * (uint64_t)part / (uint64_t)nparts;
+    const uint64_t z = pos0 + span * (uint64_t)(part + 1) / (uint64_t)nparts;
+    size_t l = 0, h = q->n;   /* the first run with pos0 >= a */
+    while (l < h) { const size_t m = (l + h) / 2; if (q->v[m].pos0 < a) l = m + 1; else h = m; }
+    *lo = l;
+    if (part + 1 == nparts) { *hi = q->n; return; }
+    h = q->n;
+    while (l < h) { const size_t m = (l + h) / 2; if (q->v[m].pos0 < z) l = m + 1; else h = m; }
+    *hi = l;
+}
+
+static void keep_first(hk_batch_error_t *first, const hk_batch_error_t *e)
+{
+    if (!first->code || e->line < first->line) *first = *e;
+}
 
 static void set_part(void *arg, int part, int nparts)
 {
     seq_list_t *q = arg;
     hk_walk_t *w = q->w;
+    hk_batch_t *b = q->batch;
+    const long line0 = w->at.ix->line0;
     hk_batch_error_t *first = &q->err[part], e;
-    const size_t lo = q->n * (size_t)part / (size_t)nparts;
-    const size_t hi = q->n * (size_t)(part + 1) / (size_t)nparts;
+    uint32_t longest = 0;
+    size_t lo, hi;
     first->code = 0;
+    part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
     for (size_t k = lo; k < hi; k++) {
-        const seq_t *x = &q->v[k];
-        const hk_line_t *L = hk_walk_line(w, x->line);
-        const char *s = L->text + hk_field_start(L, x->field);
-        const size_t step = (size_t)x->len + 1;   /* the read's fields, one space apart */
-        const int rc = x->is_read
-            ? hk_batch_set_read(q->batch, &w->rules, x->index, s, s + step, s + 2 * step,
-                                s + 3 * step, s + 4 * step, &e)
-            : hk_batch_set_hap(q->batch, &w->rules, x->index, s, &e);
-        if (rc && (!first->code || e.line < first->line)) *first = e;
+        const run_t *r = &q->reads.v[k];
+        uint64_t pos = r->pos0;
+        for (uint32_t j = 0; j < r->count; j++) {
+            const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
+            const hk_line_t *L = hk_walk_line(w, li);
+            const uint32_t len = hk_field_len(L, (int)r->field);
+            const char *s = L->text + hk_field_start(L, (int)r->field);
+            const size_t step = (size_t)len + 1;   /* the read's fields, one space apart */
+            b->read_line[idx] = line0 + (long)li;
+            b->read_off[idx + 1] = pos + len;
+            if (hk_batch_set_read_at(b, &w->rules, idx, pos, len, s, s + step, s + 2 * step,
+                                     s + 3 * step, s + 4 * step, &e))
+                keep_first(first, &e);
+            longest = len > longest ? len : longest;
+            pos += len;
+        }
     }
+    q->max_len[part] = longest;
+    part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        const run_t *r = &q->haps.v[k];
+        for (uint32_t j = 0; j < r->count; j++) {
+            const hk_line_t *L = hk_walk_line(w, r->entry + (size_t)j * r->stride);
+            if (hk_batch_set_hap(b, &w->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
+        }
+    }
+    /* results: NaN until scored (expected: unless the format writes it) */
+    const size_t np = q->pair_hi - q->pair_lo;
+    const size_t a = q->pair_lo + np * (size_t)part / (size_t)nparts;
+    const size_t z = q->pair_lo + np * (size_t)(part + 1) / (size_t)nparts;
+    for (size_t i = a; i < z; i++) b->lk[i] = NAN;
+    if (q->fill_expected)
+        for (size_t i = a; i < z; i++) b->expected[i] = NAN;
 }
 
-/* The sequences of q are set (its step is done): their errors, then empty it. */
-static void sequences_set(hk_walk_t *w, seq_list_t *q)
+/* Bytes of work the side job of q has (for how many threads to start). */
+static size_t side_bytes(const seq_list_t *q)
 {
-    if (q->n)
-        for (int t = 0; t < MAX_SIDE_PARTS; t++)
-            if (q->err[t].code) char_error(w, &q->err[t]);
+    return (size_t)(5 * (q->read_end - q->read_pos0) + (q->hap_end - q->hap_pos0)) +
+           8 * (q->pair_hi - q->pair_lo);
+}
+
+static int has_work(const seq_list_t *q) { return q->reads.n || q->haps.n || q->pair_hi > q->pair_lo; }
+
+/* Empty q for the sequences placed into b from now on. */
+static void list_reset(seq_list_t *q, hk_batch_t *b)
+{
     memset(q->err, 0, sizeof q->err);
-    q->n = q->bytes = 0;
+    memset(q->max_len, 0, sizeof q->max_len);
+    q->reads.n = q->haps.n = 0;
+    q->batch = b;
+    q->read_pos0 = b->n_read_pos;
+    q->hap_pos0 = b->n_hap_pos;
+    q->pair_lo = q->pair_hi = b->n_pairs;
+}
+
+/* Hand q to a job (on all threads). */
+static void list_ready(hk_walk_t *w, seq_list_t *q)
+{
+    q->read_end = q->batch->n_read_pos;
+    q->hap_end = q->batch->n_hap_pos;
+    q->fill_expected = w->fmt && w->fmt->no_expected;
+}
+
+/* The job of q is done: its errors and longest read; then empty it. */
+static void sequences_set(hk_walk_t *w, seq_list_t *q, hk_batch_t *b)
+{
+    if (has_work(q)) {
+        for (int t = 0; t < MAX_SIDE_PARTS; t++) {
+            if (q->err[t].code) char_error(w, &q->err[t]);
+            if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
+        }
+    }
+    list_reset(q, b);
 }
 
 /* Set every sequence placed, now (the end of a batch): the step in flight
@@ -256,12 +391,12 @@ static void set_all(hk_walk_t *w, hk_batch_t *b)
 {
     const double t0 = hk_log_now();
     hk_lines_wait_side(w->lines);
-    sequences_set(w, &w->setting);
-    if (w->placed.n) {
-        w->placed.batch = b;
-        hk_lines_run_side(w->lines, set_part, &w->placed, w->placed.bytes);
+    sequences_set(w, &w->setting, b);
+    if (has_work(&w->placed)) {
+        list_ready(w, &w->placed);
+        hk_lines_run_side(w->lines, set_part, &w->placed, side_bytes(&w->placed));
     }
-    sequences_set(w, &w->placed);
+    sequences_set(w, &w->placed, b);
     w->t_wait += hk_log_now() - t0;
 }
 
@@ -357,22 +492,26 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
 {
     const size_t n = w->at.ix->n_lines;
     size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
-    if (w->placed.n && w->placed.min_line < keep) keep = w->placed.min_line;
+    seq_list_t *p = &w->placed;
+    if ((p->reads.n || p->haps.n) && p->min_line < keep) keep = p->min_line;
     const double t0 = hk_log_now();
     int rc = hk_lines_take(w->lines, keep);
     w->t_wait += hk_log_now() - t0;
-    sequences_set(w, &w->setting);
+    sequences_set(w, &w->setting, b);
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
-    for (size_t k = 0; k < w->placed.n; k++) w->placed.v[k].line -= keep;
-    w->placed.min_line -= w->placed.n ? keep : 0;
+    for (size_t k = 0; k < p->reads.n; k++) p->reads.v[k].entry -= keep;
+    for (size_t k = 0; k < p->haps.n; k++) p->haps.v[k].entry -= keep;
+    p->min_line -= p->reads.n || p->haps.n ? keep : 0;
     /* what the walk placed goes to the next step */
     const seq_list_t done = w->setting;
     w->setting = w->placed;
     w->placed = done;
-    w->setting.batch = b;
-    rc = hk_lines_start(w->lines, w->setting.n ? set_part : NULL, &w->setting, w->setting.bytes);
+    list_reset(&w->placed, b);
+    list_ready(w, &w->setting);
+    const int work = has_work(&w->setting);
+    rc = hk_lines_start(w->lines, work ? set_part : NULL, &w->setting, work ? side_bytes(&w->setting) : 0);
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     return w->failed ? -1 : 0;   /* a bad character found while setting */
 }
@@ -438,6 +577,7 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     hk_walk_t *w = &r->w;
     if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
     const double t0 = hk_log_now(), wait0 = w->t_wait;
+    list_reset(&w->placed, b);
     const int got = fill(w, b, max_pairs);
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     set_all(w, b);
@@ -462,7 +602,9 @@ void hk_reader_close(hk_reader_t *r)
     hk_source_close(w->src);
     free(w->path);
     free(w->name);
-    free(w->placed.v);
-    free(w->setting.v);
+    free(w->placed.reads.v);
+    free(w->placed.haps.v);
+    free(w->setting.reads.v);
+    free(w->setting.haps.v);
     free(r);
 }
