@@ -51,8 +51,11 @@ typedef struct hk_format {
     size_t      state_size;    /* the walk state the reader allocates (zeroed) for it */
     char        separator;     /* between the fields of its records: ' ' or '\t' */
     int         pdhmm;         /* 1: its pairs are scored with the PDHMM model (SPEC 1b) */
-    /* A comment line that names this format (a header), or NULL. */
+    /* A comment line that names this format (a header): how it starts, and
+     * the whole line as a file of it begins (`split` gives it to shards); NULL
+     * for none. */
     const char *header_prefix;
+    const char *header;
     /* Whether a first data line (not blank, not a comment) is this format's. */
     int  (*claims)(const hk_line_t *L);
     /* Optional: a pass over each piece of each block, in parallel. */

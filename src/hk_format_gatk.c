@@ -40,6 +40,7 @@ const hk_format_t hk_format_gatk = {
     .state_size = sizeof(hk_results_state_t),
     .separator = ' ',
     .header_prefix = "# hap-bases",
+    .header = "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result",
     .claims = gatk_claims,
     .scan = hk_results_scan,
     .scan_free = hk_results_scan_free,

@@ -155,6 +155,8 @@ const hk_format_t hk_format_pdhmm = {
     .separator = '\t',
     .pdhmm = 1,
     .header_prefix = "# hap-bases\thap-pd-bases",
+    .header = "# hap-bases\thap-pd-bases\tread-bases\tread-qual\tread-ins-qual\tread-del-qual\tgcp"
+              "\texpected-result",
     .claims = pdhmm_claims,
     .scan = pdhmm_scan,
     .scan_free = hk_results_scan_free,

@@ -82,6 +82,13 @@ const char *hk_reader_format_name(int format)
     return format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format]->name : "auto";
 }
 
+const char *hk_reader_format_header(int format, const char **prefix)
+{
+    const hk_format_t *f = format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format] : NULL;
+    *prefix = f ? f->header_prefix : NULL;
+    return f ? f->header : NULL;
+}
+
 int hk_reader_parse_format(const char *s)
 {
     if (!strcmp(s, "auto")) return HK_FMT_AUTO;

@@ -43,6 +43,9 @@ void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
 int hk_reader_format(const hk_reader_t *r);
 /* Name of a format for messages and the table ("gatk", "batch"). */
 const char *hk_reader_format_name(int format);
+/* The header line a file of this format starts with (NULL for none), and
+ * in *prefix how a header line of it is recognised. */
+const char *hk_reader_format_header(int format, const char **prefix);
 /* Parse "auto" or a format's name ("pdhmm", "gatk", "batch"); -1 when unknown. */
 int hk_reader_parse_format(const char *s);
 
