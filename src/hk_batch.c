@@ -26,6 +26,7 @@ void hk_batch_clear(hk_batch_t *b)
     b->cells = b->n_recomputed = 0;
     b->max_read_len = b->max_hap_len = b->max_region_haps = 0;
     b->max_region_hap_cols = 0;
+    b->pdhmm = 0;
 }
 
 void hk_batch_free(hk_batch_t *b)
@@ -35,7 +36,7 @@ void hk_batch_free(hk_batch_t *b)
     free(b->regions);
     free(b->read_off); free(b->read_line); free(b->read_gaps); free(b->hap_line); free(b->read_text); free(b->read_base);
     free(b->read_q); free(b->read_i); free(b->read_d); free(b->read_g);
-    free(b->hap_off); free(b->hap_text); free(b->hap_base);
+    free(b->hap_off); free(b->hap_text); free(b->hap_base); free(b->hap_pd);
     free(b->lk); free(b->expected);
     const int no_text = b->no_text;
     hk_batch_init(b);
@@ -75,7 +76,8 @@ static int reserve_hap_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_hap_pos + add, cap = next_cap(need, b->m_hap_pos);
     if (cap == b->m_hap_pos) return 0;
-    if ((!b->no_text && grow((void **)&b->hap_text, 1, cap, cap)) || grow((void **)&b->hap_base, 1, cap, cap))
+    if ((!b->no_text && grow((void **)&b->hap_text, 1, cap, cap)) || grow((void **)&b->hap_base, 1, cap, cap) ||
+        grow((void **)&b->hap_pd, 1, cap, cap))
         return -1;
     b->m_hap_pos = cap;
     return 0;
@@ -155,6 +157,7 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     TOUCH(b->read_g, had.read_pos, b->m_read_pos, 1);
     if (b->hap_text) TOUCH(b->hap_text, had.hap_pos, b->m_hap_pos, 1);
     TOUCH(b->hap_base, had.hap_pos, b->m_hap_pos, 1);
+    TOUCH(b->hap_pd, had.hap_pos, b->m_hap_pos, 1);
     TOUCH(b->read_off, had.reads, b->m_reads, sizeof *b->read_off);
     TOUCH(b->read_line, had.reads, b->m_reads, sizeof *b->read_line);
     TOUCH(b->read_gaps, had.reads, b->m_reads, sizeof *b->read_gaps);
@@ -223,6 +226,16 @@ static long encode_bases(const hk_seq_rules_t *rules, const char *in, uint8_t *c
         code[i] = HK_BASE_N;
     }
     return -1;
+}
+
+/* A PDHMM batch's codes keep the case (HK_BASE_LOWER): its model compares
+ * letters case-sensitively (SPEC 1b). Letters read as N stay N. */
+static void keep_case(const char *text, uint8_t *code, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)text[i];
+        if (c >= 'a' && base_code[c] >= 0) code[i] = (uint8_t)(base_code[c] + HK_BASE_LOWER);
+    }
 }
 
 /* Phred+33 characters '!'..'~' to Phred values raised to at least floor;
@@ -324,8 +337,9 @@ static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uin
         out16(out[4], at, len, del);
         out16(out[5], at, len, gcp);
     }
-    bad |= (v16u8)(worst > 93) | gap_low;
-    if (rules->gcp < 0) bad |= gcp_zero;
+    bad |= (v16u8)(worst > 93);
+    if (!rules->pdhmm) bad |= gap_low;
+    if (rules->gcp < 0 && !rules->pdhmm) bad |= gcp_zero;
     return any16(bad);
 }
 
@@ -444,6 +458,7 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
                               q[0], q[1], q[2], q[3] };
     if (!read_fast(rules, fields, out, len)) {
         if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
+        if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
         b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len)
                               : (hk_read_gaps_t){ .constant = 1 };
         return 0;
@@ -460,7 +475,7 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
         pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? rules->min_base_quality : 0);
         field = f + 1;
     }
-    if (pos < 0 && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
+    if (pos < 0 && !rules->pdhmm && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
         *e = (hk_batch_error_t){ .code = HK_BATCH_EGAP, .is_read = 1, .index = k,
                                  .line = b->read_line[k], .field = 2, .pos = (uint32_t)pos,
                                  .bad = (unsigned char)ins[pos] };
@@ -468,7 +483,7 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
     }
     /* gap-to-match = 1 - err(Q0) = 0 makes every likelihood 0 (unless
      * model.gcp replaces these qualities) */
-    const uint8_t *g0 = pos < 0 && rules->gcp < 0 ? memchr(q[3], 0, len) : NULL;
+    const uint8_t *g0 = pos < 0 && rules->gcp < 0 && !rules->pdhmm ? memchr(q[3], 0, len) : NULL;
     if (g0) {
         pos = g0 - q[3];
         *e = (hk_batch_error_t){ .code = HK_BATCH_EGCP, .is_read = 1, .index = k,
@@ -485,6 +500,7 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
         return e->code;
     }
     if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
+    if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
     b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1 };
     return 0;
 }
@@ -501,10 +517,13 @@ int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const
         if (b->hap_text) out16((uint8_t *)b->hap_text + o, at, len, c);
         out16(b->hap_base + o, at, len, encode16(c, &bad));
     }
-    if (!any16(bad)) return 0;
+    long pos = -1;
     /* a letter that is no base: the scalar pass decides (model.unknown_bases) */
-    long pos = encode_bases(rules, bases, b->hap_base + o, len);
-    if (pos < 0) return 0;
+    if (any16(bad)) pos = encode_bases(rules, bases, b->hap_base + o, len);
+    if (pos < 0) {
+        if (rules->pdhmm) keep_case(bases, b->hap_base + o, len);
+        return 0;
+    }
     *e = (hk_batch_error_t){ .code = HK_BATCH_EBASE, .is_read = 0, .index = k,
                              .line = b->hap_line[k], .field = 0, .pos = (uint32_t)pos,
                              .bad = (unsigned char)bases[pos] };

@@ -7,11 +7,12 @@
  * Layout
  *   read k:  positions [read_off[k], read_off[k+1]) of read_text, read_base,
  *            read_q, read_i, read_d, read_g;
- *   hap k:   positions [hap_off[k], hap_off[k+1]) of hap_text, hap_base;
+ *   hap k:   positions [hap_off[k], hap_off[k+1]) of hap_text, hap_base, hap_pd;
  *   region:  reads [read0, read0 + n_reads), haps [hap0, hap0 + n_haps), and
  *            the likelihood of its read r against its hap h at
  *            lk[pair0 + r * n_haps + h] (read-major, as GATK writes pairs).
- * Base codes are 0..3 for A C G T and 4 for N. Qualities are Phred values
+ * Base codes are 0..3 for A C G T and 4 for N (a PDHMM batch keeps the case:
+ * see HK_BASE_LOWER). Qualities are Phred values
  * already normalised by the model (base-quality floor, gcp override), so a
  * backend applies no further rule to them. read_gaps[k] sums up read k's gap
  * qualities (set with its sequences), so that a backend can skip their rows.
@@ -74,6 +75,10 @@ typedef struct {
     size_t    n_hap_pos, m_hap_pos;
     char     *hap_text;              /* NULL with no_text */
     uint8_t  *hap_base;
+    uint8_t  *hap_pd;                /* PD bytes (SPEC 1b) of a PDHMM batch, set by its reader */
+
+    int       pdhmm;                 /* 1: every region is a PDHMM dump's (SPEC 1b): scored with
+                                        that model, its tables carry haplotype_pd */
 
     size_t    n_pairs, m_pairs;
     double   *lk;                    /* results, log10 */

@@ -1,5 +1,5 @@
 /* hk_cpu.h - private to the CPU scorer (hk_model.c, hk_cpu_lanes.c,
- * hk_cpu_batch.c): the recurrence stated once, the scalar passes, and the
+ * hk_cpu_batch.c; hk_pdhmm.c for the error table and scale): the recurrence stated once, the scalar passes, and the
  * vector passes' common interface. Not for other modules: they use hk_model.h.
  */
 #ifndef HK_CPU_H

@@ -43,6 +43,8 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
  * li (its qualities the four fields after), or the haplotype in field 0. */
 int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+/* The same for a haplotype in the first len bytes of field 0. */
+int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len);
 /* End the region begun: it spans entries first..last. */
 int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
 /* Append count reads at once, in entries first, first + 1, ...: a format
@@ -58,8 +60,13 @@ void hk_walk_skip_to(hk_walk_t *w, size_t i);
 typedef struct hk_format {
     const char *name;          /* for input.format, messages and the table */
     size_t      state_size;    /* the walk state the reader allocates (zeroed) for it */
-    /* A comment line that names this format (a header), or NULL. */
+    char        separator;     /* between the fields of its records: ' ' or '\t' */
+    int         pdhmm;         /* 1: its pairs are scored with the PDHMM model (SPEC 1b) */
+    /* A comment line that names this format (a header): how it starts, and
+     * the whole line as a file of it begins (`split` gives it to shards); NULL
+     * for none. */
     const char *header_prefix;
+    const char *header;
     /* Whether a first data line (not blank, not a comment) is this format's. */
     int  (*claims)(const hk_line_t *L);
     /* Optional: a pass over each piece of each block, in parallel. */
@@ -87,6 +94,9 @@ typedef struct hk_format {
      * all threads, not in the walk (0: filled when a region ends, for the
      * format to overwrite). */
     int  no_expected;
+    /* Optional: checks that need the sequences set, over regions region0.. of
+     * b (at the end of a batch, in input order). 0 or -1 (recorded). */
+    int  (*check_set)(hk_walk_t *w, const hk_batch_t *b, size_t region0);
 } hk_format_t;
 
 /* Limits every format applies to a region: absurd input becomes a clear

@@ -29,8 +29,15 @@ enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
  * 800 keeps a factor of two: the worst case measured at 800 is 5.1e-5. */
 #define HK_MIXED_FLOAT_MAX_READ 800u
 
-/* Base codes: 0..3 for A C G T, HK_BASE_N for N. */
+/* Base codes: 0..3 for A C G T, HK_BASE_N for N. A PDHMM batch (SPEC 1b,
+ * where equality is case-sensitive) keeps the case: a lower-case letter's
+ * code is its upper-case code + HK_BASE_LOWER (5..9 for a c g t n). */
 #define HK_BASE_N 4
+#define HK_BASE_LOWER 5
+
+/* The flags of a PDHMM haplotype's PD byte (SPEC 1b). */
+enum { HK_PD_SNP = 1, HK_PD_DEL_START = 2, HK_PD_DEL_END = 4, HK_PD_A = 8, HK_PD_C = 16,
+       HK_PD_G = 32, HK_PD_T = 64, HK_PD_N = 128 };
 
 /* Longest read or haplotype accepted (positions are 32-bit throughout). */
 #define HK_MAX_SEQ_LEN 1000000u
@@ -41,6 +48,9 @@ typedef struct {
     int min_base_quality;   /* base qualities are raised to at least this */
     int gcp;                /* >= 0 replaces every gap-continuation quality; -1 keeps them */
     int unknown_as_n;       /* 1: bytes other than ACGTN read as N; 0: an input error */
+    int pdhmm;              /* 1: a PDHMM dump (SPEC 1b): codes keep the case, qualities are
+                               taken as written (no floor, no refusal of gap-open sums >= 1
+                               or of gap-continuation Q0: that model clamps them) */
 } hk_seq_rules_t;
 
 /* What went wrong, as the exit status it calls for (SPEC: command line). */

@@ -1,9 +1,9 @@
 /* fuzz_reader.c - libFuzzer target for the dump readers (hk_reader_open /
- * hk_reader_next): the HaplotypeCaller results-file format and the batch
- * format, plain, gzip and BGZF, intact or truncated.
+ * hk_reader_next): the HaplotypeCaller results-file formats (gatk, pdhmm) and
+ * the batch format, plain, gzip and BGZF, intact or truncated.
  *
  * Input: one option byte, then the file's content.
- *   bits 0-1  format: 0 auto, 1 gatk, 2 batch, 3 auto
+ *   bits 0-1  format: 0 auto, else HK_FMT_* (1 pdhmm, 2 gatk, 3 batch)
  *   bit  2    model: 0 split's raw model (qualities unchanged, letters as N),
  *             and then the round-trip check below; 1 the default model
  *             (unknown letters are errors, base quality floor 6)
@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef FUZZ_FORMAT
     const int format = FUZZ_FORMAT;   /* a target of its own per format module (run.sh) */
 #else
-    const int format = (opt & 3) == 3 ? HK_FMT_AUTO : (int)(opt & 3) % HK_FMT_COUNT;
+    const int format = (int)(opt & 3) % HK_FMT_COUNT;
 #endif
     const int raw = !(opt & 4);
     const size_t max_pairs = batch_pairs[(opt >> 3) & 3];
@@ -215,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                (data[i] == '\r' && (i + 1 == size || data[i + 1] == '\n'));   /* a line end */
     if (rc == 0 && raw && text && all.n_regions) {
         /* round trip through `split`: 3 shards, concatenated, read as the input */
-        CHECK(detected == HK_FMT_GATK || detected == HK_FMT_BATCH);
+        CHECK(detected > HK_FMT_AUTO && detected < HK_FMT_COUNT);
         int status = -1;
         hk_split_plan_t *plan = hk_split_plan(path, detected, 3, &status);
         CHECK(plan != NULL && status == 0);
