@@ -83,6 +83,13 @@ struct hk_lines {
     int          input_end;   /* INPUT_*: of the last block scanned */
     hk_lines_index_t ix;   /* the index (first member: see hk_lines_index) */
     size_t       m_lines;
+    /* The array the index was in before the last take, as it was: the side
+     * job started after it reads there, so that a take never moves the lines
+     * that job reads (it copied each line twice, in the walk's thread). */
+    hk_line_t   *other;
+    size_t       m_other;
+    block_t    **retired;  /* blocks of lines in `other` only: freed at the next take */
+    size_t       n_retired, m_retired;
     off_t        fd_pos;   /* a seekable source: where its next block starts */
     piece_t     *pieces;
     int          n_pieces; /* allocated */
@@ -137,6 +144,9 @@ void hk_lines_close(hk_lines_t *L)
     free_block(L->ahead);
     free_block(L->spare);
     free(L->ix.lines);
+    free(L->other);
+    for (size_t i = 0; i < L->n_retired; i++) free_block(L->retired[i]);
+    free(L->retired);
     for (int k = 0; k < L->n_pieces; k++) {
         free(L->pieces[k].lines);
         if (L->free_state) L->free_state(L->pieces[k].state);
@@ -286,14 +296,16 @@ static block_t *new_block(hk_lines_t *L, const block_t *prev)
     block_t *blk = L->spare ? L->spare : calloc(1, sizeof *blk);
     L->spare = NULL;
     if (!blk) return NULL;
-    if (blk->cap < need) {
-        char *x = realloc(blk->data, need);
+    if (blk->cap < need) {   /* a spare block's bytes are not needed: no realloc copying them */
+        const size_t cap = need + need / 8;   /* room for a longer carry next time */
+        char *x = malloc(cap);
         if (!x) {
             free_block(blk);
             return NULL;
         }
+        free(blk->data);
         blk->data = x;
-        blk->cap = need;
+        blk->cap = cap;
     }
     if (carry) memcpy(blk->data, prev->data + prev->lines_end, carry);
     blk->len = carry;
@@ -526,21 +538,25 @@ static int room_for_lines(hk_lines_t *L, size_t n)
     return 0;
 }
 
-/* Append the lines of the np pieces scanned to the index. */
-static int append_lines(hk_lines_t *L, int np)
+/* Lines in the np pieces scanned; -1 when one ran out of memory. */
+static ptrdiff_t piece_lines(const hk_lines_t *L, int np)
 {
     size_t total = 0;
     for (int k = 0; k < np; k++) {
         if (L->pieces[k].oom) return -1;
         total += L->pieces[k].n;
     }
-    if (room_for_lines(L, total)) return -1;
+    return (ptrdiff_t)total;
+}
+
+/* Append the lines of the np pieces scanned to the index (room made). */
+static void append_lines(hk_lines_t *L, int np)
+{
     for (int k = 0; k < np; k++) {
         if (!L->pieces[k].n) continue;
         memcpy(L->ix.lines + L->ix.n_lines, L->pieces[k].lines, L->pieces[k].n * sizeof *L->ix.lines);
         L->ix.n_lines += L->pieces[k].n;
     }
-    return 0;
 }
 
 /* A line for an error found where the input ends, reported when walked. */
@@ -551,20 +567,55 @@ static int add_error_line(hk_lines_t *L, int kind)
     return 0;
 }
 
-/* Drop the index entries before keep, and the blocks that held no other. */
-static void drop_lines(hk_lines_t *L, size_t keep)
+/* Blocks retired at the last take: no side job reads them any more. */
+static void free_retired(hk_lines_t *L)
 {
-    if (keep) memmove(L->ix.lines, L->ix.lines + keep, (L->ix.n_lines - keep) * sizeof *L->ix.lines);
-    L->ix.n_lines -= keep;
+    for (size_t i = 0; i < L->n_retired; i++) {
+        if (L->spare) free_block(L->retired[i]);
+        else L->spare = L->retired[i];
+    }
+    L->n_retired = 0;
+}
+
+/* Move the index to the other array without its entries before keep, with
+ * room for `more` after them; the blocks that held no other line retire.
+ * The array left keeps its lines as they were. */
+static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
+{
+    const size_t n = L->ix.n_lines - keep;
+    if (L->m_other < n + more) {
+        size_t m = L->m_other ? L->m_other : 4096;
+        while (m < n + more) m *= 2;
+        hk_line_t *x = malloc(m * sizeof *x);   /* not realloc: nothing in it to keep */
+        if (!x) return -1;
+        free(L->other);
+        L->other = x;
+        L->m_other = m;
+    }
+    if (n) memcpy(L->other, L->ix.lines + keep, n * sizeof *L->other);
+    hk_line_t *const was = L->ix.lines;
+    const size_t m_was = L->m_lines;
+    L->ix.lines = L->other;
+    L->m_lines = L->m_other;
+    L->other = was;
+    L->m_other = m_was;
+    L->ix.n_lines = n;
     L->ix.line0 += (long)keep;
     size_t k = 0;
     for (; k < L->n_held && L->held[k]->end_line <= keep; k++) {
-        if (L->spare) free_block(L->held[k]);
-        else L->spare = L->held[k];
+        if (L->n_retired == L->m_retired) {
+            const size_t m = L->m_retired ? 2 * L->m_retired : 16;
+            block_t **x = realloc(L->retired, m * sizeof *x);
+            if (!x) return -1;
+            L->retired = x;
+            L->m_retired = m;
+        }
+        L->retired[L->n_retired++] = L->held[k];
     }
     if (k) memmove(L->held, L->held + k, (L->n_held - k) * sizeof *L->held);
     L->n_held -= k;
     for (size_t i = 0; i < L->n_held; i++) L->held[i]->end_line -= keep;
+    return 0;
 }
 
 int hk_lines_take(hk_lines_t *L, size_t keep)
@@ -574,10 +625,13 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
         if (read_first_block(L) < 0 || launch(L, NULL, NULL, 0) < 0) return -1;
     }
     hk_lines_wait(L);
+    free_retired(L);   /* the side job that read them is done */
     block_t *blk = L->scanning;
     const hk_lines_scan_fn scanned_with = L->step.scan;
     const char split_with = L->step.sep;
-    drop_lines(L, keep);   /* after the side job (it reads them), before the block's lines */
+    const ptrdiff_t more = blk && L->step.n_pieces > 0 ? piece_lines(L, L->step.n_pieces) : 0;
+    /* + 1: a line for an error where the input ends */
+    if (drop_lines(L, keep, more < 0 ? 1 : (size_t)more + 1) < 0) return -1;
     if (!blk) return 0;
     L->scanning = NULL;
     if (L->n_held == L->m_held) {
@@ -593,8 +647,9 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     L->held[L->n_held++] = blk;
     L->input_end = blk->input_end;
     if (L->step.n_pieces < 0) return -1;
+    if (more < 0) return -1;
     const size_t first = L->ix.n_lines;
-    if (append_lines(L, L->step.n_pieces) < 0) return -1;
+    append_lines(L, L->step.n_pieces);
     blk->end_line = L->ix.n_lines;
     /* scanned before the format was known: its pass now */
     if (scanned_with != L->scan || split_with != L->sep) hk_lines_rescan(L, first);

@@ -110,8 +110,11 @@ int hk_lines_ended(const hk_lines_t *L);
  *   hk_lines_start  starts the next step: the scan of the block after, the
  *                   read of the one after that, and side(arg, part, nparts)
  *                   on every thread (side_bytes says how much work it is).
- * The side job may read the index and its text until the next take. Both
- * return 0, or -1 when memory (or a thread) could not be had. */
+ * The side job may read the index and its text until the next take; a take
+ * moves the index to another array, and leaves the one it was in (the entries
+ * and their text as they were before the take) for the side job of the step
+ * started after it, until the next take. Both return 0, or -1 when memory (or
+ * a thread) could not be had. */
 int hk_lines_take(hk_lines_t *L, size_t keep);
 int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
 /* Wait for the step in flight, if any. */

@@ -58,13 +58,14 @@ typedef struct {
  * job that does both (on all threads). */
 typedef struct {
     runs_t           reads, haps;
-    size_t           min_line;  /* the earliest index entry they read */
     uint64_t         read_pos0, hap_pos0;   /* where the first runs start */
     uint64_t         read_end, hap_end;     /* and where the last end, once handed to a job */
     size_t           pair_lo, pair_hi;      /* lk (and expected) [lo, hi) to fill */
     int              fill_expected;         /* expected too (the format never writes it) */
     hk_walk_t       *w;
     hk_batch_t      *batch;
+    const hk_line_t *lines;     /* the index they were placed from (see hk_lines_take) */
+    long             line0;     /* and its first entry's line */
     hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
     uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part */
 } seq_list_t;
@@ -224,7 +225,6 @@ static int append_error(hk_walk_t *w, long line, int rc, const char *what)
 static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
                    int field)
 {
-    seq_list_t *p = &w->placed;
     if (q->n) {
         run_t *r = &q->v[q->n - 1];
         if (count == 1 && r->field == (uint32_t)field && r->index0 + r->count == index0 && li > r->entry) {
@@ -242,7 +242,6 @@ static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t inde
         q->v = x;
         q->m = m;
     }
-    if ((!p->reads.n && !p->haps.n) || li < p->min_line) p->min_line = li;
     q->v[q->n++] = (run_t){ .entry = li, .count = (uint32_t)count, .stride = 1,
                             .field = (uint32_t)field, .index0 = index0, .pos0 = pos0 };
     return 0;
@@ -322,7 +321,7 @@ static void set_part(void *arg, int part, int nparts)
     seq_list_t *q = arg;
     hk_walk_t *w = q->w;
     hk_batch_t *b = q->batch;
-    const long line0 = w->at.ix->line0;
+    const long line0 = q->line0;
     hk_batch_error_t *first = &q->err[part], e;
     uint32_t longest = 0;
     size_t lo, hi;
@@ -333,7 +332,7 @@ static void set_part(void *arg, int part, int nparts)
         uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
             const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
-            const hk_line_t *L = hk_walk_line(w, li);
+            const hk_line_t *L = &q->lines[li];
             const uint32_t len = hk_field_len(L, (int)r->field);
             const char *s = L->text + hk_field_start(L, (int)r->field);
             const size_t step = (size_t)len + 1;   /* the read's fields, one space apart */
@@ -351,7 +350,7 @@ static void set_part(void *arg, int part, int nparts)
     for (size_t k = lo; k < hi; k++) {
         const run_t *r = &q->haps.v[k];
         for (uint32_t j = 0; j < r->count; j++) {
-            const hk_line_t *L = hk_walk_line(w, r->entry + (size_t)j * r->stride);
+            const hk_line_t *L = &q->lines[r->entry + (size_t)j * r->stride];
             if (hk_batch_set_hap(b, &w->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
         }
     }
@@ -386,8 +385,10 @@ static void list_reset(seq_list_t *q, hk_batch_t *b)
 }
 
 /* Hand q to a job (on all threads). */
-static void list_ready(hk_walk_t *w, seq_list_t *q)
+static void list_ready(hk_walk_t *w, seq_list_t *q, const hk_lines_index_t *ix)
 {
+    q->lines = ix->lines;
+    q->line0 = ix->line0;
     q->read_end = q->batch->n_read_pos;
     q->hap_end = q->batch->n_hap_pos;
     q->fill_expected = w->fmt && w->fmt->no_expected;
@@ -414,7 +415,7 @@ static void set_all(hk_walk_t *w, hk_batch_t *b)
     hk_lines_wait_side(w->lines);
     sequences_set(w, &w->setting, b);
     if (has_work(&w->placed)) {
-        list_ready(w, &w->placed);
+        list_ready(w, &w->placed, w->at.ix);
         hk_lines_run_side(w->lines, set_part, &w->placed, side_bytes(&w->placed));
     }
     sequences_set(w, &w->placed, b);
@@ -514,9 +515,10 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
 static int refill(hk_walk_t *w, hk_batch_t *b)
 {
     const size_t n = w->at.ix->n_lines;
-    size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
-    seq_list_t *p = &w->placed;
-    if ((p->reads.n || p->haps.n) && p->min_line < keep) keep = p->min_line;
+    const size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
+    /* what the walk placed goes to the next step, which reads the index as
+     * it is now (the take leaves it so) */
+    const hk_lines_index_t was = *w->at.ix;
     const double t0 = hk_log_now();
     int rc = hk_lines_take(w->lines, keep);
     w->t_wait += hk_log_now() - t0;
@@ -524,15 +526,11 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
-    for (size_t k = 0; k < p->reads.n; k++) p->reads.v[k].entry -= keep;
-    for (size_t k = 0; k < p->haps.n; k++) p->haps.v[k].entry -= keep;
-    p->min_line -= p->reads.n || p->haps.n ? keep : 0;
-    /* what the walk placed goes to the next step */
     const seq_list_t done = w->setting;
     w->setting = w->placed;
     w->placed = done;
     list_reset(&w->placed, b);
-    list_ready(w, &w->setting);
+    list_ready(w, &w->setting, &was);
     const int work = has_work(&w->setting);
     rc = hk_lines_start(w->lines, work ? set_part : NULL, &w->setting, work ? side_bytes(&w->setting) : 0);
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
