@@ -91,8 +91,12 @@ struct hk_lines {
     block_t    **retired;  /* blocks of lines in `other` only: freed at the next take */
     size_t       n_retired, m_retired;
     off_t        fd_pos;   /* a seekable source: where its next block starts */
-    piece_t     *pieces;
+    piece_t     *pieces;   /* the pieces a step scans into */
     int          n_pieces; /* allocated */
+    /* The pieces of the step before: a take starts the next step first and
+     * then copies these into the index, beside that step. */
+    piece_t     *done;
+    int          n_done;
 };
 
 static void free_block(block_t *blk)
@@ -152,6 +156,11 @@ void hk_lines_close(hk_lines_t *L)
         if (L->free_state) L->free_state(L->pieces[k].state);
     }
     free(L->pieces);
+    for (int k = 0; k < L->n_done; k++) {
+        free(L->done[k].lines);
+        if (L->free_state) L->free_state(L->done[k].state);
+    }
+    free(L->done);
     free(L);
 }
 
@@ -487,16 +496,6 @@ static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_b
     return 0;
 }
 
-int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
-{
-    hk_lines_wait(L);
-    if (L->scanning) {   /* not taken yet (callers take first): the side job now */
-        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
-        return 0;
-    }
-    return launch(L, side, arg, side_bytes);
-}
-
 void hk_lines_wait_side(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
@@ -538,24 +537,24 @@ static int room_for_lines(hk_lines_t *L, size_t n)
     return 0;
 }
 
-/* Lines in the np pieces scanned; -1 when one ran out of memory. */
+/* Lines in the np pieces scanned by the step before; -1 when one ran out of memory. */
 static ptrdiff_t piece_lines(const hk_lines_t *L, int np)
 {
     size_t total = 0;
     for (int k = 0; k < np; k++) {
-        if (L->pieces[k].oom) return -1;
-        total += L->pieces[k].n;
+        if (L->done[k].oom) return -1;
+        total += L->done[k].n;
     }
     return (ptrdiff_t)total;
 }
 
-/* Append the lines of the np pieces scanned to the index (room made). */
+/* Append the lines of those pieces to the index (room made). */
 static void append_lines(hk_lines_t *L, int np)
 {
     for (int k = 0; k < np; k++) {
-        if (!L->pieces[k].n) continue;
-        memcpy(L->ix.lines + L->ix.n_lines, L->pieces[k].lines, L->pieces[k].n * sizeof *L->ix.lines);
-        L->ix.n_lines += L->pieces[k].n;
+        if (!L->done[k].n) continue;
+        memcpy(L->ix.lines + L->ix.n_lines, L->done[k].lines, L->done[k].n * sizeof *L->ix.lines);
+        L->ix.n_lines += L->done[k].n;
     }
 }
 
@@ -618,7 +617,7 @@ static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
     return 0;
 }
 
-int hk_lines_take(hk_lines_t *L, size_t keep)
+int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     if (!L->step.started && !L->scanning && !L->ahead && L->n_held == 0 && L->input_end == INPUT_MORE) {
         /* the first block: read it, then scan it as any other */
@@ -627,13 +626,29 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     hk_lines_wait(L);
     free_retired(L);   /* the side job that read them is done */
     block_t *blk = L->scanning;
+    L->scanning = NULL;
     const hk_lines_scan_fn scanned_with = L->step.scan;
     const char split_with = L->step.sep;
-    const ptrdiff_t more = blk && L->step.n_pieces > 0 ? piece_lines(L, L->step.n_pieces) : 0;
+    const int np = L->step.n_pieces;
+    /* the next step first: it scans into the other pieces, and its side job
+     * reads the index as it is, which the rest of the take leaves alone */
+    piece_t *const p = L->done;
+    const int n = L->n_done;
+    L->done = L->pieces;
+    L->n_done = L->n_pieces;
+    L->pieces = p;
+    L->n_pieces = n;
+    if (launch(L, side, arg, side_bytes) < 0) {
+        free_block(blk);
+        return -1;
+    }
+    const ptrdiff_t more = blk && np > 0 ? piece_lines(L, np) : 0;
     /* + 1: a line for an error where the input ends */
-    if (drop_lines(L, keep, more < 0 ? 1 : (size_t)more + 1) < 0) return -1;
+    if (drop_lines(L, keep, more < 0 ? 1 : (size_t)more + 1) < 0) {
+        free_block(blk);
+        return -1;
+    }
     if (!blk) return 0;
-    L->scanning = NULL;
     if (L->n_held == L->m_held) {
         const size_t m = L->m_held ? 2 * L->m_held : 16;
         block_t **x = realloc(L->held, m * sizeof *x);
@@ -646,10 +661,9 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     }
     L->held[L->n_held++] = blk;
     L->input_end = blk->input_end;
-    if (L->step.n_pieces < 0) return -1;
-    if (more < 0) return -1;
+    if (np < 0 || more < 0) return -1;
     const size_t first = L->ix.n_lines;
-    append_lines(L, L->step.n_pieces);
+    append_lines(L, np);
     blk->end_line = L->ix.n_lines;
     /* scanned before the format was known: its pass now */
     if (scanned_with != L->scan || split_with != L->sep) hk_lines_rescan(L, first);

@@ -103,20 +103,19 @@ int hk_lines_ended(const hk_lines_t *L);
 
 /* Reading and scanning run a block ahead of the walk, in a step of their own
  * (a thread that forks over the workers) while the caller walks:
- *   hk_lines_take   waits for the step in flight, drops the index entries
- *                   before keep (their blocks go when no line needs them) and
- *                   appends the lines of the block it scanned (the first
- *                   block: read and scanned here). Entry i becomes i - keep.
- *   hk_lines_start  starts the next step: the scan of the block after, the
- *                   read of the one after that, and side(arg, part, nparts)
- *                   on every thread (side_bytes says how much work it is).
- * The side job may read the index and its text until the next take; a take
- * moves the index to another array, and leaves the one it was in (the entries
- * and their text as they were before the take) for the side job of the step
- * started after it, until the next take. Both return 0, or -1 when memory (or
- * a thread) could not be had. */
-int hk_lines_take(hk_lines_t *L, size_t keep);
-int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
+ *   hk_lines_take   waits for the step in flight, starts the next one (the
+ *                   scan of the block after, the read of the one after that,
+ *                   and side(arg, part, nparts) on every thread, side_bytes
+ *                   saying how much work it is), then drops the index
+ *                   entries before keep (their blocks go when no line needs
+ *                   them) and appends the lines of the block scanned (the
+ *                   first block: read and scanned here). Entry i becomes
+ *                   i - keep. The index moves to another array: the side job
+ *                   reads the one it was in (its entries and their text as
+ *                   they were before the take), left as it is until the next
+ *                   take. 0, or -1 when memory (or a thread) could not be had.
+ */
+int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes);
 /* Wait for the step in flight, if any. */
 void hk_lines_wait(hk_lines_t *L);
 /* Wait for the side job of the step in flight (its scan may go on). */

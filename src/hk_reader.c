@@ -520,20 +520,20 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
      * it is now (the take leaves it so) */
     const hk_lines_index_t was = *w->at.ix;
     const double t0 = hk_log_now();
-    int rc = hk_lines_take(w->lines, keep);
-    w->t_wait += hk_log_now() - t0;
+    hk_lines_wait(w->lines);
     sequences_set(w, &w->setting, b);
-    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
-    w->at.pos -= keep;
-    if (w->fmt) w->fmt->shift(w->state, keep);
     const seq_list_t done = w->setting;
     w->setting = w->placed;
     w->placed = done;
     list_reset(&w->placed, b);
     list_ready(w, &w->setting, &was);
     const int work = has_work(&w->setting);
-    rc = hk_lines_start(w->lines, work ? set_part : NULL, &w->setting, work ? side_bytes(&w->setting) : 0);
+    const int rc = hk_lines_take(w->lines, keep, work ? set_part : NULL, &w->setting,
+                                 work ? side_bytes(&w->setting) : 0);
+    w->t_wait += hk_log_now() - t0;
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
+    w->at.pos -= keep;
+    if (w->fmt) w->fmt->shift(w->state, keep);
     return w->failed ? -1 : 0;   /* a bad character found while setting */
 }
 
