@@ -22,6 +22,7 @@
  */
 #include "hk_batch.h"
 #include "hk_model.h"
+#include "hk_pdhmm.h"
 #include "hk_reader.h"
 #include "hk_split.h"
 #include "hk_log.h"
@@ -107,6 +108,7 @@ static void check_same(const hk_batch_t *a, const hk_batch_t *b)
     CHECK(same_bytes(a->read_text, b->read_text, rp) && same_bytes(a->read_q, b->read_q, rp) &&
           same_bytes(a->read_i, b->read_i, rp) && same_bytes(a->read_d, b->read_d, rp) &&
           same_bytes(a->read_g, b->read_g, rp) && same_bytes(a->hap_text, b->hap_text, hp));
+    CHECK(a->pdhmm == b->pdhmm && (!a->pdhmm || same_bytes(a->hap_pd, b->hap_pd, hp)));
     for (size_t p = 0; p < a->n_pairs; p++) {
         const double u = a->expected[p], v = b->expected[p];
         /* the shards hold the input's own text: the same value, bit for bit */
@@ -197,11 +199,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = read_all(path, format, &m, max_pairs, &all, &detected, 1u << 20);
     if (rc == 0 && !raw && all.cells <= 200000) {
         /* the scorer on what was read: no sanitizer report, finite or -inf results */
-        CHECK(hk_model_score_batch(&m, &all, 1) == 0);
+        CHECK((all.pdhmm ? hk_pdhmm_score_batch(&all, 1) : hk_model_score_batch(&m, &all, 1)) == 0);
         /* gap-open qualities below Q4 make match->match = 1 - err(I) - err(D)
          * negative: the model itself then gives NaN or values above 0 */
-        int proper = 1;
-        for (size_t p = 0; p < all.n_read_pos && proper; p++)
+        int proper = 1;   /* the PDHMM model clamps match->match at 0 (SPEC 1b) */
+        for (size_t p = 0; !all.pdhmm && p < all.n_read_pos && proper; p++)
             proper = all.read_i[p] >= 4 && all.read_d[p] >= 4;
         for (size_t p = 0; proper && p < all.n_pairs; p++)
             CHECK(!isnan(all.lk[p]) && all.lk[p] <= 1e-5);
