@@ -39,6 +39,8 @@
 static void check_batch(const hk_batch_t *b)
 {
     uint64_t pairs = 0, cells = 0, max_cols = 0;
+    /* a PDHMM batch keeps the case of its letters */
+    const unsigned max_code = b->pdhmm ? HK_BASE_N + HK_BASE_LOWER : HK_BASE_N;
     size_t reads = 0, haps = 0, max_haps = 0;
     for (size_t i = 0; i < b->n_regions; i++) {
         const hk_region_t *rg = &b->regions[i];
@@ -61,13 +63,13 @@ static void check_batch(const hk_batch_t *b)
         CHECK(b->read_off[k] < b->read_off[k + 1]);
         CHECK(hk_batch_read_len(b, k) <= HK_MAX_SEQ_LEN);
         for (uint64_t p = b->read_off[k]; p < b->read_off[k + 1]; p++)
-            CHECK(b->read_base[p] <= HK_BASE_N && b->read_q[p] <= 93 && b->read_i[p] <= 93 &&
+            CHECK(b->read_base[p] <= max_code && b->read_q[p] <= 93 && b->read_i[p] <= 93 &&
                   b->read_d[p] <= 93 && b->read_g[p] <= 93);
     }
     if (b->n_reads) CHECK(b->read_off[b->n_reads] == b->n_read_pos);
     for (size_t k = 0; k < b->n_haps; k++) {
         CHECK(b->hap_off[k] < b->hap_off[k + 1]);
-        for (uint64_t p = b->hap_off[k]; p < b->hap_off[k + 1]; p++) CHECK(b->hap_base[p] <= HK_BASE_N);
+        for (uint64_t p = b->hap_off[k]; p < b->hap_off[k + 1]; p++) CHECK(b->hap_base[p] <= max_code);
     }
     if (b->n_haps) CHECK(b->hap_off[b->n_haps] == b->n_hap_pos);
 }
