@@ -3,7 +3,7 @@
  * Blocks are 1 MB per thread (a pipe, FIFO or terminal: 256 KB, see
  * block_bytes), read one ahead of the scan. A plain regular file's next
  * block is read inside the fork-join, a share per thread (pread); a stream's
- * (gzip, BGZF, a pipe) just before it, in order.
+ * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
 #include "hk_threads.h"
@@ -339,11 +339,16 @@ typedef struct {
     block_t          *next;       /* a plain file's next block, to read a share of, or NULL */
     size_t            read_lo, read_hi;
     ssize_t           read_got;
+    block_t          *stream;     /* a stream's next block, to read whole (the one job that does) */
 } step_job_t;
 
 static void *step_part(void *arg)
 {
     step_job_t *j = arg;
+    if (j->stream) {   /* beside the others: no side job, no piece */
+        read_stream(j->L, j->stream);
+        return NULL;
+    }
     if (j->side) j->side(j->side_arg, j->part, j->nparts);
     if (j->async) {   /* the caller may be waiting for the side job alone */
         stepper_t *st = &j->L->step;
@@ -379,8 +384,8 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n
 /* One fork-join: run the side job; scan the whole lines of blk (unless NULL)
  * into L->pieces; read next (unless NULL), a plain file's block after blk, a
  * share per thread. Returns the number of pieces, or -1 when memory ran out. */
-static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn side, void *arg,
-                    size_t side_bytes, hk_lines_scan_fn scan, char sep, int async)
+static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream, hk_lines_side_fn side,
+                    void *arg, size_t side_bytes, hk_lines_scan_fn scan, char sep, int async)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
@@ -396,7 +401,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
         L->pieces = x;
         L->n_pieces = nt;
     }
-    step_job_t job[MAX_THREADS];
+    step_job_t job[MAX_THREADS + 1];
     size_t at = 0;
     for (int t = 0; t < nt; t++) {
         job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .part = t,
@@ -416,20 +421,23 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
         job[t].piece->lo = at;
         job[t].piece->hi = at = cut;
     }
-    if (blk || next || side) hk_threads_run(step_part, job, sizeof *job, nt);
+    /* a stream's next block is read by a job of its own, beside the rest:
+     * reading it first (it comes in order, in one thread) made each step
+     * the read plus the scan */
+    if (stream) job[nt] = (step_job_t){ .L = L, .stream = stream };
+    if (blk || next || side || stream) hk_threads_run(step_part, job, sizeof *job, nt + (stream != NULL));
     if (next) end_shares(L, next, job, nt);
     return blk ? nt : 0;
 }
 
-/* The step in flight, in the stepper thread: a stream's next block is read
- * first (in order), a plain file's during the fork-join. */
+/* The step in flight, in the stepper thread: the next block is read during
+ * the fork-join, a plain file's a share per thread, a stream's by one more. */
 static int do_step(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
     const int seekable = hk_source_seekable(L->src);
-    if (L->ahead && !seekable) read_stream(L, L->ahead);
-    return run_step(L, L->scanning, seekable ? L->ahead : NULL, st->side, st->arg, st->side_bytes,
-                    st->scan, st->sep, 1);
+    return run_step(L, L->scanning, seekable ? L->ahead : NULL, seekable ? NULL : L->ahead, st->side,
+                    st->arg, st->side_bytes, st->scan, st->sep, 1);
 }
 
 static void *stepper_main(void *arg)
@@ -508,7 +516,7 @@ void hk_lines_wait_side(hk_lines_t *L)
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     /* a side job alone touches no block or piece: it may run beside a scan */
-    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
+    (void)run_step(L, NULL, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
 }
 
 /* Read the first block (before there is anything to scan). */
