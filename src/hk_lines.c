@@ -9,6 +9,7 @@
 #include "hk_threads.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,54 +328,86 @@ static block_t *new_block(hk_lines_t *L, const block_t *prev)
  * the workers, while the caller walks the lines of the block before: the
  * walk is the one sequential part, and this way the others run beside it. */
 
+/* A step's work as tasks that its threads take in turn (an atomic counter):
+ * a stream's next block (read whole), then the side job's parts, the
+ * pieces to scan, the shares of a plain file's next block to read. With
+ * fixed shares a fork-join waited for its slowest thread, which the
+ * process's other threads (the walk, the writer, the scorer) slowed down:
+ * on a 16-core host only 9-10 cores were busy while reading. The side job
+ * gets several parts per thread, so that the tasks end together. */
+#define SIDE_PER_THREAD 4
+#define READ_PER_THREAD 2
+
 typedef struct {
     hk_lines_t       *L;
     hk_lines_side_fn  side;
     void             *side_arg;
     hk_lines_scan_fn  scan;
     char              sep;
-    int               part, nparts;
-    int               async;      /* a step of the stepper (it counts side jobs done) */
-    piece_t          *piece;      /* to scan, or NULL */
-    block_t          *next;       /* a plain file's next block, to read a share of, or NULL */
-    size_t            read_lo, read_hi;
-    ssize_t           read_got;
-    block_t          *stream;     /* a stream's next block, to read whole (the one job that does) */
-} step_job_t;
+    int               async;      /* a step of the stepper (it counts side parts done) */
+    block_t          *stream;     /* a stream's next block, to read whole, or NULL */
+    int               n_side, n_scan, n_read;
+    block_t          *next;       /* a plain file's next block, to read in n_read shares, or NULL */
+    size_t            read_bytes;
+    ssize_t           read_got[MAX_THREADS * READ_PER_THREAD];
+    atomic_int        task;       /* the next task to take */
+} step_ctx_t;
 
-static void *step_part(void *arg)
+static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
 {
-    step_job_t *j = arg;
-    if (j->stream) {   /* beside the others: no side job, no piece */
-        read_stream(j->L, j->stream);
-        return NULL;
+    *lo = total * (size_t)k / (size_t)n;
+    *hi = total * (size_t)(k + 1) / (size_t)n;
+}
+
+static void run_task(step_ctx_t *c, int i)
+{
+    if (c->stream && i-- == 0) {
+        read_stream(c->L, c->stream);
+        return;
     }
-    if (j->side) j->side(j->side_arg, j->part, j->nparts);
-    if (j->async) {   /* the caller may be waiting for the side job alone */
-        stepper_t *st = &j->L->step;
-        pthread_mutex_lock(&st->lock);
-        if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
-        pthread_mutex_unlock(&st->lock);
+    if (i < c->n_side) {
+        c->side(c->side_arg, i, c->n_side);
+        if (c->async) {   /* the caller may be waiting for the side job alone */
+            stepper_t *st = &c->L->step;
+            pthread_mutex_lock(&st->lock);
+            if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
+            pthread_mutex_unlock(&st->lock);
+        }
+        return;
     }
-    if (j->piece) scan_piece(j->piece, j->scan, j->sep);
-    if (j->next)
-        j->read_got = hk_source_pread(j->L->src, j->next->data + j->next->len + j->read_lo,
-                                      j->read_hi - j->read_lo, j->L->fd_pos + (off_t)j->read_lo);
+    if ((i -= c->n_side) < c->n_scan) {
+        scan_piece(&c->L->pieces[i], c->scan, c->sep);
+        return;
+    }
+    i -= c->n_scan;
+    size_t lo, hi;
+    share(c->read_bytes, i, c->n_read, &lo, &hi);
+    c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
+                                     c->L->fd_pos + (off_t)lo);
+}
+
+static void *step_worker(void *arg)
+{
+    step_ctx_t *c = arg;
+    const int n = (c->stream != NULL) + c->n_side + c->n_scan + c->n_read;
+    for (int i; (i = atomic_fetch_add(&c->task, 1)) < n;) run_task(c, i);
     return NULL;
 }
 
 /* The shares of a plain file's block read: it ends at the first short one. */
-static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n)
+static void end_shares(hk_lines_t *L, block_t *blk, const step_ctx_t *c)
 {
     size_t len = 0;
     blk->input_end = INPUT_MORE;
-    for (int k = 0; k < n && blk->input_end == INPUT_MORE; k++) {
-        if (job[k].read_got < 0) {
+    for (int k = 0; k < c->n_read && blk->input_end == INPUT_MORE; k++) {
+        if (c->read_got[k] < 0) {
             blk->input_end = INPUT_READ_ERROR;
             break;
         }
-        len += (size_t)job[k].read_got;
-        if ((size_t)job[k].read_got < job[k].read_hi - job[k].read_lo) blk->input_end = INPUT_EOF;
+        size_t lo, hi;
+        share(c->read_bytes, k, c->n_read, &lo, &hi);
+        len += (size_t)c->read_got[k];
+        if ((size_t)c->read_got[k] < hi - lo) blk->input_end = INPUT_EOF;
     }
     blk->len += len;
     L->fd_pos += (off_t)len;
@@ -382,16 +415,24 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n
 }
 
 /* One fork-join: run the side job; scan the whole lines of blk (unless NULL)
- * into L->pieces; read next (unless NULL), a plain file's block after blk, a
- * share per thread. Returns the number of pieces, or -1 when memory ran out. */
+ * into L->pieces; read next (unless NULL), a plain file's block after blk, in
+ * shares; read stream (unless NULL), a stream's block after blk, whole.
+ * Returns the number of pieces, or -1 when memory ran out. */
 static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream, hk_lines_side_fn side,
                     void *arg, size_t side_bytes, hk_lines_scan_fn scan, char sep, int async)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
+    step_ctx_t c = { .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .async = async,
+                     .stream = stream, .next = next, .read_bytes = read_bytes };
+    c.n_side = side ? nt * SIDE_PER_THREAD : 0;
+    if (c.n_side > HK_LINES_MAX_PARTS) c.n_side = HK_LINES_MAX_PARTS;
+    c.n_scan = blk ? nt : 0;
+    c.n_read = next ? nt * READ_PER_THREAD : 0;
+    atomic_init(&c.task, 0);
     if (async) {
         pthread_mutex_lock(&L->step.lock);
-        L->step.side_left = nt;
+        L->step.side_left = c.n_side;
         pthread_mutex_unlock(&L->step.lock);
     }
     if (blk && nt > L->n_pieces) {
@@ -401,14 +442,8 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
         L->pieces = x;
         L->n_pieces = nt;
     }
-    step_job_t job[MAX_THREADS + 1];
     size_t at = 0;
-    for (int t = 0; t < nt; t++) {
-        job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .part = t,
-                               .nparts = nt, .async = async, .next = next,
-                               .read_lo = read_bytes * (size_t)t / (size_t)nt,
-                               .read_hi = read_bytes * (size_t)(t + 1) / (size_t)nt };
-        if (!blk) continue;
+    for (int t = 0; t < c.n_scan; t++) {
         /* pieces cut after the first line end past an even share */
         size_t cut = t + 1 == nt ? scan_bytes : scan_bytes / (size_t)nt * (size_t)(t + 1);
         if (cut < at) cut = at;
@@ -416,17 +451,13 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
             const char *nl = memchr(blk->data + cut, '\n', scan_bytes - cut);
             cut = nl ? (size_t)(nl + 1 - blk->data) : scan_bytes;
         }
-        job[t].piece = &L->pieces[t];
-        job[t].piece->buf = blk->data;
-        job[t].piece->lo = at;
-        job[t].piece->hi = at = cut;
+        L->pieces[t].buf = blk->data;
+        L->pieces[t].lo = at;
+        L->pieces[t].hi = at = cut;
     }
-    /* a stream's next block is read by a job of its own, beside the rest:
-     * reading it first (it comes in order, in one thread) made each step
-     * the read plus the scan */
-    if (stream) job[nt] = (step_job_t){ .L = L, .stream = stream };
-    if (blk || next || side || stream) hk_threads_run(step_part, job, sizeof *job, nt + (stream != NULL));
-    if (next) end_shares(L, next, job, nt);
+    /* a stream's block is read by one more thread: the others keep the work */
+    if (blk || next || side || stream) hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+    if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
 }
 
@@ -526,9 +557,10 @@ static int read_first_block(hk_lines_t *L)
     if (!hk_source_seekable(L->src)) {
         read_stream(L, L->ahead);
     } else {
-        step_job_t one = { .L = L, .next = L->ahead, .read_lo = 0, .read_hi = L->ahead->room };
-        step_part(&one);
-        end_shares(L, L->ahead, &one, 1);
+        step_ctx_t c = { .L = L, .n_read = 1, .next = L->ahead, .read_bytes = L->ahead->room };
+        atomic_init(&c.task, 0);
+        step_worker(&c);
+        end_shares(L, L->ahead, &c);
     }
     return 0;
 }

@@ -73,7 +73,9 @@ static inline uint32_t hk_field_len(const hk_line_t *L, int k) { return L->field
 /* A format's pass over the lines of one piece, on that piece's thread; state
  * is the piece's own (NULL at first), freed with the free function given. */
 typedef void (*hk_lines_scan_fn)(hk_line_t *lines, size_t n, void **state);
-/* Work to run beside a block's scan, on every thread: part of nparts. */
+/* Work to run beside a block's scan, on every thread: part of nparts
+ * (nparts at most HK_LINES_MAX_PARTS, several per thread). */
+#define HK_LINES_MAX_PARTS 256
 typedef void (*hk_lines_side_fn)(void *arg, int part, int nparts);
 
 typedef struct hk_lines hk_lines_t;

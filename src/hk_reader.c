@@ -33,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_SIDE_PARTS 64
+#define MAX_SIDE_PARTS HK_LINES_MAX_PARTS
 
 /* The formats by id (HK_FMT_*). */
 #define HK_FORMAT_ENTRY(name, NAME) [HK_FMT_##NAME] = &hk_format_##name,
