@@ -72,6 +72,7 @@ typedef struct {
 struct hk_lines {
     hk_source_t *src;
     int          nthreads;
+    size_t       block_per_thread;   /* BLOCK_PER_THREAD unless HK_BLOCK_KB says */
     hk_lines_scan_fn scan;
     char         sep;      /* the field separator of the format's records */
     void       (*free_state)(void *);
@@ -100,6 +101,14 @@ struct hk_lines {
     int          n_done;
 };
 
+static size_t block_per_thread(void)
+{
+    /* HK_BLOCK_KB: another size per thread, for measuring (64 KB to 16 MB) */
+    const char *e = getenv("HK_BLOCK_KB");
+    const long kb = e ? atol(e) : 0;
+    return kb >= 64 && kb <= 16384 ? (size_t)kb << 10 : BLOCK_PER_THREAD;
+}
+
 static void free_block(block_t *blk)
 {
     if (blk) free(blk->data);
@@ -111,6 +120,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     hk_lines_t *L = calloc(1, sizeof *L);
     if (!L) return NULL;
     L->src = src;
+    L->block_per_thread = block_per_thread();
     L->ix.line0 = 1;
     L->sep = ' ';
     hk_lines_set_threads(L, nthreads);
@@ -258,7 +268,7 @@ static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
 static size_t block_bytes(const hk_lines_t *L)
 {
     if (hk_source_streaming(L->src)) return READ_CHUNK;
-    const size_t n = BLOCK_PER_THREAD * (size_t)L->nthreads;
+    const size_t n = L->block_per_thread * (size_t)L->nthreads;
     return n < MAX_BLOCK ? n : MAX_BLOCK;
 }
 
