@@ -71,7 +71,8 @@ typedef struct {
     const hk_line_t *lines;     /* the index they were placed from (see hk_lines_take) */
     long             line0;     /* and its first entry's line */
     hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
-    uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part */
+    uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part; UINT32_MAX:
+                                                   more bases than counted */
 } seq_list_t;
 
 struct hk_walk {
@@ -333,6 +334,7 @@ static void set_part(void *arg, int part, int nparts)
     part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
     for (size_t k = lo; k < hi; k++) {
         const run_t *r = &q->reads.v[k];
+        const uint64_t end = k + 1 < q->reads.n ? q->reads.v[k + 1].pos0 : q->read_end;
         uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
             const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
@@ -340,6 +342,10 @@ static void set_part(void *arg, int part, int nparts)
             const uint32_t len = hk_field_len(L, (int)r->field);
             const char *s = L->text + hk_field_start(L, (int)r->field);
             const size_t step = (size_t)len + 1;   /* the read's fields, one space apart */
+            if (pos + len > end) {   /* a format's count of bases was off: write nothing past it */
+                longest = UINT32_MAX;
+                break;
+            }
             b->read_line[idx] = line0 + (long)li;
             b->read_off[idx + 1] = pos + len;
             if (hk_batch_set_read_at(b, &w->rules, idx, pos, len, s, s + step, s + 2 * step,
@@ -403,6 +409,8 @@ static void sequences_set(hk_walk_t *w, seq_list_t *q, hk_batch_t *b)
 {
     if (has_work(q)) {
         for (int t = 0; t < MAX_SIDE_PARTS; t++) {
+            if (q->max_len[t] == UINT32_MAX)   /* see set_part */
+                walk_error(w, HK_ERR_RUNTIME, 0, "internal error: reads longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
         }
