@@ -252,6 +252,7 @@ static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
             if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
             s[len] = '\0';
             L->len = (uint32_t)len;
+            L->first = s[0];
             split_fields(L, s, sep);
         }
         s = nl + 1;

@@ -44,6 +44,8 @@ typedef struct {
     uint8_t  n_fields;       /* fields split on single separators (a space, or the format's),
                                 HK_MAX_FIELDS + 1 for more */
     uint8_t  kind;           /* HK_LINE_* */
+    char     first;          /* the line's first byte ('\0' when empty): the walk tells a
+                                comment without reading the text (a cache miss per line) */
     uint32_t piece_back;     /* lines back to the first line of its piece */
     /* What a format's scan pass found, by format (zero before it ran). */
     union {

@@ -511,8 +511,8 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
     }
     if (w->fmt && w->fmt->inside && w->fmt->inside(w->state)) return w->fmt->line(w, w->state, b);
     if (L->len == 0) return 0;
-    const char *s = L->text;
-    if (s[0] == '#') {
+    if (L->first == '#') {
+        const char *s = L->text;
         /* a tag closes the region before it, so apply it only after */
         if (w->fmt && w->fmt->boundary && is_tag(s) && w->fmt->boundary(w, w->state, b) < 0) return -1;
         return comment_line(w, s, line);
