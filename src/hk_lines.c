@@ -19,8 +19,9 @@
 /* Bytes read per block and thread: enough that starting the threads costs
  * little, little enough that a block is still in cache when it is set (on a
  * two-core box, 1 MB parsed 5-8 % faster than 2 MB on one thread, 512 KB
- * about as fast); and at most MAX_BLOCK in all, as a few blocks are held at a
- * time. */
+ * about as fast; 256 KB was slower on a 16-core H100 host too, see
+ * docs/PERFORMANCE.md); and at most MAX_BLOCK in all, as a few blocks are
+ * held at a time. */
 #define BLOCK_PER_THREAD   ((size_t)1 << 20)
 #define MAX_BLOCK          ((size_t)16 << 20)
 /* A piece (or a share of the side job) smaller than this is not worth a thread. */

@@ -11,9 +11,9 @@
  * end of the last block read; their blocks are kept until then, so that
  * memory is bounded by the largest region plus a few blocks.
  *
- * Why blocks and one fork-join per block: the block is still in cache when
- * the sequences of the regions walked in it are copied out (the reader's
- * `side` job), and reading, scanning and copying all run on every thread.
+ * Why blocks and one step (a fork-join) per block: reading, scanning and
+ * copying out the sequences of the regions walked in the block before (the
+ * reader's `side` job) all run on every thread, beside the walk.
  */
 #ifndef HK_LINES_H
 #define HK_LINES_H
