@@ -47,7 +47,7 @@ static const hk_format_t *const formats[HK_FMT_COUNT] = { HK_FORMATS(HK_FORMAT_E
  * (or haplotypes): the walk extends it with a compare and an add. */
 typedef struct {
     size_t   entry;
-    uint32_t count, stride;  /* stride: 0 until the second */
+    uint32_t count, stride;  /* stride: 1 until a second single entry sets it */
     uint32_t field;          /* reads: the bases' field (the qualities follow) */
     size_t   index0;
     uint64_t pos0;
@@ -279,6 +279,8 @@ int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
                         uint64_t bases)
 {
+    if (count > HK_MAX_REGION_READS)   /* a run counts in 32 bits; formats refuse such regions */
+        return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld reads", HK_MAX_REGION_READS);
     return count ? add_reads(w, b, first, count, field, bases) : 0;
 }
 
