@@ -74,11 +74,32 @@
     X(32, 4)  /* reads   65..128 */ \
     X(32, 8)  /* reads  129..256, longer reads: multi-tile */
 
+/* PDHMM (SPEC 1b), double only (kernels/hk_pdhmm.cuh): 7 FP64 instructions
+ * per cell and about 21 registers per row (M, I, D and 7 coefficients; the
+ * branch values live in shared memory, touched only at flagged columns).
+ * A read goes to the first entry whose tile holds it; an entry whose tile is
+ * not larger than an earlier one's is only benchmarked. */
+#define HK_PDHMM_CONFIGS(X) \
+    X(8, 4)   /* reads    1..32  */ \
+    X(4, 8)   /* (benchmarked)   */ \
+    X(16, 4)  /* reads   33..64  */ \
+    X(8, 8)   /* (benchmarked)   */ \
+    X(16, 6)  /* reads   65..96  */ \
+    X(32, 4)  /* reads   97..128 */ \
+    X(16, 8)  /* (benchmarked)   */ \
+    X(32, 6)  /* reads  129..192 */ \
+    X(32, 8)  /* reads  193..256 */
+
+/* PDHMM reads longer than the last tile: the multi-tile kernel's P and K
+ * (32x8 spills in its multi-tile form; 32x4 does not). */
+#define HK_PDHMM_MULTI(X) X(32, 4)
+
 #define HK_COUNT_CONFIG(P, K) +1
 enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
     HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG)
+    HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
+    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_COUNT_CONFIG)
 };
 
 #endif
