@@ -182,6 +182,16 @@ struct hk_pd_fwd {
             l2 = code_at(s + 3 - (uint32_t)t);
             const uint32_t g = s - (uint32_t)t;        /* this lane's column */
             hk_pd_cell up = u0;                         /* lane 0 of a later tile: the row above */
+            /* a step where a lane's column needs the branch values: the row
+             * above's at this column, shuffled (as M, I, D) before a first
+             * column resets the lane's own */
+            const bool slow = __any_sync(0xffffffffu, rc & HK_PDC_SLOW);
+            double uBM = 0, uBI = 0, uBD = 0;
+            if (slow) {
+                uBM = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 0), 1, P);
+                uBI = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 1), 1, P);
+                uBD = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 2), 1, P);
+            }
             if (lane0) { rM = 0; rI = 0; }
             if (MULTI && from_scratch) {
                 rM = up.m; rI = up.i; rD = up.d;
@@ -206,11 +216,7 @@ struct hk_pd_fwd {
                 }
             }
             if (lane0 && !from_scratch) rD = cnh;
-            if (__any_sync(0xffffffffu, rc & HK_PDC_SLOW)) {
-                /* the row above's branch values at this column */
-                double uBM = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 0), 1, P);
-                double uBI = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 1), 1, P);
-                double uBD = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 2), 1, P);
+            if (slow) {
                 if (lane0) {
                     if (from_scratch) { uBM = up.bm; uBI = up.bi; uBD = up.bd; }
                     else { uBM = 0; uBI = 0; uBD = 0; }
