@@ -15,8 +15,8 @@
  * must be written and within 1e-9 (absolute, log10) of the CPU; where the
  * GPU's double underflows (-inf, for the engine to rescue) the CPU's value
  * must be beyond GATK's range (below -600), and both -inf where the
- * likelihood is truly 0. -q: only the GKL pairs and a small random batch
- * (for compute-sanitizer runs); -v says more. Output is TAP. Without a usable
+ * likelihood is truly 0. -q: only the GKL pairs and two small random
+ * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more. Output is TAP. Without a usable
  * GPU it prints a SKIP line and exits 77 (automake's skip code), or 0 under
  * automake's TAP driver.
  */
@@ -319,6 +319,9 @@ int main(int argc, char **argv)
     /* regions, reads min..max, haps min..max, read len, hap len, spans, q0, lower */
     const shape_t small = { 20, 1, 6, 1, 5, 1, 60, 1, 80, 4, 1, 1 };
     run_shape(cu, "random PD, small", &small, !quick);
+    /* every kernel: the larger tiles and the multi-tile kernel (reads over 256) */
+    const shape_t tiles = { 6, 1, 3, 1, 3, 100, 700, 1, 400, 4, 1, 1 };
+    run_shape(cu, "random PD, every tile size", &tiles, 0);
     if (!quick) {
         const shape_t every = { 200, 1, 8, 1, 8, 1, 300, 1, 300, 3, 1, 1 };
         const shape_t ends = { 200, 1, 8, 1, 8, 1, 260, 1, 40, 2, 0, 1 };
