@@ -75,18 +75,19 @@
     X(32, 8)  /* reads  129..256, longer reads: multi-tile */
 
 /* PDHMM (SPEC 1b), double only (kernels/hk_pdhmm.cuh): 7 FP64 instructions
- * per cell and about 21 registers per row (M, I, D and 7 coefficients; the
+ * per cell and about 20 registers per row (M, I, D and 6 coefficients; the
  * branch values live in shared memory, touched only at flagged columns).
  * A read goes to the first entry whose tile holds it; an entry whose tile is
  * not larger than an earlier one's is only benchmarked. */
 #define HK_PDHMM_CONFIGS(X) \
-    X(8, 4)   /* reads    1..32  */ \
-    X(4, 8)   /* (benchmarked)   */ \
-    X(16, 4)  /* reads   33..64  */ \
-    X(8, 8)   /* (benchmarked)   */ \
+    X(2, 8)   /* reads    1..16  */ \
+    X(4, 8)   /* reads   17..32  */ \
+    X(8, 4)   /* (benchmarked)   */ \
+    X(8, 8)   /* reads   33..64  */ \
+    X(16, 4)  /* (benchmarked)   */ \
     X(16, 6)  /* reads   65..96  */ \
-    X(32, 4)  /* reads   97..128 */ \
-    X(16, 8)  /* (benchmarked)   */ \
+    X(16, 8)  /* reads   97..128 */ \
+    X(32, 4)  /* (benchmarked)   */ \
     X(32, 6)  /* reads  129..192 */ \
     X(32, 8)  /* reads  193..256 */
 

@@ -3,7 +3,9 @@
  * kernel; the code words of the haplotypes; packing a PDHMM chunk and
  * launching its kernels (host). See hk_pdhmm_internal.h. */
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "hk_pdhmm.cuh"
@@ -12,25 +14,26 @@
 /* ---- kernels: a single-tile kernel per HK_PDHMM_CONFIGS entry, and the
  * multi-tile kernel of HK_PDHMM_MULTI for reads longer than every tile ---- */
 
-/* Blocks per multiprocessor the registers must allow: about 21 registers per
- * row plus 50 for the rest; 4 rows in 128 registers spill, so 3 blocks (168
- * registers) up to 4 rows, else 2 (255). */
-template <int K> constexpr int hk_pd_min_blocks() { return K <= 4 ? 3 : 2; }
+/* Blocks per multiprocessor the registers must allow: about 20 registers per
+ * row plus 60 for the rest; 4 rows in 128 registers spill, so 3 blocks (168
+ * registers) up to 4 rows, else 2 (255); the multi-tile kernels (scratch,
+ * more state) 2 whatever K. */
+template <int K, bool MULTI> constexpr int hk_pd_min_blocks() { return K <= 4 && !MULTI ? 3 : 2; }
 
-template <int P, int K, bool MULTI>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, hk_pd_min_blocks<K>())
+template <int P, int K, bool MULTI, bool SAFE>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI>()))
 hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char *scratch, size_t stride)
 {
-    hk_pd_fwd<P, K, MULTI>::body(c, items, n_items, scratch, stride);
+    hk_pd_fwd<P, K, MULTI, SAFE>::body(c, items, n_items, scratch, stride);
 }
 
-template <int P, int K, bool MULTI>
+template <int P, int K, bool MULTI, bool SAFE = false>
 static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                 const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_pd_fwd<P, K, MULTI> F;
+    typedef hk_pd_fwd<P, K, MULTI, SAFE> F;
     if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_kernel<P, K, MULTI>;
+    auto fn = hk_pd_kernel<P, K, MULTI, SAFE>;
     if (F::SMEM_BYTES > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
         if (e != cudaSuccess) return e;
@@ -56,7 +59,8 @@ static constexpr int pd_p[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_P) };
 static constexpr int pd_k[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_K) };
 #define HK_PD_FN(P, K) hk_pd_launch<P, K, false>,
 static const hk_pd_fn pd_fn[] = { HK_PDHMM_CONFIGS(HK_PD_FN) };
-#define HK_PD_MULTI_LAUNCH(P, K) hk_pd_launch<P, K, true>(c, items, n_items, sc, st)
+#define HK_PD_MULTI_LAUNCH(P, K) safe ? hk_pd_launch<P, K, true, true>(c, items, n_items, sc, st) \
+                                      : hk_pd_launch<P, K, true, false>(c, items, n_items, sc, st)
 
 int hk_pdhmm_rows(int cfg) { return pd_p[cfg] * pd_k[cfg]; }
 int hk_pdhmm_group(int cfg) { return pd_p[cfg]; }
@@ -68,7 +72,7 @@ cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, u
 }
 
 cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                  const hk_scratch *sc, cudaStream_t st)
+                                  const hk_scratch *sc, bool safe, cudaStream_t st)
 {
     return HK_PDHMM_MULTI(HK_PD_MULTI_LAUNCH);
 }
@@ -132,6 +136,23 @@ static int pd_pick(uint32_t m)
 }
 
 enum { PD_NB = 16 };                    /* column buckets per bin: longest items first */
+/* Bins of a PDHMM chunk: the configurations' single-tile kernels, the
+ * multi-tile kernel, the SAFE multi-tile kernel (reads with mm = 0 rows). */
+enum { PD_BIN_MULTI = HK_N_PDHMM_CONFIGS, PD_BIN_SAFE = HK_N_PDHMM_CONFIGS + 1, PD_BINS = HK_N_PDHMM_CONFIGS + 2 };
+static_assert(PD_BINS <= HK_CHUNK_BINS, "a chunk has room for the PDHMM bins");
+
+/* Whether a read has a row whose gap-open error probabilities sum to 1 or
+ * more (match-to-match clamped to 0: Q0 on one, or Q3 or less on both): the
+ * kernels' usual form divides by match-to-match. */
+static bool pd_needs_safe(const uint8_t *ins, const uint8_t *del, uint32_t m)
+{
+    static double err[256];
+    static std::once_flag once;
+    std::call_once(once, [] { for (int q = 0; q < 256; q++) err[q] = std::pow(10.0, -q / 10.0); });
+    for (uint32_t i = 0; i < m; i++)       /* a margin: the borderline go to the SAFE form */
+        if (err[ins[i]] + err[del[i]] >= 1.0 - 1e-9) return true;
+    return false;
+}
 
 /* Call emit(item, key) for every work item of chunk ch (haplotypes grouped as
  * hk_chunk.cu does: up to HK_MAX_ITEM_HAPS and HK_ITEM_COLS columns, one per
@@ -149,9 +170,11 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, std::vector<uint64_
             for (uint32_t h = 0; h < rg->n_haps; h++) degen->push_back(out0 + h);
             continue;
         }
-        const int cfg = pd_pick(m);
+        const uint64_t ro = b->read_off[r];
+        const bool safe = pd_needs_safe(b->read_i + ro, b->read_d + ro, m);
+        const int cfg = safe ? -1 : pd_pick(m);
         const bool multi = cfg < 0;
-        const uint32_t bin = multi ? (uint32_t)HK_N_PDHMM_CONFIGS : (uint32_t)cfg;
+        const uint32_t bin = safe ? (uint32_t)PD_BIN_SAFE : multi ? (uint32_t)PD_BIN_MULTI : (uint32_t)cfg;
         const uint64_t *hoff = b->hap_off + rg->hap0;
         for (uint32_t h = 0; h < rg->n_haps;) {
             uint32_t nhp = 0;
@@ -181,7 +204,7 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, std::vector<uint64_
 void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
                       std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
-    const int nbins = HK_N_PDHMM_CONFIGS + 1;          /* the configurations, then multi-tile */
+    const int nbins = PD_BINS;
     const size_t nkeys = (size_t)nbins * PD_NB;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
     degenerate->clear();
@@ -269,10 +292,10 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
     }
     int li = 0;
     *what = "hk_cuda PDHMM multi-tile kernel launch";
-    {
-        const uint32_t b0 = ch->cfg_begin[HK_N_PDHMM_CONFIGS], n = ch->cfg_end[HK_N_PDHMM_CONFIGS] - b0;
+    for (int k = PD_BIN_MULTI; k <= PD_BIN_SAFE; k++) {   /* they share the scratch: on st */
+        const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
         if (n) {
-            if ((e = hk_launch_pdhmm_multi(c, d_items + b0, n, sc, st)) != cudaSuccess) return e;
+            if ((e = hk_launch_pdhmm_multi(c, d_items + b0, n, sc, k == PD_BIN_SAFE, st)) != cudaSuccess) return e;
             li = 1;
         }
     }

@@ -12,14 +12,19 @@
  *
  * Cost per cell, the plain recurrence (a column whose code has no
  * HK_PDC_SLOW, nearly every column):
- *   M = fma(p_mm, M', p_gm * (I' + D'))   DADD DMUL DFMA
+ *   M = p_mm * fma(gm/mm, I' + D', M')    DADD DFMA DMUL
  *   I = fma(ii, I^, mi * M^)              DMUL DFMA
  *   D = fma(dd, D<, md * M<)              DMUL DFMA
- * 7 FP64 instructions, the emission folded into p_mm = prior*mm and
- * p_gm = prior*gm (prior: match or mismatch, picked by the bit of the read
- * base's code in the column's match mask: one LOP3 and four selects). I is
- * written with its own chain (ii * I^) as the FMA's addend-free operand so
- * that the dependency along the column is one DFMA per row.
+ * 7 FP64 instructions, the emission folded into p_mm = prior*mm (prior:
+ * match or mismatch, picked by the bit of the read base's code in the
+ * column's match mask: one LOP3 and two selects). I is written with its own
+ * chain (ii * I^) as the FMA's multiplicand so that the dependency along the
+ * column is one DFMA per row. gm/mm needs mm > 0: a read with a row whose
+ * gap-open sum is 1 or more (mm = 0, qualities below Q4) goes to the SAFE
+ * variant, M = fma(p_mm, M', p_gm * (I' + D')) with p_gm = prior*gm (four
+ * selects), in the multi-tile kernel whatever its length. Measured on an
+ * H100 (docs/PERFORMANCE.md): the first form, 171 instructions per step of
+ * 8 rows, ran at 0.54-0.71 TCUPS.
  *
  * The branch values BM, BI, BD are only read at a DEL_END column (I from the
  * row above) and at the column after it (AFTER: the left and diagonal
@@ -41,9 +46,16 @@
 #include "hk_err_table.h"
 #include "hk_pdhmm_internal.h"
 
-template <int P, int K, bool MULTI>
+/* Steps of the wavefront per loop iteration (a tuning knob): two let the
+ * compiler alternate the registers of the rows instead of moving them. */
+#ifndef HK_PD_STEP_UNROLL
+#define HK_PD_STEP_UNROLL 2
+#endif
+
+template <int P, int K, bool MULTI, bool SAFE>
 struct hk_pd_fwd {
     static constexpr int ROWS = P * K;
+    static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
     static constexpr int GROUPS = HK_BLOCK_THREADS / P;
     static constexpr int WARP_ITEMS = 32 / P;
     /* shared: C/n of each group's haplotypes, then the branch values of every
@@ -56,10 +68,10 @@ struct hk_pd_fwd {
     static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit row masks");
     static_assert(sizeof(hk_pd_cell) <= 2 * 4 * sizeof(double), "scratch cells fit the engine's columns (two hk_cell3<double>)");
 
-    /* The coefficients of a lane's rows: the emission folded into mm and gm,
-     * for a match (pm*) and a mismatch (px*). */
+    /* The coefficients of a lane's rows: the emission folded into mm (and
+     * gm, SAFE), for a match (p*_m) and a mismatch (p*_x); r = gm/mm. */
     struct rows_t {
-        double pmm_m[K], pgm_m[K], pmm_x[K], pgm_x[K], mi[K], md[K], gc[K];
+        double pmm_m[K], pmm_x[K], r[K], pgm_m[K], pgm_x[K], mi[K], md[K], gc[K];
         uint32_t rbit[K];     /* 1 << the read base's code (0 on padding rows) */
         uint32_t padmask;     /* padding rows */
         uint32_t row1mask;    /* the read's first row (state of row 1) */
@@ -137,11 +149,12 @@ struct hk_pd_fwd {
                 const double match = 1.0 - e, mism = e / 3.0;
                 co.pmm_m[r] = match * mm; co.pgm_m[r] = match * gm;
                 co.pmm_x[r] = mism * mm;  co.pgm_x[r] = mism * gm;
+                co.r[r] = mm > 0 ? gm / mm : 0.0;    /* mm = 0: the SAFE kernel's reads only */
                 co.mi[r] = ei; co.md[r] = ed; co.gc[r] = eg;
                 co.rbit[r] = 1u << c.rbase[o];
                 if (i == 0) co.row1mask |= 1u << r;
             } else {                      /* padding: a copy of row 0 */
-                co.pmm_m[r] = co.pgm_m[r] = co.pmm_x[r] = co.pgm_x[r] = 0;
+                co.pmm_m[r] = co.pgm_m[r] = co.pmm_x[r] = co.pgm_x[r] = co.r[r] = 0;
                 co.mi[r] = co.md[r] = 0; co.gc[r] = 1;
                 co.rbit[r] = 0;
                 co.padmask |= 1u << r;
@@ -173,6 +186,7 @@ struct hk_pd_fwd {
         const bool lane0 = t == 0, lastlane = t == P - 1;
         const bool fin = tv && last && lastlane;
 
+#pragma unroll STEP_UNROLL
         for (uint32_t s = 0; s < steps + 1; s++) {
             double rM = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
             double rI = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
@@ -185,7 +199,8 @@ struct hk_pd_fwd {
             /* a step where a lane's column needs the branch values: the row
              * above's at this column, shuffled (as M, I, D) before a first
              * column resets the lane's own */
-            const bool slow = __any_sync(0xffffffffu, rc & HK_PDC_SLOW);
+            const bool rare = __any_sync(0xffffffffu, rc & (HK_PDC_SLOW | HK_PDC_FIRST | HK_PDC_STOP));
+            const bool slow = rare && __any_sync(0xffffffffu, rc & HK_PDC_SLOW);
             double uBM = 0, uBI = 0, uBD = 0;
             if (slow) {
                 uBM = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 0), 1, P);
@@ -198,7 +213,7 @@ struct hk_pd_fwd {
                 u0 = u1;
                 if (tv && s + 2 < total) u1 = sc[s + 2];
             }
-            if (__any_sync(0xffffffffu, rc & (HK_PDC_FIRST | HK_PDC_STOP)) && (rc & (HK_PDC_FIRST | HK_PDC_STOP))) {
+            if (rare && (rc & (HK_PDC_FIRST | HK_PDC_STOP))) {
                 if (fin && h >= 0) finish(c, it, h, sum);
                 if (rc & HK_PDC_FIRST) {              /* column 0: M = I = D = 0, B = 0 */
                     h++;
@@ -247,9 +262,10 @@ struct hk_pd_fwd {
         for (int r = 0; r < K; r++) {
             const bool em = (rc & co.rbit[r]) != 0;
             const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
-            const double pgm = em ? co.pgm_m[r] : co.pgm_x[r];
             const double oM = M[r], oI = I[r], oD = D[r];
-            const double nM = fma(pmm, dM, pgm * (dI + dD));
+            double nM;
+            if (SAFE) nM = fma(pmm, dM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (dI + dD));
+            else nM = pmm * fma(co.r[r], dI + dD, dM);
             const double nI = fma(co.gc[r], uI, co.mi[r] * uM);
             const double nD = fma(co.gc[r], oD, co.md[r] * oM);
             M[r] = nM; I[r] = nI; D[r] = nD;
@@ -276,14 +292,15 @@ struct hk_pd_fwd {
             const bool isA = st == HK_PDS_AFTER, isI = st == HK_PDS_INSIDE;
             const bool em = (rc & co.rbit[r]) != 0;
             const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
-            const double pgm = em ? co.pgm_m[r] : co.pgm_x[r];
             const double oM = M[r], oI = I[r], oD = D[r];
             const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
             const double lM = isA ? fmax(bm, oM) : oM, lD = isA ? fmax(bd, oD) : oD;
             const double xM = isA ? fmax(dBM, dM) : dM, xI = isA ? fmax(dBI, dI) : dI;
             const double xD = isA ? fmax(dBD, dD) : dD;
             const double aM = dend ? fmax(uBM, uM) : uM, aI = dend ? fmax(uBI, uI) : uI;
-            const double nM = fma(pmm, xM, pgm * (xI + xD));
+            double nM;
+            if (SAFE) nM = fma(pmm, xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
+            else nM = pmm * fma(co.r[r], xI + xD, xM);
             const double nI = fma(co.gc[r], aI, co.mi[r] * aM);
             const double nD = fma(co.gc[r], lD, co.md[r] * lM);
             const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;

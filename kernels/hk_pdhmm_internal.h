@@ -52,8 +52,9 @@ struct hk_pd_cell { double m, i, d, bm, bi, bd; };
 /* Launchers (hk_pdhmm.cu). cfg indexes HK_PDHMM_CONFIGS. */
 cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                             cudaStream_t st);
+/* safe: the form for reads with a row whose match-to-match is 0 (hk_pdhmm.cuh). */
 cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                  const hk_scratch *sc, cudaStream_t st);
+                                  const hk_scratch *sc, bool safe, cudaStream_t st);
 int hk_pdhmm_rows(int cfg);
 int hk_pdhmm_group(int cfg);
 
@@ -66,7 +67,7 @@ void hk_pd_codes(const uint8_t *hb, const uint8_t *pd, uint32_t n, uint32_t *out
 size_t hk_pd_chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1);
 /* Pack chunk ch of a PDHMM batch into `in` (as hk_chunk_pack does for the
  * others: bins [0, HK_N_PDHMM_CONFIGS) are the configurations' single-tile
- * kernels, bin HK_N_PDHMM_CONFIGS the multi-tile kernel), the pairs of an
+ * kernels, then the multi-tile kernel and its SAFE form), the pairs of an
  * empty sequence to *degenerate. */
 void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
                       std::vector<uint64_t> *degenerate, hk_pool *pool);
