@@ -60,7 +60,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         items += (uint64_t)rg->n_reads * (rg->n_haps + hcols / HK_ITEM_COLS + 1);
     }
     hk_plan_limits lim;
-    lim.in_bytes = lim.min_in_bytes = 5 * (b->n_read_pos + 16 * b->n_reads) + (pd ? 4 : 2) * (b->n_hap_pos + 16 * b->n_haps) +
+    lim.in_bytes = lim.min_in_bytes = 5 * (b->n_read_pos + 16 * b->n_reads) + (pd ? 8 : 2) * (b->n_hap_pos + 16 * b->n_haps) +
                                       (b->n_reads + b->n_haps) * 4 + items * sizeof(hk_item) + 4096;
     lim.pairs = lim.min_pairs = b->n_pairs;
     lim.items = items;

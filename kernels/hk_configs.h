@@ -74,33 +74,44 @@
     X(32, 4)  /* reads   65..128 */ \
     X(32, 8)  /* reads  129..256, longer reads: multi-tile */
 
-/* PDHMM (SPEC 1b), double only (kernels/hk_pdhmm.cuh): 7 FP64 instructions
- * per cell and about 20 registers per row (M, I, D and 6 coefficients; the
- * branch values live in shared memory, touched only at flagged columns).
- * A read goes to the first entry whose tile holds it; an entry whose tile is
- * not larger than an earlier one's is only benchmarked. */
+/* PDHMM (SPEC 1b), double only (kernels/hk_pdhmm.cuh, hk_pdhmm_pair.cuh): 7
+ * FP64 instructions per cell and about 20 registers per row (M, I, D and 6
+ * coefficients; the branch values live in shared memory, touched only at
+ * flagged columns). X(P, K, MODES): MODES says in which kernel form the
+ * entry is dispatched, HK_PD_TWO (two columns per step, the default; eight
+ * rows per lane do not fit it and keep one column) and HK_PD_ONE (one column
+ * per step, HK_PD_COLUMNS=1); a read goes to the first entry of its form
+ * whose tile holds it, the others are only benchmarked. On an H100 the
+ * one-column form ran best at 8 rows per lane (0.78-0.92 TCUPS on equal
+ * lengths against 0.71-0.76 at 4 and 6). */
+#define HK_PD_ONE 1
+#define HK_PD_TWO 2
 #define HK_PDHMM_CONFIGS(X) \
-    X(2, 8)   /* reads    1..16  */ \
-    X(4, 8)   /* reads   17..32  */ \
-    X(8, 4)   /* (benchmarked)   */ \
-    X(8, 8)   /* reads   33..64  */ \
-    X(16, 4)  /* (benchmarked)   */ \
-    X(16, 6)  /* reads   65..96  */ \
-    X(16, 8)  /* reads   97..128 */ \
-    X(32, 4)  /* (benchmarked)   */ \
-    X(32, 6)  /* reads  129..192 */ \
-    X(32, 8)  /* reads  193..256 */
+    X(4, 4, HK_PD_TWO)              /* reads    1..16  */ \
+    X(2, 8, HK_PD_ONE)              /* reads    1..16  */ \
+    X(4, 6, HK_PD_TWO)              /* reads   17..24  */ \
+    X(8, 4, HK_PD_TWO)              /* reads   25..32  */ \
+    X(4, 8, HK_PD_ONE)              /* reads   17..32  */ \
+    X(8, 6, HK_PD_TWO)              /* reads   33..48  */ \
+    X(16, 4, HK_PD_TWO)             /* reads   49..64  */ \
+    X(8, 8, HK_PD_ONE)              /* reads   33..64  */ \
+    X(16, 6, HK_PD_TWO | HK_PD_ONE) /* reads   65..96  */ \
+    X(32, 4, HK_PD_TWO)             /* reads   97..128 */ \
+    X(16, 8, HK_PD_ONE)             /* reads   97..128 */ \
+    X(32, 6, HK_PD_TWO | HK_PD_ONE) /* reads  129..192 */ \
+    X(32, 8, HK_PD_TWO | HK_PD_ONE) /* reads  193..256 (one column per step) */
 
 /* PDHMM reads longer than the last tile: the multi-tile kernel's P and K
  * (32x8 spills in its multi-tile form; 32x4 does not). */
 #define HK_PDHMM_MULTI(X) X(32, 4)
 
 #define HK_COUNT_CONFIG(P, K) +1
+#define HK_PD_COUNT_CONFIG(P, K, MODES) +1
 enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
     HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
     HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_COUNT_CONFIG)
+    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_PD_COUNT_CONFIG)
 };
 
 #endif

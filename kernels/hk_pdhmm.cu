@@ -4,11 +4,13 @@
  * launching its kernels (host). See hk_pdhmm_internal.h. */
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "hk_pdhmm.cuh"
+#include "hk_pdhmm_pair.cuh"
 #include "hk_pdhmm.h"           /* hk_pdhmm_matches: the emission rule, written once */
 
 /* ---- kernels: a single-tile kernel per HK_PDHMM_CONFIGS entry, and the
@@ -52,13 +54,46 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
     return cudaGetLastError();
 }
 
+/* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168
+ * spill). */
+template <int P, int K>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, 2)
+hk_pd_pair_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items)
+{
+    hk_pd_pair<P, K>::body(c, items, n_items);
+}
+
+/* Eight rows per lane do not fit two columns in 255 registers (they spill
+ * in the loop): those configurations keep one column per step. */
+template <int P, int K>
+static cudaError_t hk_pd_pair_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                     const hk_scratch *sc, cudaStream_t st)
+{
+    if constexpr (K >= 8) return hk_pd_launch<P, K, false>(c, items, n_items, sc, st);
+    typedef hk_pd_pair<P, K < 8 ? K : 6> F;
+    if (n_items == 0) return cudaSuccess;
+    auto fn = hk_pd_pair_kernel<P, K < 8 ? K : 6>;
+    if (F::SMEM_BYTES > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
+        if (e != cudaSuccess) return e;
+    }
+    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
+    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
+    fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
+    return cudaGetLastError();
+}
+
 typedef cudaError_t (*hk_pd_fn)(const hk_pd_dev *, const hk_item *, uint32_t, const hk_scratch *, cudaStream_t);
-#define HK_PD_CFG_P(P, K) P,
-#define HK_PD_CFG_K(P, K) K,
+#define HK_PD_CFG_P(P, K, MODES) P,
+#define HK_PD_CFG_K(P, K, MODES) K,
+#define HK_PD_CFG_MODES(P, K, MODES) MODES,
 static constexpr int pd_p[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_P) };
 static constexpr int pd_k[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_K) };
-#define HK_PD_FN(P, K) hk_pd_launch<P, K, false>,
+static constexpr int pd_modes[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_MODES) };
+#define HK_PD_FN(P, K, MODES) hk_pd_launch<P, K, false>,
 static const hk_pd_fn pd_fn[] = { HK_PDHMM_CONFIGS(HK_PD_FN) };
+#define HK_PD_PAIR_FN(P, K, MODES) hk_pd_pair_launch<P, K>,
+static const hk_pd_fn pd_pair_fn[] = { HK_PDHMM_CONFIGS(HK_PD_PAIR_FN) };
 #define HK_PD_MULTI_LAUNCH(P, K) safe ? hk_pd_launch<P, K, true, true>(c, items, n_items, sc, st) \
                                       : hk_pd_launch<P, K, true, false>(c, items, n_items, sc, st)
 
@@ -69,6 +104,13 @@ cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, u
 {
     if (cfg < 0 || cfg >= HK_N_PDHMM_CONFIGS) return cudaErrorInvalidValue;
     return pd_fn[cfg](c, items, n_items, nullptr, st);
+}
+
+cudaError_t hk_launch_pdhmm_pair(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                 cudaStream_t st)
+{
+    if (cfg < 0 || cfg >= HK_N_PDHMM_CONFIGS) return cudaErrorInvalidValue;
+    return pd_pair_fn[cfg](c, items, n_items, nullptr, st);
 }
 
 cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
@@ -122,16 +164,26 @@ size_t hk_pd_chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t 
 {
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
-    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) +
-           hk_align16(hp * 4);
+    return hk_align16((r1 - r0 + 1) * 4) + 2 * hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) +
+           hk_align16(hp * 4) + hk_align16((hp + (h1 - h0)) * 4);
 }
 
-/* The configuration of a read of length m: the first whose tile holds it,
- * or -1 (the multi-tile kernel). */
+int hk_pd_columns(void)
+{
+    static const int cols = [] {
+        const char *v = getenv("HK_PD_COLUMNS");
+        return v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : HK_PD_COLUMNS_DEFAULT;
+    }();
+    return cols;
+}
+
+/* The configuration of a read of length m: the first of the kernel form's
+ * entries whose tile holds it, or -1 (the multi-tile kernel). */
 static int pd_pick(uint32_t m)
 {
+    const int mode = hk_pd_columns() == 1 ? HK_PD_ONE : HK_PD_TWO;
     for (int c = 0; c < HK_N_PDHMM_CONFIGS; c++)
-        if (m <= (uint32_t)hk_pdhmm_rows(c)) return c;
+        if ((pd_modes[c] & mode) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
     return -1;
 }
 
@@ -233,7 +285,11 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
     for (int k = 0; k < 5; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
     ch->off_hbase = o;                                 /* the code words */
     o += hk_align16(hp * 4);
-    ch->off_gaps = ch->off_hap_off2 = ch->off_hbase2 = 0;
+    ch->off_hap_off2 = o;
+    o += hk_align16((nh + 1) * 4);
+    ch->off_hbase2 = o;                                /* the padded copy: two-column kernels */
+    o += hk_align16((hp + nh) * 4);
+    ch->off_gaps = 0;
     ch->in_bytes = o;
 
     hk_item *items = reinterpret_cast<hk_item *>(in);
@@ -244,7 +300,13 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint32_t *code = reinterpret_cast<uint32_t *>(in + ch->off_hbase);
     for (size_t i = 0; i <= nr; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
-    for (size_t i = 0; i <= nh; i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
+    uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
+    uint32_t *code2 = reinterpret_cast<uint32_t *>(in + ch->off_hbase2);
+    for (size_t i = 0, x2 = 0; i <= nh; i++) {
+        ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
+        ho2[i] = (uint32_t)x2;
+        if (i < nh) x2 += (b->hap_off[ch->h0 + i + 1] - b->hap_off[ch->h0 + i] + 1) & ~(uint64_t)1;
+    }
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     for (int k = 0; k < 5; k++) memcpy(in + ch->off_read[k], src[k] + rbase0, rp);
     /* the code words: a loop over 10 read codes per position, on the pool */
@@ -252,8 +314,10 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
     hk_par_run(pool, nt, [&](unsigned t) {
         for (size_t i = nh * t / nt; i < nh * (t + 1) / nt; i++) {
             const size_t x = b->hap_off[ch->h0 + i];
-            hk_pd_codes(b->hap_base + x, b->hap_pd + x, (uint32_t)(b->hap_off[ch->h0 + i + 1] - x),
-                        code + (x - hbase0));
+            const uint32_t n = (uint32_t)(b->hap_off[ch->h0 + i + 1] - x);
+            hk_pd_codes(b->hap_base + x, b->hap_pd + x, n, code + (x - hbase0));
+            memcpy(code2 + ho2[i], code + (x - hbase0), n * sizeof *code);
+            if (n & 1) code2[ho2[i] + n] = HK_PDC_PAD;
         }
     });
 }
@@ -269,6 +333,8 @@ hk_pd_dev hk_pd_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
     c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);
     c.hcode = reinterpret_cast<const uint32_t *>(d_in + ch->off_hbase);
+    c.hap_off2 = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off2);
+    c.hcode2 = reinterpret_cast<const uint32_t *>(d_in + ch->off_hbase2);
     c.lk = d_lk;
     return c;
 }
@@ -300,10 +366,13 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
         }
     }
     *what = "hk_cuda PDHMM kernel launch";
+    const bool one_column = hk_pd_columns() == 1;
     for (int k = HK_N_PDHMM_CONFIGS - 1; k >= 0; k--) {   /* longest tiles first */
         const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
         if (!n) continue;
-        if ((e = hk_launch_pdhmm(k, c, d_items + b0, n, lane[li++ % nl])) != cudaSuccess) return e;
+        e = one_column ? hk_launch_pdhmm(k, c, d_items + b0, n, lane[li++ % nl])
+                       : hk_launch_pdhmm_pair(k, c, d_items + b0, n, lane[li++ % nl]);
+        if (e != cudaSuccess) return e;
     }
     if (xs) {
         for (int i = 0; i < HK_SIDE_STREAMS; i++) {

@@ -32,6 +32,8 @@
                                         general cell; elsewhere the plain recurrence */
 #define HK_PDC_FIRST     (1u << 16)  /* a haplotype's first column */
 #define HK_PDC_STOP      (1u << 17)  /* the column after an item's last (kernel only) */
+#define HK_PDC_PAD       (1u << 18)  /* the column that pads an odd haplotype in the
+                                        padded copy (hk_pdhmm_pair.cuh): left out */
 enum { HK_PDS_NORMAL = 0, HK_PDS_INSIDE = 1, HK_PDS_AFTER = 2 };
 
 /* The device view of a PDHMM chunk. */
@@ -41,6 +43,8 @@ struct hk_pd_dev {
     const uint32_t *read_off;           /* n_reads + 1, chunk-relative */
     const uint32_t *hcode;              /* haplotype code words */
     const uint32_t *hap_off;            /* n_haps + 1, chunk-relative */
+    const uint32_t *hcode2;             /* the code words again, each haplotype padded to an */
+    const uint32_t *hap_off2;           /* even length (HK_PDC_PAD): the two-column kernels */
     double         *lk;                 /* results of the chunk's pairs */
 };
 
@@ -52,11 +56,19 @@ struct hk_pd_cell { double m, i, d, bm, bi, bd; };
 /* Launchers (hk_pdhmm.cu). cfg indexes HK_PDHMM_CONFIGS. */
 cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                             cudaStream_t st);
+/* The same configuration's two-column kernel (hk_pdhmm_pair.cuh). */
+cudaError_t hk_launch_pdhmm_pair(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                 cudaStream_t st);
 /* safe: the form for reads with a row whose match-to-match is 0 (hk_pdhmm.cuh). */
 cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                   const hk_scratch *sc, bool safe, cudaStream_t st);
 int hk_pdhmm_rows(int cfg);
 int hk_pdhmm_group(int cfg);
+
+/* The kernels' form: 2 (two columns per step, hk_pdhmm_pair.cuh) unless
+ * HK_PD_COLUMNS says 1 or 2 (for measurements; read once). */
+#define HK_PD_COLUMNS_DEFAULT 2
+int hk_pd_columns(void);
 
 /* The code words of one haplotype of n positions (hb base codes, pd PD
  * bytes) into out[0..n); the first gets HK_PDC_FIRST. */

@@ -193,8 +193,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_pdhmm: %s\n", err);
         return 3;
     }
-    printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs\n", info.name, info.sm_count,
-           info.cc_major, info.cc_minor, seed, runs);
+    const char *cols = getenv("HK_PD_COLUMNS");
+    printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, kernels of %s column(s) "
+           "per step\n", info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
+           cols && !strcmp(cols, "1") ? "one" : "two (the default)");
     printf("%-14s %-7s %9s %10s %10s %8s\n", "workload", "config", "pairs", "cells", "ms", "TCUPS");
     hk_batch_t b;
     hk_batch_init(&b);
