@@ -3,6 +3,7 @@
  * kernel; the code words of the haplotypes; packing a PDHMM chunk and
  * launching its kernels (host). See hk_pdhmm_internal.h. */
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -168,14 +169,20 @@ size_t hk_pd_chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t 
            hk_align16(hp * 4) + hk_align16((hp + (h1 - h0)) * 4);
 }
 
+static std::atomic<int> pd_columns{0};    /* 0: not read yet */
+
 int hk_pd_columns(void)
 {
-    static const int cols = [] {
+    int cols = pd_columns.load(std::memory_order_relaxed);
+    if (cols == 0) {
         const char *v = getenv("HK_PD_COLUMNS");
-        return v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : HK_PD_COLUMNS_DEFAULT;
-    }();
+        cols = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : HK_PD_COLUMNS_DEFAULT;
+        pd_columns.store(cols, std::memory_order_relaxed);
+    }
     return cols;
 }
+
+void hk_pd_set_columns(int cols) { pd_columns.store(cols == 1 ? 1 : 2, std::memory_order_relaxed); }
 
 /* The configuration of a read of length m: the first of the kernel form's
  * entries whose tile holds it, or -1 (the multi-tile kernel). */

@@ -123,7 +123,7 @@ struct hk_pd_fwd {
                 const bool tv = valid && tile < tiles;
                 const bool last = tile + 1 == tiles;
                 rows_t co;
-                setup_rows(c, tile, t, ro, m, pad, tv, co);
+                setup_rows(c, tile, t, ro, pad, tv, co);
                 const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
                 const bool from_scratch = MULTI && t == 0 && tile > 0;
                 sweep(c, it, co, tv, last, above_pad, from_scratch, total, ho, steps, t, cn, sB, sc);
@@ -133,7 +133,7 @@ struct hk_pd_fwd {
     }
 
     static __device__ __forceinline__ void setup_rows(const hk_pd_dev &c, uint32_t tile, int t, uint32_t ro,
-                                                      uint32_t m, uint32_t pad, bool tv, rows_t &co)
+                                                      uint32_t pad, bool tv, rows_t &co)
     {
         co.padmask = 0;
         co.row1mask = 0;

@@ -69,6 +69,7 @@ int hk_pdhmm_group(int cfg);
  * HK_PD_COLUMNS says 1 or 2 (for measurements; read once). */
 #define HK_PD_COLUMNS_DEFAULT 2
 int hk_pd_columns(void);
+void hk_pd_set_columns(int cols);   /* tests: 1 or 2, overriding HK_PD_COLUMNS */
 
 /* The code words of one haplotype of n positions (hb base codes, pd PD
  * bytes) into out[0..n); the first gets HK_PDC_FIRST. */

@@ -73,7 +73,7 @@ struct hk_pd_pair {
             __syncwarp();
 
             rows_t co;
-            F::setup_rows(c, 0, t, ro, m, pad, tv, co);
+            F::setup_rows(c, 0, t, ro, pad, tv, co);
             const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
             sweep(c, it, co, tv, above_pad, total, ho2, steps, t, cn, sB);
         }
