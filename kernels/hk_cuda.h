@@ -30,8 +30,8 @@
  * HK_CUDA_CHUNK_CELLS=N caps a chunk at about N cells (many small chunks),
  * HK_CUDA_SLOT_MB=N caps a chunk's input block at N MiB instead of the built-in
  * HK_SLOT_BYTES (0: no cap), and HK_CUDA_ONE_STREAM (set) launches a chunk's
- * configurations on one stream; HK_PD_COLUMNS=1 (or 2) runs the PDHMM kernels
- * of one (or two) haplotype columns per step (hk_pdhmm_pair.cuh; two by default).
+ * configurations on one stream; HK_PD_COLUMNS=2 (or 1) runs the PDHMM kernels
+ * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default).
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H

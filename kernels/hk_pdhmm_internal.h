@@ -65,9 +65,11 @@ cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint
 int hk_pdhmm_rows(int cfg);
 int hk_pdhmm_group(int cfg);
 
-/* The kernels' form: 2 (two columns per step, hk_pdhmm_pair.cuh) unless
- * HK_PD_COLUMNS says 1 or 2 (for measurements; read once). */
-#define HK_PD_COLUMNS_DEFAULT 2
+/* The kernels' form: 1 (one column per step, hk_pdhmm.cuh), unless
+ * HK_PD_COLUMNS says 1 or 2 (two columns, hk_pdhmm_pair.cuh: for
+ * measurements; read once). On an H100 the NA12878-like PD mix ran at 0.68
+ * TCUPS with one column and 0.62 with two. */
+#define HK_PD_COLUMNS_DEFAULT 1
 int hk_pd_columns(void);
 void hk_pd_set_columns(int cols);   /* tests: 1 or 2, overriding HK_PD_COLUMNS */
 

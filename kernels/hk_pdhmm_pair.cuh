@@ -1,13 +1,19 @@
 /* hk_pdhmm_pair.cuh - the single-tile PDHMM kernels, two haplotype columns
- * per step (included by hk_pdhmm.cu after hk_pdhmm.cuh).
+ * per step (included by hk_pdhmm.cu after hk_pdhmm.cuh); HK_PD_COLUMNS=2.
  *
- * Why: the one-column kernels (hk_pdhmm.cuh) ran at 0.68 TCUPS on the
- * NA12878-like PD mix with half the issue slots idle: two warps per scheduler
- * (255 registers), and each step's cells hang on one chain, I down the K rows
- * (one DFMA each), after the shuffles. As in hk_fwd_pair.cuh, lane t works
- * on columns 2(s-t) and 2(s-t)+1 at step s: column B's row r needs column A's
- * rows r-1 and r only, so the two chains interleave, and the step's fixed
- * cost (shuffles, code words, votes, loop) is spread over 2K cells.
+ * Why it was tried: the one-column kernels (hk_pdhmm.cuh) ran at 0.68 TCUPS
+ * on the NA12878-like PD mix with half the issue slots idle: two warps per
+ * scheduler (255 registers), and each step's cells hang on one chain, I down
+ * the K rows (one DFMA each), after the shuffles. As in hk_fwd_pair.cuh,
+ * lane t works on columns 2(s-t) and 2(s-t)+1 at step s: column B's row r
+ * needs column A's rows r-1 and r only, so the two chains interleave.
+ * Outcome on an H100: slower (0.62 TCUPS on the mix, 0.58-0.85 on equal
+ * lengths against 0.71-0.92): two columns fit only 4 or 6 rows per lane in
+ * 255 registers, so the step's fixed cost (twelve shuffles, the selects of
+ * lane 0, code words, votes) is spread over no more cells than one column of
+ * 8 rows, and the issue slots stayed half idle (ncu: 3.1 cycles per issued
+ * instruction, 7 warps per SM). Kept, tested, as the starting point for a
+ * form with fewer registers per row.
  *
  * The kernels read the haplotypes' padded code words (hcode2, hap_off2):
  * every haplotype has an even length, an odd one's last pair ending in a
