@@ -25,7 +25,7 @@ static void usage(FILE *fp)
         "input. INPUT must be a regular file (it is read twice); plain, gzip or BGZF. The\n"
         "shards are plain text.\n\n"
         "Options:\n"
-        "      --format F   input format: auto, gatk or batch [auto]\n"
+        "      --format F   input format: auto, pdhmm, gatk or batch [auto]\n"
         "      --quiet      no notices\n"
         "  -h, --help       this help\n");
 }
@@ -56,7 +56,7 @@ int hk_cmd_split(int argc, char **argv)
         switch (c) {
         case 'f':
             if ((format = hk_reader_parse_format(optarg)) < 0) {
-                hk_log_error("split: --format: expected auto, gatk or batch");
+                hk_log_error("split: --format: expected auto, pdhmm, gatk or batch");
                 return HK_EXIT_INPUT;
             }
             break;

@@ -20,7 +20,7 @@
 #define HK_CONFIG_KEYS_H
 
 #define HK_CONFIG_KEYS(X)                                                                        \
-    X(INPUT_FORMAT, "input.format", NAME, input_format, 0, 0, "auto|gatk|batch", "auto",          \
+    X(INPUT_FORMAT, "input.format", NAME, input_format, 0, 0, "auto|pdhmm|gatk|batch", "auto",    \
       "format", "F", "input format; auto detects it from the content")                           \
     X(OUTPUT_FORMAT, "output.format", CHOICE, output_format, 0, 0, "json|jsonl|tsv", "json",      \
       "output-format", "F", "table format: one JSON document, JSON Lines, or a long TSV table")   \

@@ -2,6 +2,7 @@
 #include "hk_engine.h"
 #include "hk_log.h"
 #include "hk_model.h"
+#include "hk_pdhmm.h"
 #include "config.h"
 #include "hk_cuda.h"
 
@@ -224,6 +225,7 @@ typedef struct {
 /* Rescue batch b's non-finite pairs; how many, or -1 without memory (logged). */
 static long rescue_batch(hk_batch_t *b)
 {
+    const size_t ws_size = b->pdhmm ? hk_pdhmm_ws_size(b->max_hap_len) : hk_model_ws_size(b->max_hap_len);
     void *ws = NULL;
     long n = 0;
     for (size_t g = 0; g < b->n_regions; g++) {
@@ -237,12 +239,16 @@ static long rescue_batch(hk_batch_t *b)
                 const size_t hk = rg->hap0 + h;
                 const uint32_t hlen = hk_batch_hap_len(b, hk);
                 if (isfinite(lk[h]) || rlen == 0 || hlen == 0) continue;   /* empty: truly -inf */
-                if (!ws && !(ws = malloc(hk_model_ws_size(b->max_hap_len)))) {
+                if (!ws && !(ws = malloc(ws_size))) {
                     hk_log_error("out of memory rescuing a pair beyond GATK's double range");
                     return -1;
                 }
-                lk[h] = hk_model_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                                             b->read_g + o, rlen, b->hap_base + b->hap_off[hk], hlen, ws);
+                const uint64_t ho = b->hap_off[hk];
+                lk[h] = b->pdhmm
+                    ? hk_pdhmm_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                           b->read_g + o, rlen, b->hap_base + ho, b->hap_pd + ho, hlen, ws)
+                    : hk_model_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                           b->read_g + o, rlen, b->hap_base + ho, hlen, ws);
                 n++;
             }
         }
@@ -265,9 +271,10 @@ static void rescue_then_done(hk_batch_t *b, void *arg)
 int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
-    if (e->cuda) {
+    if (e->cuda && !(n && b[0]->pdhmm)) {   /* TEMPORARY: PDHMM on the CPU until its kernels land */
         char err[512] = "";
-        const int rescue = e->c->model.precision != HK_PREC_FLOAT;
+        /* a run scores one model (the reader sees to it): PDHMM is always double */
+        const int rescue = e->c->model.precision != HK_PREC_FLOAT || (n && b[0]->pdhmm);
         rescue_ctx_t x = { .e = e, .done = done, .arg = arg };
         const uint64_t rescued0 = e->rescued;
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
@@ -287,7 +294,9 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
     }
 #endif
     for (size_t i = 0; i < n; i++) {
-        if (hk_model_score_batch(&e->c->model, b[i], e->threads)) return -1;
+        if (b[i]->pdhmm ? hk_pdhmm_score_batch(b[i], e->threads)
+                        : hk_model_score_batch(&e->c->model, b[i], e->threads))
+            return -1;
         if (done) done(b[i], arg);
     }
     return 0;

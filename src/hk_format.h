@@ -41,14 +41,21 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
  * li (its qualities the four fields after), or the haplotype in field 0. */
 int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+/* The same for a haplotype in the first len bytes of field 0. */
+int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len);
 /* End the region begun: it spans entries first..last. */
 int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
 
 typedef struct hk_format {
     const char *name;          /* for input.format, messages and the table */
     size_t      state_size;    /* the walk state the reader allocates (zeroed) for it */
-    /* A comment line that names this format (a header), or NULL. */
+    char        separator;     /* between the fields of its records: ' ' or '\t' */
+    int         pdhmm;         /* 1: its pairs are scored with the PDHMM model (SPEC 1b) */
+    /* A comment line that names this format (a header): how it starts, and
+     * the whole line as a file of it begins (`split` gives it to shards); NULL
+     * for none. */
     const char *header_prefix;
+    const char *header;
     /* Whether a first data line (not blank, not a comment) is this format's. */
     int  (*claims)(const hk_line_t *L);
     /* Optional: a pass over each piece of each block, in parallel. */
@@ -72,6 +79,9 @@ typedef struct hk_format {
     void (*shift)(void *st, size_t by);
     /* Release what the walk state holds (optional; the reader frees the state). */
     void (*free_state)(void *st);
+    /* Optional: checks that need the sequences set, over regions region0.. of
+     * b (at the end of a batch, in input order). 0 or -1 (recorded). */
+    int  (*check_set)(hk_walk_t *w, const hk_batch_t *b, size_t region0);
 } hk_format_t;
 
 /* Limits every format applies to a region: absurd input becomes a clear

@@ -140,6 +140,7 @@ static void batch_shift(void *st, size_t by)
 
 const hk_format_t hk_format_batch = {
     .name = "batch",
+    .separator = ' ',
     .state_size = sizeof(batch_state_t),
     .claims = batch_claims,
     .inside = batch_inside,

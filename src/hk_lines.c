@@ -64,6 +64,7 @@ typedef struct {
     void            *arg;
     size_t           side_bytes;
     hk_lines_scan_fn scan;        /* the format's pass, as it was when the step began */
+    char             sep;         /* and its field separator */
     int              n_pieces;    /* of the block scanned, once done; -1: out of memory */
 } stepper_t;
 
@@ -71,6 +72,7 @@ struct hk_lines {
     hk_source_t *src;
     int          nthreads;
     hk_lines_scan_fn scan;
+    char         sep;      /* the field separator of the format's records */
     void       (*free_state)(void *);
     block_t    **held;     /* the blocks of the lines in the index, oldest first */
     size_t       n_held, m_held;
@@ -98,6 +100,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     if (!L) return NULL;
     L->src = src;
     L->ix.line0 = 1;
+    L->sep = ' ';
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -107,8 +110,9 @@ void hk_lines_set_threads(hk_lines_t *L, int nthreads)
     L->nthreads = nthreads < 1 ? 1 : nthreads > MAX_THREADS ? MAX_THREADS : nthreads;
 }
 
-void hk_lines_set_scan(hk_lines_t *L, hk_lines_scan_fn scan, void (*free_state)(void *))
+void hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *))
 {
+    L->sep = sep;
     L->scan = scan;
     L->free_state = free_state;
 }
@@ -141,10 +145,17 @@ void hk_lines_close(hk_lines_t *L)
     free(L);
 }
 
+static void split_fields(hk_line_t *L, const char *s, char sep);
+
 void hk_lines_rescan(hk_lines_t *L, size_t from)
 {
-    if (!L->scan || from >= L->ix.n_lines) return;
-    for (size_t i = from; i < L->ix.n_lines; i++) L->ix.lines[i].piece_back = (uint32_t)(i - from);
+    if (from >= L->ix.n_lines) return;
+    for (size_t i = from; i < L->ix.n_lines; i++) {
+        hk_line_t *x = &L->ix.lines[i];
+        x->piece_back = (uint32_t)(i - from);
+        if (x->kind == HK_LINE_TEXT) split_fields(x, x->text, L->sep);
+    }
+    if (!L->scan) return;
     void *state = NULL;
     L->scan(L->ix.lines + from, L->ix.n_lines - from, &state);
     if (L->free_state) L->free_state(state);
@@ -164,13 +175,13 @@ static int threads_for(const hk_lines_t *L, size_t bytes)
 
 /* ---- scanning a piece ---- */
 
-/* Split line L (text s) on single spaces: n_fields and field_end. */
-static void split_fields(hk_line_t *L, const char *s)
+/* Split line L (text s) on single separators: n_fields and field_end. */
+static void split_fields(hk_line_t *L, const char *s, char sep)
 {
     uint32_t from = 0;
     for (int n = 0;; n++) {
         if (n == HK_MAX_FIELDS) { L->n_fields = HK_MAX_FIELDS + 1; return; }
-        const char *q = memchr(s + from, ' ', L->len - from);
+        const char *q = memchr(s + from, sep, L->len - from);
         L->field_end[n] = q ? (uint32_t)(q - s) : L->len;
         if (!q) { L->n_fields = (uint8_t)(n + 1); return; }
         from = L->field_end[n] + 1;
@@ -179,7 +190,7 @@ static void split_fields(hk_line_t *L, const char *s)
 
 /* Index the lines of the piece; NUL-terminate each in place; then the
  * format's own pass. */
-static void scan_piece(piece_t *p, hk_lines_scan_fn scan)
+static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
 {
     char *s = p->buf + p->lo, *const end = p->buf + p->hi;
     char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */
@@ -211,7 +222,7 @@ static void scan_piece(piece_t *p, hk_lines_scan_fn scan)
             if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
             s[len] = '\0';
             L->len = (uint32_t)len;
-            split_fields(L, s);
+            split_fields(L, s, sep);
         }
         s = nl + 1;
     }
@@ -300,6 +311,7 @@ typedef struct {
     hk_lines_side_fn  side;
     void             *side_arg;
     hk_lines_scan_fn  scan;
+    char              sep;
     int               part, nparts;
     int               async;      /* a step of the stepper (it counts side jobs done) */
     piece_t          *piece;      /* to scan, or NULL */
@@ -318,7 +330,7 @@ static void *step_part(void *arg)
         if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
         pthread_mutex_unlock(&st->lock);
     }
-    if (j->piece) scan_piece(j->piece, j->scan);
+    if (j->piece) scan_piece(j->piece, j->scan, j->sep);
     if (j->next)
         j->read_got = hk_source_pread(j->L->src, j->next->data + j->next->len + j->read_lo,
                                       j->read_hi - j->read_lo, j->L->fd_pos + (off_t)j->read_lo);
@@ -347,7 +359,7 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_job_t *job, int n
  * into L->pieces; read next (unless NULL), a plain file's block after blk, a
  * share per thread. Returns the number of pieces, or -1 when memory ran out. */
 static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn side, void *arg,
-                    size_t side_bytes, hk_lines_scan_fn scan, int async)
+                    size_t side_bytes, hk_lines_scan_fn scan, char sep, int async)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
@@ -366,7 +378,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, hk_lines_side_fn
     step_job_t job[MAX_THREADS];
     size_t at = 0;
     for (int t = 0; t < nt; t++) {
-        job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .part = t,
+        job[t] = (step_job_t){ .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .part = t,
                                .nparts = nt, .async = async, .next = next,
                                .read_lo = read_bytes * (size_t)t / (size_t)nt,
                                .read_hi = read_bytes * (size_t)(t + 1) / (size_t)nt };
@@ -396,7 +408,7 @@ static int do_step(hk_lines_t *L)
     const int seekable = hk_source_seekable(L->src);
     if (L->ahead && !seekable) read_stream(L, L->ahead);
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, st->side, st->arg, st->side_bytes,
-                    st->scan, 1);
+                    st->scan, st->sep, 1);
 }
 
 static void *stepper_main(void *arg)
@@ -455,6 +467,7 @@ static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_b
     st->arg = arg;
     st->side_bytes = side_bytes;
     st->scan = L->scan;
+    st->sep = L->sep;
     st->go = st->busy = 1;
     st->side_left = -1;
     pthread_cond_broadcast(&st->cond);
@@ -466,7 +479,7 @@ int hk_lines_start(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_
 {
     hk_lines_wait(L);
     if (L->scanning) {   /* not taken yet (callers take first): the side job now */
-        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, 0);
+        (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
         return 0;
     }
     return launch(L, side, arg, side_bytes);
@@ -484,7 +497,7 @@ void hk_lines_wait_side(hk_lines_t *L)
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     /* a side job alone touches no block or piece: it may run beside a scan */
-    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, 0);
+    (void)run_step(L, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
 }
 
 /* Read the first block (before there is anything to scan). */
@@ -563,6 +576,7 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     hk_lines_wait(L);
     block_t *blk = L->scanning;
     const hk_lines_scan_fn scanned_with = L->step.scan;
+    const char split_with = L->step.sep;
     drop_lines(L, keep);   /* after the side job (it reads them), before the block's lines */
     if (!blk) return 0;
     L->scanning = NULL;
@@ -583,7 +597,7 @@ int hk_lines_take(hk_lines_t *L, size_t keep)
     if (append_lines(L, L->step.n_pieces) < 0) return -1;
     blk->end_line = L->ix.n_lines;
     /* scanned before the format was known: its pass now */
-    if (L->scan && scanned_with != L->scan) hk_lines_rescan(L, first);
+    if (scanned_with != L->scan || split_with != L->sep) hk_lines_rescan(L, first);
     switch (blk->input_end) {
     case INPUT_READ_ERROR: return add_error_line(L, HK_LINE_READ_ERROR);
     case INPUT_LONG_LINE:  return add_error_line(L, HK_LINE_TOO_LONG);

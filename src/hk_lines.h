@@ -3,7 +3,7 @@
  * The layer between the byte source (hk_source.h) and the formats
  * (hk_format.h): it reads a block ahead of the walk, cuts each block at line
  * ends into one piece per thread, and each thread indexes the lines of its
- * piece (start, length, fields split on single spaces, NUL bytes and
+ * piece (start, length, fields split on single spaces or the format's separator, NUL bytes and
  * over-long lines), NUL-terminating each in place. A format may add its own
  * pass over each piece (hk_lines_scan_fn), run there in parallel too.
  *
@@ -28,7 +28,7 @@
  * each), with room for spaces, the expected value and a line end. Longer
  * lines are refused as soon as they pass it, not held in memory whole. */
 #define HK_MAX_LINE_LEN (6 * (size_t)HK_MAX_SEQ_LEN + 4096)
-#define HK_MAX_FIELDS   7
+#define HK_MAX_FIELDS   8
 
 /* What a line of the index is. Lines that cannot be read stand for the error
  * found there, which the walk reports when it gets to them. */
@@ -41,7 +41,8 @@ typedef struct {
     char    *text;           /* in its block, NUL-terminated there; NULL for an error */
     uint32_t len;            /* bytes, without the line end */
     uint32_t field_end[HK_MAX_FIELDS];   /* field k: [k ? field_end[k-1] + 1 : 0, field_end[k]) */
-    uint8_t  n_fields;       /* fields split on single spaces, HK_MAX_FIELDS + 1 for more */
+    uint8_t  n_fields;       /* fields split on single separators (a space, or the format's),
+                                HK_MAX_FIELDS + 1 for more */
     uint8_t  kind;           /* HK_LINE_* */
     uint32_t piece_back;     /* lines back to the first line of its piece */
     /* What a format's scan pass found (hk_format_gatk.c, for records):
@@ -68,11 +69,12 @@ typedef struct hk_lines hk_lines_t;
 /* Lines of src (which must outlive them), read and scanned with nthreads. */
 hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads);
 void hk_lines_set_threads(hk_lines_t *L, int nthreads);
-void hk_lines_set_scan(hk_lines_t *L, hk_lines_scan_fn scan, void (*free_state)(void *));
+/* The format's records: their field separator (' ' until set) and its scan pass. */
+void hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *));
 
-/* Run the scan pass (set with hk_lines_set_scan) over entries from..end,
- * already indexed without it, as one piece: for a format found only by
- * reading its first lines. */
+/* Split entries from..end again with the separator, and run the scan pass
+ * (set with hk_lines_set_scan) over them as one piece: they were indexed
+ * before the format was known, from its first lines. */
 void hk_lines_rescan(hk_lines_t *L, size_t from);
 
 /* The index, as the walk reads it: entry i is lines[i], input line line0 + i

@@ -59,6 +59,7 @@ struct hk_walk {
     hk_lines_t    *lines;
     hk_seq_rules_t rules;
     int            format;      /* HK_FMT_*; AUTO until detected */
+    int            want_pdhmm;  /* -1: any; 0 or 1: regions must (not) be PDHMM (hk_reader_expect_pdhmm) */
     const hk_format_t *fmt;     /* NULL until then */
     void          *state;       /* the format's walk state */
     char          *name;        /* current region tag, NULL for none */
@@ -79,6 +80,13 @@ struct hk_reader { hk_walk_t w; };
 const char *hk_reader_format_name(int format)
 {
     return format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format]->name : "auto";
+}
+
+const char *hk_reader_format_header(int format, const char **prefix)
+{
+    const hk_format_t *f = format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format] : NULL;
+    *prefix = f ? f->header_prefix : NULL;
+    return f ? f->header : NULL;
 }
 
 int hk_reader_parse_format(const char *s)
@@ -157,6 +165,12 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
     const long line = hk_walk_line_no(w, first);
     const long reported = w->source_line ? w->source_line : line;
     w->source_line = 0;
+    const int pd = w->fmt->pdhmm;
+    if ((w->want_pdhmm >= 0 && pd != w->want_pdhmm) || (b->n_regions && pd != b->pdhmm))
+        return hk_walk_fail(w, line, "a %s dump cannot be scored in one run with %s dumps: score "
+                            "them in separate runs", pd ? "PDHMM" : w->fmt->name,
+                            pd ? "other" : "PDHMM");
+    b->pdhmm = pd;
     if (hk_batch_begin_region(b, w->name, reported)) return hk_walk_oom(w, line);
     return 0;
 }
@@ -209,7 +223,11 @@ int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 
 int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 {
-    const uint32_t len = hk_walk_line(w, li)->field_end[0];
+    return hk_walk_place_hap_len(w, b, li, hk_walk_line(w, li)->field_end[0]);
+}
+
+int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
+{
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
@@ -272,12 +290,14 @@ static int use_format(hk_walk_t *w, int format)
 {
     w->format = format;
     w->fmt = formats[format];
+    if (w->fmt->pdhmm) {   /* that model takes qualities as written (SPEC 1b) */
+        w->rules.pdhmm = 1;
+        w->rules.min_base_quality = 0;
+    }
     if (!(w->state = calloc(1, w->fmt->state_size ? w->fmt->state_size : 1)))
         return hk_walk_oom(w, hk_walk_line_no(w, w->at.pos));
-    if (w->fmt->scan) {
-        hk_lines_set_scan(w->lines, w->fmt->scan, w->fmt->scan_free);
-        hk_lines_rescan(w->lines, w->at.pos);
-    }
+    hk_lines_set_scan(w->lines, w->fmt->separator, w->fmt->scan, w->fmt->scan_free);
+    hk_lines_rescan(w->lines, w->at.pos);
     return 0;
 }
 
@@ -418,6 +438,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     }
     w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
+    w->want_pdhmm = -1;
     w->placed.w = w->setting.w = w;
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
         hk_log_error("%s: out of memory", path);
@@ -426,6 +447,8 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     }
     return r;
 }
+
+void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
 
 void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 {
@@ -441,6 +464,8 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     const int got = fill(w, b, max_pairs);
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     set_all(w, b);
+    if (!w->failed && got > 0 && w->fmt->check_set)
+        (void)w->fmt->check_set(w, b, b->n_regions - (size_t)got);
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);

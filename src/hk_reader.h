@@ -1,7 +1,7 @@
 /* hk_reader.h - streaming readers of Pair-HMM dumps (SPEC section 2).
  *
- * Reads the HaplotypeCaller results-file format (`gatk`) and the benchmark
- * batch format (`batch`), plain, gzip or BGZF (htslib), or "-" for standard
+ * Reads the HaplotypeCaller results-file format (`gatk`), its PDHMM variant
+ * (`pdhmm`) and the benchmark batch format (`batch`), plain, gzip or BGZF (htslib), or "-" for standard
  * input, and appends whole regions to a batch. Memory is bounded by the
  * largest region plus the batch the caller asks for plus a few blocks of
  * input (1 MB per thread, at most 16 MB each), never by the file.
@@ -35,11 +35,18 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
  * sequences (default 1). */
 void hk_reader_set_threads(hk_reader_t *r, int nthreads);
 
+/* Regions must be PDHMM dumps' (1) or must not be (0): a run scores one
+ * model; a region of the other is an input error at its line. */
+void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
+
 /* The detected (or forced) format; HK_FMT_AUTO until the first record. */
 int hk_reader_format(const hk_reader_t *r);
 /* Name of a format for messages and the table ("gatk", "batch"). */
 const char *hk_reader_format_name(int format);
-/* Parse "auto", "gatk", "batch"; -1 when unknown. */
+/* The header line a file of this format starts with (NULL for none), and
+ * in *prefix how a header line of it is recognised. */
+const char *hk_reader_format_header(int format, const char **prefix);
+/* Parse "auto" or a format's name ("pdhmm", "gatk", "batch"); -1 when unknown. */
 int hk_reader_parse_format(const char *s);
 
 /* Accepts NULL. */

@@ -14,7 +14,6 @@
 #include <htslib/kstring.h>
 
 #define SPLIT_BATCH_PAIRS (1u << 16)
-#define GATK_HEADER "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result"
 
 typedef struct {
     long  first, last;   /* the input lines that hold the region */
@@ -133,6 +132,8 @@ typedef struct {
     const char *const *names;
     int              cur;        /* shard being written, -1 before the first line */
     char            *header;     /* the input's results-file header line, if seen */
+    const char      *std_header; /* the format's header line (NULL: it has none) */
+    const char      *prefix;     /* how its header line starts */
 } copier_t;
 
 static int put_line(FILE *fp, const char *s, size_t n)
@@ -148,10 +149,8 @@ static int enter_shard(copier_t *c, int k, const split_region_t *next)
     const int first_shard = c->cur < 0;
     c->cur = k;
     if (first_shard) return 0;
-    if (c->p->format == HK_FMT_GATK &&
-        put_line(fp, c->header ? c->header : GATK_HEADER,
-                 strlen(c->header ? c->header : GATK_HEADER)))
-        return -1;
+    const char *h = c->header ? c->header : c->std_header;
+    if (h && put_line(fp, h, strlen(h))) return -1;
     if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return -1;
     return 0;
 }
@@ -160,8 +159,8 @@ static int enter_shard(copier_t *c, int k, const split_region_t *next)
 static int finish_empty_shards(copier_t *c, const int *written)
 {
     for (int k = 0; k < c->p->n_shards; k++) {
-        if (written[k] || c->p->format != HK_FMT_GATK) continue;
-        const char *h = c->header ? c->header : GATK_HEADER;
+        const char *h = c->header ? c->header : c->std_header;
+        if (written[k] || !h) continue;
         if (put_line(c->out[k], h, strlen(h))) return k;
     }
     return -1;
@@ -179,6 +178,7 @@ static int input_changed(const hk_split_plan_t *p)
 int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
 {
     copier_t c = { .p = p, .out = out, .names = names, .cur = -1 };
+    c.std_header = hk_reader_format_header(p->format, &c.prefix);
     int *written = calloc((size_t)p->n_shards, sizeof *written);
     kstring_t line = KS_INITIALIZE;
     BGZF *in = NULL;
@@ -198,7 +198,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
         const int k = rg ? rg->shard : p->n_reg ? p->reg[p->n_reg - 1].shard : 0;
         if (k != c.cur && enter_shard(&c, k, rg)) { wfail = k; break; }
         written[k] = 1;
-        if (!c.header && p->format == HK_FMT_GATK && !strncmp(line.s, "# hap-bases", 11) &&
+        if (!c.header && c.prefix && !strncmp(line.s, c.prefix, strlen(c.prefix)) &&
             !(c.header = strdup(line.s))) {
             hk_log_error("out of memory");
             status = HK_EXIT_RUNTIME;

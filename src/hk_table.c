@@ -47,12 +47,22 @@ struct hk_table {
     int           threads;
     uint64_t      index;      /* regions formatted */
     char          header[1024];
+    int           started;    /* the header is written */
+    char          model[256], pd_model[128];   /* score: the header's model, by the input's */
     int           failed;     /* a write failed (under mu while the I/O thread runs) */
     pthread_t       io;
     int             io_up, io_stop;
     pthread_mutex_t mu;
     pthread_cond_t  cv;
 };
+
+/* A PDHMM dump is scored with that model (SPEC 1b): double, qualities as written. */
+static void pd_model_json(char *buf, size_t n, const hk_model_t *m)
+{
+    char gcp[16] = "null";
+    if (m->gcp >= 0) snprintf(gcp, sizeof gcp, "%d", m->gcp);
+    snprintf(buf, n, "{\"name\": \"pdhmm\", \"precision\": \"double\", \"gcp\": %s}", gcp);
+}
 
 void hk_table_model_json(char *buf, size_t n, const hk_model_t *m)
 {
@@ -162,6 +172,22 @@ static int ends_with(const char *s, const char *tail)
     return n >= k && !strcmp(s + n - k, tail);
 }
 
+/* Write what comes before the first region, with this model (before
+ * anything is handed to the I/O thread). */
+static int start(hk_table_t *t, const char *model_json)
+{
+    t->started = 1;
+    snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
+             "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
+             "\"decimals\": ", PACKAGE_VERSION, model_json);
+    /* merge of tables older than the decimals member: unknown */
+    snprintf(t->header + strlen(t->header), sizeof t->header - strlen(t->header),
+             t->info.decimals >= 0 ? "%d" : "null", t->info.decimals);
+    textbuf_t *head = &t->set[t->cur].buf[0];
+    head->len = 0;
+    return t->fmt->open(&t->info, head) || flush_buf(t, head) ? -1 : 0;
+}
+
 hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
                              const char *model_json, int threads)
 {
@@ -192,14 +218,7 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->info.decimals = decimals;
     t->info.sequences = 1;
     t->info.header = t->header;
-    snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
-             "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
-             "\"decimals\": ", PACKAGE_VERSION, model_json);
-    /* merge of tables older than the decimals member: unknown */
-    snprintf(t->header + strlen(t->header), sizeof t->header - strlen(t->header),
-             decimals >= 0 ? "%d" : "null", decimals);
-    textbuf_t *head = &t->set[0].buf[0];
-    if (t->fmt->open(&t->info, head) || flush_buf(t, head)) {
+    if (model_json && start(t, model_json)) {
         hk_table_abort(t);
         return NULL;
     }
@@ -209,11 +228,13 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
 
 hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
 {
-    char model[256];
-    hk_table_model_json(model, sizeof model, &c->model);
-    hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, model,
+    /* the header waits for the first batch, which says which model scored it */
+    hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, NULL,
                                      c->threads);
-    if (t) t->info.sequences = c->sequences;
+    if (!t) return NULL;
+    t->info.sequences = c->sequences;
+    hk_table_model_json(t->model, sizeof t->model, &c->model);
+    pd_model_json(t->pd_model, sizeof t->pd_model, &c->model);
     return t;
 }
 
@@ -256,6 +277,7 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
 {
     textset_t *set = &t->set[t->cur];
     if (wait_written(t, set)) return -1;
+    if (!t->started && start(t, b->pdhmm ? t->pd_model : t->model)) return -1;
     if (t->index == 0 && b->n_pairs && b->expected) t->info.expected = !isnan(b->expected[0]);
     int n = (int)(b->n_pairs / PAIRS_PER_THREAD);
     if (n > t->threads) n = t->threads;
@@ -328,6 +350,7 @@ int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
         if (submit(t, &t->set[t->cur], 1)) { hk_table_abort(t); return -1; }
     }
     io_stop(t);
+    if (!t->started && start(t, t->model)) { hk_table_abort(t); return -1; }
     textbuf_t summary = { 0 }, *buf = &t->set[0].buf[0];
     buf->len = 0;
     int rc = t->failed || put_summary(&summary, s) || summary.failed ||

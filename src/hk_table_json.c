@@ -81,6 +81,24 @@ static int put_seq_array(hk_textbuf_t *buf, const char *text, const uint64_t *of
     return hk_textbuf_puts(buf, "]");
 }
 
+/* A PDHMM region's haplotypes' PD bytes, as signed values (SPEC 3). */
+static int put_pd_array(hk_textbuf_t *buf, const hk_batch_t *b, const hk_region_t *rg)
+{
+    if (hk_textbuf_puts(buf, ", \"haplotype_pd\": [")) return -1;
+    for (uint32_t h = 0; h < rg->n_haps; h++) {
+        const size_t k = rg->hap0 + h, len = hk_batch_hap_len(b, k);
+        char *p = hk_textbuf_room(buf, len * 6 + 4), *p0 = p;
+        if (!p) return -1;
+        if (h) { *p++ = ','; *p++ = ' '; }
+        *p++ = '[';
+        for (size_t x = 0; x < len; x++)
+            p += sprintf(p, x ? ", %d" : "%d", (int)(int8_t)b->hap_pd[b->hap_off[k] + x]);
+        *p++ = ']';
+        buf->len += (size_t)(p - p0);
+    }
+    return hk_textbuf_puts(buf, "]");
+}
+
 /* A region line; json separates lines with ",\n", jsonl ends each with "\n". */
 static int region(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batch_t *b, size_t ri,
                   uint64_t index, int jsonl)
@@ -98,9 +116,13 @@ static int region(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batch_t 
     if (t->sequences) {
         if (hk_textbuf_puts(buf, ", \"haplotypes\": ") ||
             put_seq_array(buf, b->hap_text, b->hap_off, rg->hap0, rg->n_haps) ||
+            (b->pdhmm && put_pd_array(buf, b, rg)) ||
             hk_textbuf_puts(buf, ", \"reads\": ") ||
             put_seq_array(buf, b->read_text, b->read_off, rg->read0, rg->n_reads))
             return -1;
+    }
+    else if (b->pdhmm && put_pd_array(buf, b, rg)) {
+        return -1;
     }
     if (hk_textbuf_puts(buf, ", \"log10_likelihoods\": [")) return -1;
     const double *lk = b->lk + rg->pair0;

@@ -9,6 +9,7 @@
  */
 #include "hk_config.h"
 #include "hk_log.h"
+#include "hk_reader.h"
 #include <string.h>
 #include "fuzz_common.h"
 
@@ -20,8 +21,7 @@
 
 static void check_ranges(const hk_config_t *c)
 {
-    CHECK(!strcmp(c->input_format, "auto") || !strcmp(c->input_format, "gatk") ||
-          !strcmp(c->input_format, "batch"));
+    CHECK(hk_reader_parse_format(c->input_format) >= 0);
     CHECK(c->output_format >= HK_OUT_JSON && c->output_format <= HK_OUT_TSV);
     CHECK(c->compression >= HK_COMPRESS_AUTO && c->compression <= HK_COMPRESS_BGZF);
     CHECK(c->decimals >= 0 && c->decimals <= 12);

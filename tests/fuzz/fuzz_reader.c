@@ -1,9 +1,9 @@
 /* fuzz_reader.c - libFuzzer target for the dump readers (hk_reader_open /
- * hk_reader_next): the HaplotypeCaller results-file format and the batch
- * format, plain, gzip and BGZF, intact or truncated.
+ * hk_reader_next): the HaplotypeCaller results-file formats (gatk, pdhmm) and
+ * the batch format, plain, gzip and BGZF, intact or truncated.
  *
  * Input: one option byte, then the file's content.
- *   bits 0-1  format: 0 auto, 1 gatk, 2 batch, 3 auto
+ *   bits 0-1  format: 0 auto, else HK_FMT_* (1 pdhmm, 2 gatk, 3 batch)
  *   bit  2    model: 0 split's raw model (qualities unchanged, letters as N),
  *             and then the round-trip check below; 1 the default model
  *             (unknown letters are errors, base quality floor 6)
@@ -22,6 +22,7 @@
  */
 #include "hk_batch.h"
 #include "hk_model.h"
+#include "hk_pdhmm.h"
 #include "hk_reader.h"
 #include "hk_split.h"
 #include "hk_log.h"
@@ -38,6 +39,8 @@
 static void check_batch(const hk_batch_t *b)
 {
     uint64_t pairs = 0, cells = 0, max_cols = 0;
+    /* a PDHMM batch keeps the case of its letters */
+    const unsigned max_code = b->pdhmm ? HK_BASE_N + HK_BASE_LOWER : HK_BASE_N;
     size_t reads = 0, haps = 0, max_haps = 0;
     for (size_t i = 0; i < b->n_regions; i++) {
         const hk_region_t *rg = &b->regions[i];
@@ -60,13 +63,13 @@ static void check_batch(const hk_batch_t *b)
         CHECK(b->read_off[k] < b->read_off[k + 1]);
         CHECK(hk_batch_read_len(b, k) <= HK_MAX_SEQ_LEN);
         for (uint64_t p = b->read_off[k]; p < b->read_off[k + 1]; p++)
-            CHECK(b->read_base[p] <= HK_BASE_N && b->read_q[p] <= 93 && b->read_i[p] <= 93 &&
+            CHECK(b->read_base[p] <= max_code && b->read_q[p] <= 93 && b->read_i[p] <= 93 &&
                   b->read_d[p] <= 93 && b->read_g[p] <= 93);
     }
     if (b->n_reads) CHECK(b->read_off[b->n_reads] == b->n_read_pos);
     for (size_t k = 0; k < b->n_haps; k++) {
         CHECK(b->hap_off[k] < b->hap_off[k + 1]);
-        for (uint64_t p = b->hap_off[k]; p < b->hap_off[k + 1]; p++) CHECK(b->hap_base[p] <= HK_BASE_N);
+        for (uint64_t p = b->hap_off[k]; p < b->hap_off[k + 1]; p++) CHECK(b->hap_base[p] <= max_code);
     }
     if (b->n_haps) CHECK(b->hap_off[b->n_haps] == b->n_hap_pos);
 }
@@ -107,6 +110,7 @@ static void check_same(const hk_batch_t *a, const hk_batch_t *b)
     CHECK(same_bytes(a->read_text, b->read_text, rp) && same_bytes(a->read_q, b->read_q, rp) &&
           same_bytes(a->read_i, b->read_i, rp) && same_bytes(a->read_d, b->read_d, rp) &&
           same_bytes(a->read_g, b->read_g, rp) && same_bytes(a->hap_text, b->hap_text, hp));
+    CHECK(a->pdhmm == b->pdhmm && (!a->pdhmm || same_bytes(a->hap_pd, b->hap_pd, hp)));
     for (size_t p = 0; p < a->n_pairs; p++) {
         const double u = a->expected[p], v = b->expected[p];
         /* the shards hold the input's own text: the same value, bit for bit */
@@ -178,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef FUZZ_FORMAT
     const int format = FUZZ_FORMAT;   /* a target of its own per format module (run.sh) */
 #else
-    const int format = (opt & 3) == 3 ? HK_FMT_AUTO : (int)(opt & 3) % HK_FMT_COUNT;
+    const int format = (int)(opt & 3) % HK_FMT_COUNT;
 #endif
     const int raw = !(opt & 4);
     const size_t max_pairs = batch_pairs[(opt >> 3) & 3];
@@ -197,11 +201,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = read_all(path, format, &m, max_pairs, &all, &detected, 1u << 20);
     if (rc == 0 && !raw && all.cells <= 200000) {
         /* the scorer on what was read: no sanitizer report, finite or -inf results */
-        CHECK(hk_model_score_batch(&m, &all, 1) == 0);
+        CHECK((all.pdhmm ? hk_pdhmm_score_batch(&all, 1) : hk_model_score_batch(&m, &all, 1)) == 0);
         /* gap-open qualities below Q4 make match->match = 1 - err(I) - err(D)
          * negative: the model itself then gives NaN or values above 0 */
-        int proper = 1;
-        for (size_t p = 0; p < all.n_read_pos && proper; p++)
+        int proper = 1;   /* the PDHMM model clamps match->match at 0 (SPEC 1b) */
+        for (size_t p = 0; !all.pdhmm && p < all.n_read_pos && proper; p++)
             proper = all.read_i[p] >= 4 && all.read_d[p] >= 4;
         for (size_t p = 0; proper && p < all.n_pairs; p++)
             CHECK(!isnan(all.lk[p]) && all.lk[p] <= 1e-5);
@@ -215,7 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                (data[i] == '\r' && (i + 1 == size || data[i + 1] == '\n'));   /* a line end */
     if (rc == 0 && raw && text && all.n_regions) {
         /* round trip through `split`: 3 shards, concatenated, read as the input */
-        CHECK(detected == HK_FMT_GATK || detected == HK_FMT_BATCH);
+        CHECK(detected > HK_FMT_AUTO && detected < HK_FMT_COUNT);
         int status = -1;
         hk_split_plan_t *plan = hk_split_plan(path, detected, 3, &status);
         CHECK(plan != NULL && status == 0);
