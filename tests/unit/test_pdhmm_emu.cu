@@ -237,6 +237,19 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
 
 int main(void)
 {
+    {   /* the code words' match masks against the emission rule, every base and PD byte */
+        size_t wrong = 0;
+        for (uint8_t hb = 0; hb < 2 * HK_BASE_LOWER; hb++)
+            for (unsigned p = 0; p < 256; p++) {
+                const uint8_t pd = (uint8_t)p;
+                uint32_t code;
+                hk_pd_codes(&hb, &pd, 1, &code);
+                for (uint8_t rc = 0; rc < 2 * HK_BASE_LOWER; rc++)
+                    wrong += (code >> rc & 1) != (uint32_t)hk_pdhmm_matches(rc, hb, pd);
+            }
+        TAP_OK(wrong == 0, "code words: the match mask of every base and PD byte is the emission rule's (%zu wrong)",
+               wrong);
+    }
     for (int cols = 1; cols <= 2; cols++) {
         hk_pd_set_columns(cols);              /* the packing's dispatch of this form */
         size_t pairs = 0, bad = 0, unwritten = 0;
