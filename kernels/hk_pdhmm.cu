@@ -234,11 +234,21 @@ static bool pd_needs_safe(const uint8_t *ins, const uint8_t *del, uint32_t m)
 /* Call emit(item, key) for every work item of chunk ch (haplotypes grouped as
  * hk_chunk.cu does: up to HK_MAX_ITEM_HAPS and HK_ITEM_COLS columns, one per
  * item for the multi-tile kernel); pairs of an empty sequence to degen. */
+/* Call emit(item, key) for every work item of reads [ra, rb) of chunk ch,
+ * in read order (haplotypes grouped as hk_chunk.cu does: up to
+ * HK_MAX_ITEM_HAPS and HK_ITEM_COLS columns, one per item for the multi-tile
+ * kernel); the pairs of an empty sequence go to degen. */
 template <typename F>
-static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, std::vector<uint64_t> *degen, F &&emit)
+static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb, std::vector<uint64_t> *degen,
+                    F &&emit)
 {
-    size_t g = ch->reg0;
-    for (size_t r = ch->r0; r < ch->r1; r++) {
+    size_t lo = ch->reg0, hi = ch->reg1;               /* the region of read ra */
+    while (hi - lo > 1) {
+        const size_t mid = (lo + hi) / 2;
+        if (b->regions[mid].read0 <= ra) lo = mid; else hi = mid;
+    }
+    size_t g = lo;
+    for (size_t r = ra; r < rb; r++) {
         while (r >= (size_t)b->regions[g].read0 + b->regions[g].n_reads) g++;
         const hk_region_t *rg = &b->regions[g];
         const uint32_t m = hk_batch_read_len(b, r);
@@ -278,30 +288,9 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, std::vector<uint64_
     }
 }
 
-void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
-                      std::vector<uint64_t> *degenerate, hk_pool *pool)
+/* The offsets of a chunk's blocks in its input block. */
+static void pd_layout(hk_chunk *ch, size_t n_items, size_t nr, size_t nh, size_t rp, size_t hp)
 {
-    const int nbins = PD_BINS;
-    const size_t nkeys = (size_t)nbins * PD_NB;
-    const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
-    degenerate->clear();
-    std::vector<uint32_t> start(nkeys + 1, 0);
-    size_t n_items = 0;
-    std::vector<uint64_t> scratch_degen;
-    pd_walk(b, ch, &scratch_degen, [&](const hk_item &, uint32_t k) { start[k + 1]++; n_items++; });
-    for (size_t k = 0; k < nkeys; k++) start[k + 1] += start[k];
-    for (int c = 0; c < nbins; c++) {
-        ch->cfg_begin[c] = start[(size_t)c * PD_NB];
-        ch->cfg_end[c] = start[(size_t)(c + 1) * PD_NB];
-    }
-    ch->n_single = HK_N_PDHMM_CONFIGS;
-    ch->n_bins = nbins;
-    ch->long_bin = -1;
-    ch->n_long = 0;
-    ch->n_items = (uint32_t)n_items;
-    ch->has_gap_rows = true;
-    const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
-    const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
     size_t o = hk_align16(n_items * sizeof(hk_item));
     ch->off_read_off = o;
     o += hk_align16((nr + 1) * 4);
@@ -316,34 +305,94 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
     o += hk_align16((hp + nh) * 4);
     ch->off_gaps = 0;
     ch->in_bytes = o;
+}
+
+/* As hk_chunk_pack: the reads split among a few of the pool's threads, which
+ * count their items by key, then write them straight to their places; the
+ * code words of the haplotypes split the same way. */
+void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
+                      std::vector<uint64_t> *degenerate, hk_pool *pool)
+{
+    const int nbins = PD_BINS;
+    const size_t nkeys = (size_t)nbins * PD_NB;
+    const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
+    const unsigned nt = pool ? (unsigned)std::min<size_t>(nr / 2048 + 1, pool->size()) : 1;
+    struct part {
+        std::vector<uint32_t> count;                   /* items per key, then where the next goes */
+        std::vector<uint64_t> degen;
+        size_t n_items;
+    };
+    static thread_local std::vector<part> parts_tl;   /* kept from chunk to chunk */
+    std::vector<part> &parts = parts_tl;
+    if (parts.size() < nt) parts.resize(nt);
+    hk_par_run(pool, nt, [&](unsigned t) {             /* pass 1: items per key, per part */
+        part &pt = parts[t];
+        pt.count.assign(nkeys, 0);
+        pt.degen.clear();
+        pt.n_items = 0;
+        pd_walk(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, &pt.degen,
+                [&](const hk_item &, uint32_t k) { pt.count[k]++; pt.n_items++; });
+    });
+    size_t n_items = 0;
+    for (unsigned t = 0; t < nt; t++) n_items += parts[t].n_items;
+    std::vector<uint32_t> start(nkeys + 1, 0);
+    for (size_t k = 0; k < nkeys; k++) {
+        uint32_t next = start[k];
+        for (unsigned t = 0; t < nt; t++) {            /* counts become positions */
+            const uint32_t c = parts[t].count[k];
+            parts[t].count[k] = next;
+            next += c;
+        }
+        start[k + 1] = next;
+    }
+    for (int c = 0; c < nbins; c++) {
+        ch->cfg_begin[c] = start[(size_t)c * PD_NB];
+        ch->cfg_end[c] = start[(size_t)(c + 1) * PD_NB];
+    }
+    ch->n_single = HK_N_PDHMM_CONFIGS;
+    ch->n_bins = nbins;
+    ch->long_bin = -1;
+    ch->n_long = 0;
+    ch->n_items = (uint32_t)n_items;
+    ch->has_gap_rows = true;
+    degenerate->clear();
+    for (unsigned t = 0; t < nt; t++) degenerate->insert(degenerate->end(), parts[t].degen.begin(), parts[t].degen.end());
+    const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
+    const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
+    pd_layout(ch, n_items, nr, nh, rp, hp);
 
     hk_item *items = reinterpret_cast<hk_item *>(in);
-    std::vector<uint32_t> pos(start.begin(), start.end() - 1);
-    pd_walk(b, ch, degenerate, [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
-
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint32_t *code = reinterpret_cast<uint32_t *>(in + ch->off_hbase);
-    for (size_t i = 0; i <= nr; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
     uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
     uint32_t *code2 = reinterpret_cast<uint32_t *>(in + ch->off_hbase2);
-    for (size_t i = 0, x2 = 0; i <= nh; i++) {
+    for (size_t i = 0, x2 = 0; i <= nh; i++) {        /* the padded copy's offsets: a running sum */
         ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
         ho2[i] = (uint32_t)x2;
         if (i < nh) x2 += (b->hap_off[ch->h0 + i + 1] - b->hap_off[ch->h0 + i] + 1) & ~(uint64_t)1;
     }
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
-    for (int k = 0; k < 5; k++) memcpy(in + ch->off_read[k], src[k] + rbase0, rp);
-    /* the code words: a loop over 10 read codes per position, on the pool */
-    const unsigned nt = pool ? (unsigned)std::min<size_t>(nh / 64 + 1, pool->size()) : 1;
-    hk_par_run(pool, nt, [&](unsigned t) {
-        for (size_t i = nh * t / nt; i < nh * (t + 1) / nt; i++) {
-            const size_t x = b->hap_off[ch->h0 + i];
-            const uint32_t n = (uint32_t)(b->hap_off[ch->h0 + i + 1] - x);
-            hk_pd_codes(b->hap_base + x, b->hap_pd + x, n, code + (x - hbase0));
-            memcpy(code2 + ho2[i], code + (x - hbase0), n * sizeof *code);
-            if (n & 1) code2[ho2[i] + n] = HK_PDC_PAD;
+    const unsigned nth = pool ? (unsigned)std::min<size_t>(nh / 64 + 1, pool->size()) : 1;
+    hk_par_run(pool, std::max(nt, nth), [&](unsigned t) {   /* pass 2 */
+        if (t < nt) {                                  /* items, read offsets and rows */
+            uint32_t *pos = parts[t].count.data();
+            std::vector<uint64_t> unused;
+            const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt;
+            pd_walk(b, ch, ch->r0 + ra, ch->r0 + rb, &unused,
+                    [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
+            for (size_t i = ra; i < rb + (t + 1 == nt); i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
+            const size_t pa = b->read_off[ch->r0 + ra] - rbase0, pb = b->read_off[ch->r0 + rb] - rbase0;
+            for (int k = 0; k < 5; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
         }
+        if (t < nth)                                   /* the code words */
+            for (size_t i = nh * t / nth; i < nh * (t + 1) / nth; i++) {
+                const size_t x = b->hap_off[ch->h0 + i];
+                const uint32_t n = (uint32_t)(b->hap_off[ch->h0 + i + 1] - x);
+                hk_pd_codes(b->hap_base + x, b->hap_pd + x, n, code + (x - hbase0));
+                memcpy(code2 + ho2[i], code + (x - hbase0), n * sizeof *code);
+                if (n & 1) code2[ho2[i] + n] = HK_PDC_PAD;
+            }
     });
 }
 

@@ -235,8 +235,40 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
     return 0;
 }
 
+/* Packing on several of the pool's threads gives the bytes of packing on one
+ * (a batch of more than 2048 reads per part). */
+static void test_parallel_pack(void)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    for (int cs = 0; cs < 2500; cs++)
+        if (random_region(&b, cs % 5 == 0 ? 1 : cs)) { TAP_OK(0, "building the packing batch"); return; }
+    b.pdhmm = 1;
+    hk_plan_limits lim;
+    lim.in_bytes = lim.min_in_bytes = (size_t)1 << 28;
+    lim.pairs = lim.min_pairs = 1u << 22;
+    lim.items = 1u << 22;
+    lim.cells = ~0ull;
+    hk_chunk one, many;
+    std::vector<unsigned char> a((size_t)1 << 26), c((size_t)1 << 26);
+    std::vector<uint64_t> da, dc;
+    const bool planned = !hk_chunk_plan(&b, &lim, 0, 0, b.n_reads, &one) && one.r1 == b.n_reads;
+    many = one;
+    hk_pd_chunk_pack(&b, &one, a.data(), &da, nullptr);
+    {
+        hk_pool pool(3);
+        hk_pd_chunk_pack(&b, &many, c.data(), &dc, &pool);
+    }
+    TAP_OK(planned && one.in_bytes <= a.size() && !memcmp(&one, &many, sizeof one) &&
+           !memcmp(a.data(), c.data(), one.in_bytes) && da == dc,
+           "packing %zu reads on 4 threads gives the bytes of packing on one (%zu bytes, %u items, %zu degenerate pairs)",
+           b.n_reads, one.in_bytes, one.n_items, da.size());
+    hk_batch_free(&b);
+}
+
 int main(void)
 {
+    test_parallel_pack();
     {   /* the code words' match masks against the emission rule, every base and PD byte */
         size_t wrong = 0;
         for (uint8_t hb = 0; hb < 2 * HK_BASE_LOWER; hb++)
