@@ -10,6 +10,12 @@
  * haplotypes one flagged deletion span of 1-10 bases (DEL_START ... DEL_END).
  *
  *   bench_pdhmm [--pairs N] [--runs N] [--seed S] [--cpu-pairs N] [--configs] [--no-cpu]
+ *               [--input FILE]
+ *
+ * --input FILE times a PDHMM dump instead of the built workload, read through
+ * hk_reader (e.g. `scripts/gen_batches.py --format pdhmm --pairs 1000000`,
+ * the same distributions in the dump's layout); the CPU lines then score its
+ * first --cpu-pairs pairs' regions.
  *
  * Prints one line per measurement: the workload, pairs, cells, the median
  * kernel time of --runs runs after a warm-up (hk_cuda_bench: data already on
@@ -31,6 +37,7 @@
 #include "hk_batch.h"
 #include "hk_cuda.h"
 #include "hk_pdhmm.h"
+#include "hk_reader.h"
 
 static unsigned long long rs;
 static double urand(void)
@@ -143,6 +150,20 @@ static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs)
     return 0;
 }
 
+/* Regions of a PDHMM dump into b, until it holds at least max_pairs pairs
+ * (all of it with SIZE_MAX); 0, or -1 (logged). */
+static int read_dump(const char *path, hk_batch_t *b, size_t max_pairs)
+{
+    hk_reader_t *r = hk_reader_open(path, hk_reader_parse_format("pdhmm"), RULES);
+    if (!r) return -1;
+    hk_reader_set_threads(r, 8);
+    int rc;
+    do rc = hk_reader_next(r, b, max_pairs); while (rc > 0 && b->n_pairs < max_pairs);
+    hk_reader_close(r);
+    if (rc < 0 || !b->pdhmm) { fprintf(stderr, "bench_pdhmm: %s: not a PDHMM dump\n", path); return -1; }
+    return 0;
+}
+
 static void line(const char *name, const char *cfg, const hk_batch_t *b, double s, const char *what)
 {
     printf("%-14s %-7s %9zu %10.3e %10.3f %8.3f  %s\n", name, cfg, b->n_pairs, (double)b->cells, s * 1e3,
@@ -167,6 +188,7 @@ int main(int argc, char **argv)
     long pairs = 1100000, cpu_pairs = 20000;
     int runs = 7, configs = 0, cpu = 1;
     unsigned long long seed = 1;
+    const char *input = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
@@ -174,8 +196,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cpu-pairs") && i + 1 < argc) cpu_pairs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--configs")) configs = 1;
         else if (!strcmp(argv[i], "--no-cpu")) cpu = 0;
+        else if (!strcmp(argv[i], "--input") && i + 1 < argc) input = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_pdhmm [--pairs N] [--runs N] [--seed S] [--cpu-pairs N] [--configs] [--no-cpu]\n");
+            fprintf(stderr, "usage: bench_pdhmm [--pairs N] [--runs N] [--seed S] [--cpu-pairs N] [--configs] [--no-cpu] "
+                    "[--input FILE]\n");
             return 2;
         }
     }
@@ -201,14 +225,18 @@ int main(int argc, char **argv)
     hk_batch_t b;
     hk_batch_init(&b);
     hk_batch_set_no_text(&b, 1);
-    if (make_na12878(&b, pairs)) { fprintf(stderr, "bench_pdhmm: out of memory\n"); return 3; }
+    if (input ? read_dump(input, &b, SIZE_MAX) : make_na12878(&b, pairs)) {
+        fprintf(stderr, "bench_pdhmm: %s\n", input ? "cannot read the input" : "out of memory");
+        return 3;
+    }
     uint64_t flagged = 0, snp = 0;
     for (size_t x = 0; x < b.n_hap_pos; x++) {
         snp += b.hap_pd[x] & HK_PD_SNP;
         flagged += (b.hap_pd[x] & (HK_PD_DEL_START | HK_PD_DEL_END)) != 0;
     }
-    printf("# NA12878-like PD: %zu regions, %zu reads, %zu haplotypes, %.2f%% SNP positions, %.3f%% span flags\n",
-           b.n_regions, b.n_reads, b.n_haps, 100.0 * snp / b.n_hap_pos, 100.0 * flagged / b.n_hap_pos);
+    printf("# %s: %zu regions, %zu reads, %zu haplotypes, %.2f%% SNP positions, %.3f%% span flags\n",
+           input ? input : "NA12878-like PD", b.n_regions, b.n_reads, b.n_haps, 100.0 * snp / b.n_hap_pos,
+           100.0 * flagged / b.n_hap_pos);
     int rc = kernels(cu, &b, -1, runs, "na12878-pd", "auto");
     if (rc == 0) {                              /* the whole call, median */
         double t[64];
@@ -244,7 +272,7 @@ int main(int argc, char **argv)
         hk_batch_init(&b);
         hk_batch_set_no_text(&b, 1);
         rs = 0x9e3779b97f4a7c15ull ^ (seed * 0xbf58476d1ce4e5b9ull);
-        rc = make_na12878(&b, cpu_pairs);
+        rc = input ? read_dump(input, &b, (size_t)cpu_pairs) : make_na12878(&b, cpu_pairs);
         double *gpu = rc ? NULL : malloc(b.n_pairs * sizeof *gpu + 1);
         hk_batch_t *one = &b;
         if (gpu && hk_cuda_score(cu, &one, 1, HK_PREC_DOUBLE, 1e-28, NULL, NULL, err, sizeof err) == 0) {
