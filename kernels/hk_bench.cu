@@ -7,6 +7,7 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
+#include "hk_pdhmm_internal.h"
 
 extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
 {
@@ -19,19 +20,28 @@ extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
     return n;
 }
 
+extern "C" int hk_cuda_pdhmm_configs(int *p, int *k, int max)
+{
+    for (int c = 0; c < HK_N_PDHMM_CONFIGS && c < max; c++) {
+        p[c] = hk_pdhmm_group(c);
+        k[c] = hk_pdhmm_rows(c) / p[c];
+    }
+    return HK_N_PDHMM_CONFIGS;
+}
+
 extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                              double *median_s, char *err, size_t errlen)
 {
     *median_s = 0;
-    const bool cg = gaps == HK_GAPS_CONSTANT;
-    const int n_cfg = cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
+    const bool cg = gaps == HK_GAPS_CONSTANT, pd = b && b->pdhmm;
+    const int n_cfg = pd ? HK_N_PDHMM_CONFIGS : cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
     if (!cu || !b || runs < 1 || (gaps != HK_GAPS_VARIED && !cg) || config < -1 || config >= n_cfg ||
         precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE ||
-        (config >= 0 && precision == HK_PREC_DOUBLE)) {
+        (config >= 0 && precision == HK_PREC_DOUBLE && !pd)) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: bad argument");
         return HK_CUDA_EINVAL;
     }
-    const int rows = config < 0 ? 0 : cg ? hk_cgap_rows(config) : hk_float_rows(config);
+    const int rows = config < 0 ? 0 : pd ? hk_pdhmm_rows(config) : cg ? hk_cgap_rows(config) : hk_float_rows(config);
     if (config >= 0 && b->max_read_len > (uint32_t)rows) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: reads of %u bases do not fit configuration %d (%d rows)",
                      b->max_read_len, config, rows);
@@ -50,7 +60,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         items += (uint64_t)rg->n_reads * (rg->n_haps + hcols / HK_ITEM_COLS + 1);
     }
     hk_plan_limits lim;
-    lim.in_bytes = lim.min_in_bytes = 5 * (b->n_read_pos + 16 * b->n_reads) + 2 * (b->n_hap_pos + 16 * b->n_haps) +
+    lim.in_bytes = lim.min_in_bytes = 5 * (b->n_read_pos + 16 * b->n_reads) + (pd ? 8 : 2) * (b->n_hap_pos + 16 * b->n_haps) +
                                       (b->n_reads + b->n_haps) * 4 + items * sizeof(hk_item) + 4096;
     lim.pairs = lim.min_pairs = b->n_pairs;
     lim.items = items;
@@ -62,20 +72,22 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
         return HK_CUDA_ENOMEM;
     }
-    hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
+    if (pd) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, d->pool.get());
+    else hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
-        if (cg && ch->has_gap_rows) {
+        if (cg && ch->has_gap_rows && !pd) {
             hk_cu_seterr(err, errlen, "hk_cuda_bench: the constant-gap kernels need reads with constant gap qualities");
             return HK_CUDA_EINVAL;
         }
         const uint32_t n = ch->n_items;
         for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
         ch->n_long = 0;
-        ch->cfg_end[cg ? ch->n_single + 1 + config : config] = n;
+        ch->cfg_end[cg && !pd ? ch->n_single + 1 + config : config] = n;
     }
     cudaStream_t st = d->st[0];
     hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);
+    const hk_pd_dev pc = hk_pd_chunk_view(ch, s->d_in, s->d_lk);
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
     std::vector<float> ms;
     const char *what = "cudaEventCreate";
@@ -87,8 +99,11 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
             if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;
             what = "cudaMemsetAsync";
             if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
-            if ((e = hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
-                                     getenv("HK_CUDA_ONE_STREAM") ? nullptr : &s->side, &what)) != cudaSuccess)
+            const hk_side *xs = getenv("HK_CUDA_ONE_STREAM") ? nullptr : &s->side;
+            if ((e = pd ? hk_pd_chunk_launch(ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
+                                             &what)
+                        : hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
+                                          &what)) != cudaSuccess)
                 break;
             what = "cudaEventRecord";
             if ((e = cudaEventRecord(ev1, st)) != cudaSuccess) break;

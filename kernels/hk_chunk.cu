@@ -12,6 +12,7 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
+#include "hk_pdhmm_internal.h"
 
 /* Kernel families of the packing and launch code. */
 enum { FAM_FLOAT, FAM_DOUBLE, FAM_CGAP, N_FAM };
@@ -55,6 +56,7 @@ static inline int pick_config(uint32_t m, int fam)
 /* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
 static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
 {
+    if (b->pdhmm) return hk_pd_chunk_data_bytes(b, r0, r1, h0, h1);   /* its own layout */
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
     return hk_align16((r1 - r0 + 1) * 4) + 2 * hk_align16((h1 - h0 + 1) * 4) +

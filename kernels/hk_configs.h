@@ -74,11 +74,46 @@
     X(32, 4)  /* reads   65..128 */ \
     X(32, 8)  /* reads  129..256, longer reads: multi-tile */
 
+/* PDHMM (SPEC 1b), double only (kernels/hk_pdhmm.cuh, hk_pdhmm_pair.cuh): 7
+ * FP64 instructions per cell and about 20 registers per row (M, I, D and 6
+ * coefficients; the branch values live in shared memory, touched only at
+ * flagged columns). X(P, K, MODES): MODES says in which kernel form the
+ * entry is dispatched, HK_PD_ONE (one column per step, the default) or
+ * HK_PD_TWO (two columns per step, HK_PD_COLUMNS=2; eight rows per lane do
+ * not fit it and keep one column); a read goes to the first entry of its
+ * form whose tile holds it, the others are only benchmarked. Measured on an
+ * H100, equal lengths (kernels alone, TCUPS; docs/PERFORMANCE.md): one
+ * column 2x8 0.92, 4x8 0.89, 8x8 0.84, 16x8 0.81, 32x8 0.78, and 0.71-0.80
+ * at 4 or 6 rows; two columns 0.58-0.85, below one column at every tile.
+ * The intermediate tiles of 6 rows (16x6, 32x6) still win by padding less. */
+#define HK_PD_ONE 1
+#define HK_PD_TWO 2
+#define HK_PDHMM_CONFIGS(X) \
+    X(2, 8, HK_PD_ONE)              /* reads    1..16  */ \
+    X(4, 4, HK_PD_TWO)              /* two columns:  1..16  */ \
+    X(4, 6, HK_PD_TWO)              /* two columns: 17..24  */ \
+    X(8, 4, HK_PD_TWO)              /* two columns: 25..32  */ \
+    X(4, 8, HK_PD_ONE)              /* reads   17..32  */ \
+    X(8, 6, HK_PD_TWO)              /* two columns: 33..48  */ \
+    X(16, 4, HK_PD_TWO)             /* two columns: 49..64  */ \
+    X(8, 8, HK_PD_ONE)              /* reads   33..64  */ \
+    X(16, 6, HK_PD_ONE | HK_PD_TWO) /* reads   65..96  */ \
+    X(32, 4, HK_PD_TWO)             /* two columns: 97..128 */ \
+    X(16, 8, HK_PD_ONE)             /* reads   97..128 */ \
+    X(32, 6, HK_PD_ONE | HK_PD_TWO) /* reads  129..192 */ \
+    X(32, 8, HK_PD_ONE | HK_PD_TWO) /* reads  193..256 (one column in both forms) */
+
+/* PDHMM reads longer than the last tile: the multi-tile kernel's P and K
+ * (32x8 spills in its multi-tile form; 32x4 does not). */
+#define HK_PDHMM_MULTI(X) X(32, 4)
+
 #define HK_COUNT_CONFIG(P, K) +1
+#define HK_PD_COUNT_CONFIG(P, K, MODES) +1
 enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
     HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG)
+    HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
+    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_PD_COUNT_CONFIG)
 };
 
 #endif

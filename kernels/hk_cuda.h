@@ -17,6 +17,10 @@
  * double (see below). The number of pairs recomputed in double (fallbacks
  * and long reads) is added to batch->n_recomputed.
  *
+ * PDHMM batches (batch->pdhmm, SPEC 1b) are scored by kernels of their own
+ * (kernels/hk_pdhmm.cuh), always in double with C = 2^1020 whatever the
+ * precision, and recompute nothing.
+ *
  * Pairs whose double sum underflows to 0 (below about log10 -631) come back
  * as -inf: the caller rescues them on the CPU (hk_model_rescue_pair, called
  * by src/hk_engine.c), which the GPU's double kernels leave to it because
@@ -26,7 +30,8 @@
  * HK_CUDA_CHUNK_CELLS=N caps a chunk at about N cells (many small chunks),
  * HK_CUDA_SLOT_MB=N caps a chunk's input block at N MiB instead of the built-in
  * HK_SLOT_BYTES (0: no cap), and HK_CUDA_ONE_STREAM (set) launches a chunk's
- * configurations on one stream.
+ * configurations on one stream; HK_PD_COLUMNS=2 (or 1) runs the PDHMM kernels
+ * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default).
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H
@@ -136,13 +141,18 @@ enum { HK_GAPS_VARIED = 0, HK_GAPS_CONSTANT = 1 };
  * p[0..max) and k[0..max). Returns how many there are. Works without a GPU. */
 int hk_cuda_configs(int gaps, int *p, int *k, int max);
 
+/* The PDHMM kernel configurations (HK_PDHMM_CONFIGS), as hk_cuda_configs. */
+int hk_cuda_pdhmm_configs(int *p, int *k, int max);
+
 /* Time the kernels alone on batch b, on the engine's first device: b is
  * packed and copied once, then scored `runs` times (after one warm-up run),
  * each timed with CUDA events; *median_s is the median. config >= 0 forces
  * configuration `config` of float family `gaps` for every pair (every read
  * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities;
  * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score
- * does. The batch's lk[] receives the last run's results. The batch must fit
+ * does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
+ * precision, config then indexing hk_cuda_pdhmm_configs and gaps ignored.
+ * The batch's lk[] receives the last run's results. The batch must fit
  * the device in one piece. */
 int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                   double *median_s, char *err, size_t errlen);

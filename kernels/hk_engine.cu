@@ -28,6 +28,7 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
+#include "hk_pdhmm_internal.h"
 
 /* ---- errors ---- */
 
@@ -415,7 +416,7 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
      * read's offset and gap summary, its items, the haplotypes (twice: as
      * they are and padded to even lengths) */
     const double in_bytes = 5.0 * rpos + (double)b->n_reads * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item)) +
-                            (double)sizeof(hk_item) * b->n_pairs / 4 + 2.0 * hpos + 9.0 * b->n_haps;
+                            (double)sizeof(hk_item) * b->n_pairs / 4 + (b->pdhmm ? 8.0 : 2.0) * hpos + 9.0 * b->n_haps;
     x->cells += sh.cells;
     x->pairs += (uint64_t)(frac * b->n_pairs) + 1;
     x->in_total += (size_t)(frac * in_bytes) + 1;
@@ -423,7 +424,8 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
     const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
                        hk_align16(hcols + nh) + 4 * nh + 16 +
-                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS + 1) + 64;
+                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS + 1) + 64 +
+                       (b->pdhmm ? 6 * hcols + 3 * nh + 64 : 0);   /* PDHMM: 4-byte code words, twice */
     x->max_one = std::max(x->max_one, one);
     x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
     x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS + 1);
@@ -523,7 +525,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
                 memcpy(dst + a, lk + a, (z - a) * sizeof(double));
             });
             for (uint64_t i : s->degen) dst[i] = -INFINITY;
-            share_redo += precision == HK_PREC_MIXED ? nredo + s->degen.size() + s->ch.n_long : 0;
+            /* PDHMM is double only: nothing is recomputed */
+            share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
             stats->unpack_s += hk_now() - t1;
             s->busy = false;
             if (s->ends_share) {
@@ -560,7 +563,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
             break;
         }
         const double tp = hk_now();
-        hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
+        if (b->pdhmm) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, d->pool.get());
+        else hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
         const double te = hk_now();
         stats->pack_s += te - tp;
         s->trace.pack = (float)((te - tp) * 1e3);
@@ -572,6 +576,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         s->ends_share = r >= work[wi].r1;
         cudaStream_t st = d->st[k % HK_SLOTS];
         hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
+        const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
         const char *what;
         if ((what = "cudaEventRecord", e = k == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
             (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
@@ -579,8 +584,10 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
              e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.in_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
             (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
             (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-            (e = hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
-                                 one_stream ? nullptr : &s->side, &what)) != cudaSuccess ||
+            (e = b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
+                                               st, one_stream ? nullptr : &s->side, &what)
+                          : hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
+                                            one_stream ? nullptr : &s->side, &what)) != cudaSuccess ||
             (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
             (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
                                                    cudaMemcpyDeviceToHost, st)) != cudaSuccess ||

@@ -83,7 +83,8 @@ if [ "$build" = 1 ]; then
         ./configure --enable-cuda=yes --with-cuda-arch="$arch" >configure.out &&
         make -j"$jobs" >make.out 2>&1 &&
         make -j"$jobs" check TESTS= >make-check.out 2>&1 &&
-        make -j"$jobs" tests/bench/bench_io tests/bench/bench_pack tests/gpu/time_gpu >>make-check.out 2>&1) ||
+        make -j"$jobs" tests/bench/bench_io tests/bench/bench_pack tests/gpu/time_gpu \
+            tests/bench/bench_pdhmm >>make-check.out 2>&1) ||
         { say "build failed; see $b/configure.out, make.out, make-check.out"; exit 1; }
 fi
 [ -x "$b/haplik" ] || { say "no haplik binary in $b"; exit 1; }

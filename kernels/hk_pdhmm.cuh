@@ -1,0 +1,322 @@
+/* hk_pdhmm.cuh - the partially determined Pair-HMM (SPEC 1b) on the GPU, in
+ * double with C = 2^1020, exactly the recurrence of src/hk_pdhmm.c (the
+ * reference it is tested against). Included by hk_pdhmm.cu only.
+ *
+ * The wavefront of hk_fwd.cuh: a group of P lanes scores one item (a read
+ * against consecutive haplotypes of its region), lane t holding read rows
+ * [t*K, t*K+K) of the tile in registers and working on column s - t at step
+ * s; shuffles carry the last row of lane t-1 to lane t. Reads are padded at
+ * the top to whole tiles with copies of row 0 (M = I = 0, D = C/n: zero
+ * coefficients, gap-continuation 1), which also keep the branch values at 0
+ * or C/n, harmless under the max they meet.
+ *
+ * Cost per cell, the plain recurrence (a column whose code has no
+ * HK_PDC_SLOW, nearly every column):
+ *   M = p_mm * fma(gm/mm, I' + D', M')    DADD DFMA DMUL
+ *   I = fma(ii, I^, mi * M^)              DMUL DFMA
+ *   D = fma(dd, D<, md * M<)              DMUL DFMA
+ * 7 FP64 instructions, the emission folded into p_mm = prior*mm (prior:
+ * match or mismatch, picked by the bit of the read base's code in the
+ * column's match mask: one LOP3 and two selects). I is written with its own
+ * chain (ii * I^) as the FMA's multiplicand so that the dependency along the
+ * column is one DFMA per row. gm/mm needs mm > 0: a read with a row whose
+ * gap-open sum is 1 or more (mm = 0, qualities below Q4) goes to the SAFE
+ * variant, M = fma(p_mm, M', p_gm * (I' + D')) with p_gm = prior*gm (four
+ * selects), in the multi-tile kernel whatever its length. Measured on an
+ * H100 (docs/PERFORMANCE.md): the first form, 171 instructions per step of
+ * 8 rows, ran at 0.54-0.71 TCUPS.
+ *
+ * The branch values BM, BI, BD are only read at a DEL_END column (I from the
+ * row above) and at the column after it (AFTER: the left and diagonal
+ * operands), and only need to be right where they can reach such a read:
+ * from a span's DEL_START column to its DEL_END. Those columns carry
+ * HK_PDC_SLOW; a step where any lane of the warp has one runs the general
+ * cell for the whole warp (selects on the column's state, the max of SPEC
+ * 1b, the branch values in shared memory, three more shuffles); the others
+ * never touch the branch values. Every read of a branch value is of a column
+ * that was itself slow, so it was kept up to date.
+ */
+#ifndef HK_PDHMM_CUH
+#define HK_PDHMM_CUH
+
+#include <cstdint>
+#include <cfloat>
+#include "hk_cuda.h"
+#include "hk_cuda_internal.h"
+#include "hk_err_table.h"
+#include "hk_pdhmm_internal.h"
+
+/* Steps of the wavefront per loop iteration (a tuning knob): two let the
+ * compiler alternate the registers of the rows instead of moving them. */
+#ifndef HK_PD_STEP_UNROLL
+#define HK_PD_STEP_UNROLL 2
+#endif
+
+template <int P, int K, bool MULTI, bool SAFE>
+struct hk_pd_fwd {
+    static constexpr int ROWS = P * K;
+    static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
+    static constexpr int GROUPS = HK_BLOCK_THREADS / P;
+    static constexpr int WARP_ITEMS = 32 / P;
+    /* shared: C/n of each group's haplotypes, then the branch values of every
+     * lane's rows, [row][BM, BI, BD][thread] (conflict-free: a warp reads 32
+     * consecutive doubles) */
+    static constexpr size_t SMEM_CN = (size_t)GROUPS * HK_MAX_ITEM_HAPS * sizeof(double);
+    static constexpr size_t SMEM_BYTES = SMEM_CN + (size_t)K * 3 * HK_BLOCK_THREADS * sizeof(double);
+
+    static_assert(P == 2 || P == 4 || P == 8 || P == 16 || P == 32, "group size must be 2, 4, 8, 16 or 32 lanes");
+    static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit row masks");
+    static_assert(sizeof(hk_pd_cell) <= 2 * 4 * sizeof(double), "scratch cells fit the engine's columns (two hk_cell3<double>)");
+
+    /* The coefficients of a lane's rows: the emission folded into mm (and
+     * gm, SAFE), for a match (p*_m) and a mismatch (p*_x); r = gm/mm. */
+    struct rows_t {
+        double pmm_m[K], pmm_x[K], r[K], pgm_m[K], pgm_x[K], mi[K], md[K], gc[K];
+        uint32_t rbit[K];     /* 1 << the read base's code (0 on padding rows) */
+        uint32_t padmask;     /* padding rows */
+        uint32_t row1mask;    /* the read's first row (state of row 1) */
+    };
+
+    static __device__ __forceinline__ double &bval(double *sB, int r, int x)
+    { return sB[(r * 3 + x) * HK_BLOCK_THREADS]; }
+
+    static __device__ void body(const hk_pd_dev &c, const hk_item *items, uint32_t n_items,
+                                unsigned char *scratch, size_t scratch_stride)
+    {
+        extern __shared__ __align__(16) unsigned char hk_smem_raw[];
+        const int lane = threadIdx.x & 31;
+        const int t = lane & (P - 1);
+        const int group = threadIdx.x / P;
+        double *cn = reinterpret_cast<double *>(hk_smem_raw) + group * HK_MAX_ITEM_HAPS;
+        double *sB = reinterpret_cast<double *>(hk_smem_raw + SMEM_CN) + threadIdx.x;
+        const uint32_t wpb = HK_BLOCK_THREADS / 32;
+        const uint32_t warps_total = gridDim.x * wpb;
+        hk_pd_cell *sc = nullptr;
+        if (MULTI)    /* the group's row: scratch_stride bytes (the engine's columns are larger) */
+            sc = reinterpret_cast<hk_pd_cell *>(scratch + ((size_t)blockIdx.x * GROUPS + group) * scratch_stride);
+
+        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n_items;
+             w += warps_total) {
+            const uint32_t idx = w * WARP_ITEMS + lane / P;
+            const bool valid = idx < n_items;
+            hk_item it = {0, 0, 0, 0};
+            uint32_t ro = 0, m = 0, ho = 0, total = 0;
+            if (valid) {
+                it = items[idx];
+                ro = c.read_off[it.read];
+                m = c.read_off[it.read + 1] - ro;
+                ho = c.hap_off[it.hap];
+                total = c.hap_off[it.hap + it.n_haps] - ho;
+            }
+            const uint32_t tiles = MULTI ? (m + ROWS - 1) / ROWS : 1;
+            const uint32_t pad = valid ? tiles * ROWS - m : 0;
+            const uint32_t steps = __reduce_max_sync(0xffffffffu, valid ? total + P - 1 : 0);
+            const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
+
+            __syncwarp();                                  /* the last item's C/n reads done */
+            if (valid)
+                for (uint32_t h = t; h < it.n_haps; h += P)
+                    cn[h] = 0x1p1020 / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
+            __syncwarp();
+
+            for (uint32_t tile = 0; tile < tiles_w; tile++) {
+                const bool tv = valid && tile < tiles;
+                const bool last = tile + 1 == tiles;
+                rows_t co;
+                setup_rows(c, tile, t, ro, pad, tv, co);
+                const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
+                const bool from_scratch = MULTI && t == 0 && tile > 0;
+                sweep(c, it, co, tv, last, above_pad, from_scratch, total, ho, steps, t, cn, sB, sc);
+                __syncwarp();                              /* scratch written before the next tile reads it */
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void setup_rows(const hk_pd_dev &c, uint32_t tile, int t, uint32_t ro,
+                                                      uint32_t pad, bool tv, rows_t &co)
+    {
+        co.padmask = 0;
+        co.row1mask = 0;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int i = (int)(tile * ROWS + t * K + r) - (int)pad;
+            if (tv && i >= 0) {
+                const uint32_t o = ro + (uint32_t)i;
+                const double e = hk_err_tab[c.rq[o]], ei = hk_err_tab[c.ri[o]];
+                const double ed = hk_err_tab[c.rd[o]], eg = hk_err_tab[c.rg[o]];
+                /* as hk_pdhmm.c: match-to-match clamped at 0 */
+                const double mm = 1.0 - (ei + ed < 1.0 ? ei + ed : 1.0), gm = 1.0 - eg;
+                const double match = 1.0 - e, mism = e / 3.0;
+                co.pmm_m[r] = match * mm; co.pgm_m[r] = match * gm;
+                co.pmm_x[r] = mism * mm;  co.pgm_x[r] = mism * gm;
+                co.r[r] = mm > 0 ? gm / mm : 0.0;    /* mm = 0: the SAFE kernel's reads only */
+                co.mi[r] = ei; co.md[r] = ed; co.gc[r] = eg;
+                co.rbit[r] = 1u << c.rbase[o];
+                if (i == 0) co.row1mask |= 1u << r;
+            } else {                      /* padding: a copy of row 0 */
+                co.pmm_m[r] = co.pgm_m[r] = co.pmm_x[r] = co.pgm_x[r] = co.r[r] = 0;
+                co.mi[r] = co.md[r] = 0; co.gc[r] = 1;
+                co.rbit[r] = 0;
+                co.padmask |= 1u << r;
+            }
+        }
+    }
+
+    /* One tile of the read against the item's haplotypes. */
+    static __device__ __forceinline__ void sweep(const hk_pd_dev &c, const hk_item &it, const rows_t &co,
+                                                 bool tv, bool last, bool above_pad, bool from_scratch,
+                                                 uint32_t total, uint32_t ho, uint32_t steps, int t,
+                                                 const double *cn, double *sB, hk_pd_cell *sc)
+    {
+        double M[K], I[K], D[K];
+#pragma unroll
+        for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
+        double pM = 0, pI = 0, pD = 0;                 /* row above, the column before */
+        double pBM = 0, pBI = 0, pBD = 0;              /* its branch values (slow steps only) */
+        double sum = 0, cnh = 0;
+        int h = -1;
+        const uint32_t *hp = c.hcode + ho;
+        const uint32_t tot = tv ? total : 0;
+        auto code_at = [&](uint32_t g) -> uint32_t {
+            return g < tot ? __ldg(hp + g) : g == tot && tv ? HK_PDC_STOP : 0u;
+        };
+        uint32_t l0 = code_at(0u - (uint32_t)t), l1 = code_at(1u - (uint32_t)t), l2 = code_at(2u - (uint32_t)t);
+        hk_pd_cell u0 = {0, 0, 0, 0, 0, 0}, u1 = u0;
+        if (MULTI && from_scratch && tv) { u0 = sc[0]; if (total > 1) u1 = sc[1]; }
+        const bool lane0 = t == 0, lastlane = t == P - 1;
+        const bool fin = tv && last && lastlane;
+
+#pragma unroll STEP_UNROLL
+        for (uint32_t s = 0; s < steps + 1; s++) {
+            double rM = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
+            double rI = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
+            double rD = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
+            const uint32_t rc = l0;
+            l0 = l1; l1 = l2;
+            l2 = code_at(s + 3 - (uint32_t)t);
+            const uint32_t g = s - (uint32_t)t;        /* this lane's column */
+            hk_pd_cell up = u0;                         /* lane 0 of a later tile: the row above */
+            /* a step where a lane's column needs the branch values: the row
+             * above's at this column, shuffled (as M, I, D) before a first
+             * column resets the lane's own */
+            const bool rare = __any_sync(0xffffffffu, rc & (HK_PDC_SLOW | HK_PDC_FIRST | HK_PDC_STOP));
+            const bool slow = rare && __any_sync(0xffffffffu, rc & HK_PDC_SLOW);
+            double uBM = 0, uBI = 0, uBD = 0;
+            if (slow) {
+                uBM = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 0), 1, P);
+                uBI = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 1), 1, P);
+                uBD = __shfl_up_sync(0xffffffffu, bval(sB, K - 1, 2), 1, P);
+            }
+            if (lane0) { rM = 0; rI = 0; }
+            if (MULTI && from_scratch) {
+                rM = up.m; rI = up.i; rD = up.d;
+                u0 = u1;
+                if (tv && s + 2 < total) u1 = sc[s + 2];
+            }
+            if (rare && (rc & (HK_PDC_FIRST | HK_PDC_STOP))) {
+                if (fin && h >= 0) finish(c, it, h, sum);
+                if (rc & HK_PDC_FIRST) {              /* column 0: M = I = D = 0, B = 0 */
+                    h++;
+                    cnh = cn[h];
+                    pM = 0; pI = 0; pD = above_pad ? cnh : 0.0;
+                    pBM = pBI = pBD = 0;
+#pragma unroll
+                    for (int r = 0; r < K; r++) {
+                        M[r] = 0; I[r] = 0; D[r] = (co.padmask >> r) & 1 ? cnh : 0.0;
+                        bval(sB, r, 0) = 0; bval(sB, r, 1) = 0; bval(sB, r, 2) = 0;
+                    }
+                    sum = 0;
+                } else {
+                    h = 64;                             /* past the end: nothing more to finish */
+                }
+            }
+            if (lane0 && !from_scratch) rD = cnh;
+            if (slow) {
+                if (lane0) {
+                    if (from_scratch) { uBM = up.bm; uBI = up.bi; uBD = up.bd; }
+                    else { uBM = 0; uBI = 0; uBD = 0; }
+                }
+                slow_column(co, rc, rM, rI, uBM, uBI, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB);
+                if (MULTI && lastlane && !last && tv && g < total) {
+                    sc[g].bm = bval(sB, K - 1, 0); sc[g].bi = bval(sB, K - 1, 1); sc[g].bd = bval(sB, K - 1, 2);
+                }
+                pBM = uBM; pBI = uBI; pBD = uBD;
+            } else {
+                fast_column(co, rc, rM, rI, pM, pI, pD, M, I, D);
+            }
+            sum += M[K - 1] + I[K - 1];
+            if (MULTI && lastlane && !last && tv && g < total) {
+                sc[g].m = M[K - 1]; sc[g].i = I[K - 1]; sc[g].d = D[K - 1];
+            }
+            pM = rM; pI = rI; pD = rD;
+        }
+    }
+
+    /* The plain recurrence down the lane's K rows at one column: (uM, uI)
+     * the row above at this column, (dM, dI, dD) at the column before. */
+    static __device__ __forceinline__ void fast_column(const rows_t &co, uint32_t rc, double uM, double uI,
+                                                       double dM, double dI, double dD,
+                                                       double (&M)[K], double (&I)[K], double (&D)[K])
+    {
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const bool em = (rc & co.rbit[r]) != 0;
+            const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
+            const double oM = M[r], oI = I[r], oD = D[r];
+            double nM;
+            if (SAFE) nM = fma(pmm, dM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (dI + dD));
+            else nM = pmm * fma(co.r[r], dI + dD, dM);
+            const double nI = fma(co.gc[r], uI, co.mi[r] * uM);
+            const double nD = fma(co.gc[r], oD, co.md[r] * oM);
+            M[r] = nM; I[r] = nI; D[r] = nD;
+            dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
+        }
+    }
+
+    /* The general cell of SPEC 1b down the lane's K rows: the state of the
+     * column (row 1's or the later rows'), the max of "span present" and
+     * "span skipped" after a span, the branch values (sB: this lane's, at
+     * the column before on entry, at this column on return). uBM, uBI: the
+     * row above's branch values at this column, dB*: at the column before. */
+    static __device__ __forceinline__ void slow_column(const rows_t &co, uint32_t rc, double uM, double uI,
+                                                       double uBM, double uBI,
+                                                       double dM, double dI, double dD,
+                                                       double dBM, double dBI, double dBD,
+                                                       double (&M)[K], double (&I)[K], double (&D)[K], double *sB)
+    {
+        const uint32_t s2 = (rc >> HK_PDC_S2_SHIFT) & 3, s1 = (rc >> HK_PDC_S1_SHIFT) & 3;
+        const bool dend = rc & HK_PDC_DEL_END;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const uint32_t st = (co.row1mask >> r) & 1 ? s1 : s2;
+            const bool isA = st == HK_PDS_AFTER, isI = st == HK_PDS_INSIDE;
+            const bool em = (rc & co.rbit[r]) != 0;
+            const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
+            const double oM = M[r], oI = I[r], oD = D[r];
+            const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
+            const double lM = isA ? fmax(bm, oM) : oM, lD = isA ? fmax(bd, oD) : oD;
+            const double xM = isA ? fmax(dBM, dM) : dM, xI = isA ? fmax(dBI, dI) : dI;
+            const double xD = isA ? fmax(dBD, dD) : dD;
+            const double aM = dend ? fmax(uBM, uM) : uM, aI = dend ? fmax(uBI, uI) : uI;
+            double nM;
+            if (SAFE) nM = fma(pmm, xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
+            else nM = pmm * fma(co.r[r], xI + xD, xM);
+            const double nI = fma(co.gc[r], aI, co.mi[r] * aM);
+            const double nD = fma(co.gc[r], lD, co.md[r] * lM);
+            const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
+            bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
+            M[r] = nM; I[r] = nI; D[r] = nD;
+            dM = oM; dI = oI; dD = oD; dBM = bm; dBI = bi; dBD = bd;
+            uM = nM; uI = nI; uBM = nBM; uBI = nBI;
+        }
+    }
+
+    /* The result of haplotype h of the item: 0 or beyond double's range
+     * gives -inf, which the host rescues (src/hk_engine.c). */
+    static __device__ __forceinline__ void finish(const hk_pd_dev &c, const hk_item &it, int h, double s)
+    {
+        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - 1020.0 * 0.30102999566398119521 : -INFINITY;
+    }
+};
+
+#endif

@@ -1,0 +1,360 @@
+/* pdhmm_vs_cpu.c - the CUDA engine's PDHMM kernels (kernels/hk_pdhmm.cuh)
+ * against the CPU reference (src/hk_pdhmm.c, hk_pdhmm_score_pair).
+ *
+ *   pdhmm_vs_cpu [-v] [-q]
+ *
+ * Batches are built here directly (PDHMM rules: case kept, qualities as
+ * written; PD bytes written into hap_pd): Intel GKL's 990 pairs
+ * ($HK_TESTDATA/pdhmm_syn_990_1_2.txt, parsed here), then seeded random PD
+ * batches: every PD byte value, DEL_START ... DEL_END spans (at the first
+ * and last column, back to back, one base, left open, nested), one-base
+ * haplotypes, reads longer than their haplotypes, reads over 1000 bases (the
+ * multi-tile kernel), upper and lower case, N and n, Q0 qualities, one
+ * region with many reads and haplotypes, small chunks (HK_CUDA_CHUNK_CELLS),
+ * and every precision setting (PDHMM is double whatever it is). Every pair
+ * must be written and within 1e-9 (absolute, log10) of the CPU (where the
+ * scaled double sum is subnormal, below about -615, also a few units of its
+ * last place: pd_tolerance); where the
+ * GPU's double underflows (-inf, for the engine to rescue) the CPU's value
+ * must be beyond GATK's range (below -600), and both -inf where the
+ * likelihood is truly 0. -q: only the GKL pairs and two small random
+ * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more. Output is TAP. Without a usable
+ * GPU it prints a SKIP line and exits 77 (automake's skip code), or 0 under
+ * automake's TAP driver.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hk_batch.h"
+#include "hk_cuda.h"
+#include "hk_pdhmm.h"
+
+#define SENTINEL 1234.5
+#define BEYOND_GATK_DOUBLE (-600.0)
+
+static int verbose;
+static int n_fail;
+static int n_test;
+
+static int skip_all(const char *why)
+{
+    printf("1..0 # SKIP %s\n", why);
+    fprintf(stderr, "SKIP: %s\n", why);
+    return getenv("AM_TAP_AWK") ? 0 : 77;
+}
+
+#ifdef HAVE_CUDA
+static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void result(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%sok %d - ", ok ? "" : "not ", ++n_test);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    if (!ok) n_fail++;
+    fflush(stdout);
+}
+
+static const hk_seq_rules_t RULES = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 0, .pdhmm = 1 };
+
+/* What two orders of double arithmetic may differ by at a log10 likelihood
+ * of v: 1e-9, plus a few units of the scaled sum's last place where it is
+ * subnormal (below about -615, where GATK's own value keeps only the digits
+ * above 2^-1074: 1.7e-9 was seen at -621.9). */
+static double pd_tolerance(double v)
+{
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
+}
+
+/* ---- building batches ---- */
+
+static int add_hap(hk_batch_t *b, const char *bases, const uint8_t *pd, uint32_t len)
+{
+    const char *bad;
+    if (hk_batch_add_hap(b, &RULES, bases, len, &bad)) return -1;
+    memcpy(b->hap_pd + b->hap_off[b->n_haps - 1], pd, len);
+    return 0;
+}
+
+static int add_read(hk_batch_t *b, const char *bases, const char *q, const char *i, const char *d,
+                    const char *g, uint32_t len)
+{
+    const char *bad;
+    return hk_batch_add_read(b, &RULES, bases, q, i, d, g, len, &bad) ? -1 : 0;
+}
+
+/* GKL's pairs, one region each (a read against one haplotype). */
+static int load_gkl(hk_batch_t *b, const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0, rc = 0;
+    static uint8_t pd[1 << 16];
+    while (getline(&line, &cap, fp) > 0 && rc == 0) {
+        if (line[0] == '#') continue;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *f[8], *s = line;
+        int k;
+        for (k = 0; k < 8 && (f[k] = strsep(&s, "\t")); k++) {}
+        if (k < 8) { rc = -1; break; }
+        const uint32_t hlen = (uint32_t)strlen(f[0]), rlen = (uint32_t)strlen(f[2]);
+        char *p = f[1] + 1;
+        for (uint32_t j = 0; j < hlen && j < sizeof pd; j++) {
+            pd[j] = (uint8_t)strtol(p, &p, 10);
+            p += 2;
+        }
+        if (hk_batch_begin_region(b, NULL, n + 2) || add_hap(b, f[0], pd, hlen) ||
+            add_read(b, f[2], f[3], f[4], f[5], f[6], rlen) || hk_batch_end_region(b))
+            rc = -1;
+        n++;
+    }
+    free(line);
+    fclose(fp);
+    return rc ? -1 : n;
+}
+
+static unsigned long long rs = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(uint32_t n)
+{
+    rs ^= rs >> 12; rs ^= rs << 25; rs ^= rs >> 27;
+    return (uint32_t)(((rs * 2685821657736338717ull) >> 33) % n);
+}
+
+/* A random PD haplotype of length n: some SNP positions, spans of kind
+ * `spans` (0 none, 1 the usual, 2 at the ends and back to back, 3 any byte) */
+static void random_hap(char *h, uint8_t *pd, uint32_t n, int spans, int lower)
+{
+    static const char up[] = "ACGTN", lo[] = "acgtn";
+    for (uint32_t j = 0; j < n; j++) {
+        const uint32_t c = rnd(100) < 2 ? 4 : rnd(4);
+        h[j] = lower && rnd(4) == 0 ? lo[c] : up[c];
+        pd[j] = 0;
+        if (rnd(100) < 4) pd[j] = (uint8_t)(HK_PD_SNP | (HK_PD_A << rnd(4)) | (rnd(3) == 0 ? HK_PD_A << rnd(5) : 0));
+    }
+    if (spans == 3) {
+        for (uint32_t j = 0; j < n; j++) if (rnd(3) == 0) pd[j] = (uint8_t)rnd(256);
+        return;
+    }
+    if (spans == 0) return;
+    const uint32_t nsp = 1 + rnd(spans == 2 ? 4 : 2);
+    for (uint32_t s = 0; s < nsp; s++) {
+        uint32_t a = rnd(n), len = 1 + rnd(n < 12 ? n : 12);
+        if (spans == 2) {
+            const uint32_t where = rnd(4);
+            if (where == 0) a = 0;                              /* at the first column */
+            else if (where == 1) a = n > len ? n - len : 0;     /* ending at the last */
+        }
+        uint32_t e = a + len - 1 < n ? a + len - 1 : n - 1;
+        pd[a] |= HK_PD_DEL_START;
+        if (rnd(8)) pd[e] |= HK_PD_DEL_END;                     /* sometimes left open */
+        if (spans == 2 && e + 1 < n && rnd(2)) {                /* another right after */
+            const uint32_t e2 = e + 1 + rnd(3) < n ? e + 1 + rnd(3) : n - 1;
+            pd[e + 1] |= HK_PD_DEL_START;
+            pd[e2] |= HK_PD_DEL_END;
+        }
+    }
+}
+
+/* A read of length m, mostly copied from h (n bases), with errors. */
+static void random_read(char *r, char *q, char *gi, char *gd, char *gg, uint32_t m, const char *h, uint32_t n,
+                        int q0, int lower)
+{
+    static const char up[] = "ACGTN", lo[] = "acgtn";
+    const uint32_t off = n > m ? rnd(n - m + 1) : 0;
+    const int const_gaps = rnd(2);
+    for (uint32_t i = 0; i < m; i++) {
+        const uint32_t c = rnd(100) < 1 ? 4 : rnd(4);
+        if (off + i < n && rnd(100) < 92) r[i] = h[off + i];
+        else r[i] = lower && rnd(3) == 0 ? lo[c] : up[c];
+        q[i] = (char)(33 + (q0 && rnd(10) == 0 ? 0 : 6 + rnd(36)));
+        if (const_gaps) {
+            gi[i] = gd[i] = i + 1 == m ? 'N' : 'I';
+            gg[i] = '+';
+        } else {
+            gi[i] = (char)(33 + (q0 && rnd(20) == 0 ? rnd(3) : 10 + rnd(40)));
+            gd[i] = (char)(33 + (q0 && rnd(20) == 0 ? rnd(3) : 10 + rnd(40)));
+            gg[i] = (char)(33 + (q0 && rnd(20) == 0 ? 0 : 3 + rnd(40)));
+        }
+    }
+}
+
+typedef struct {
+    uint32_t regions, min_reads, max_reads, min_haps, max_haps;
+    uint32_t min_rlen, max_rlen, min_hlen, max_hlen;
+    int spans, q0, lower;
+} shape_t;
+
+static int random_batch(hk_batch_t *b, const shape_t *s)
+{
+    enum { MAXLEN = 4096 };
+    static char h[32][MAXLEN], r[MAXLEN], q[MAXLEN], gi[MAXLEN], gd[MAXLEN], gg[MAXLEN];
+    static uint8_t pd[MAXLEN];
+    for (uint32_t g = 0; g < s->regions; g++) {
+        const uint32_t H = s->min_haps + rnd(s->max_haps - s->min_haps + 1);
+        const uint32_t R = s->min_reads + rnd(s->max_reads - s->min_reads + 1);
+        if (hk_batch_begin_region(b, NULL, (long)g + 1)) return -1;
+        uint32_t hl[32];
+        for (uint32_t k = 0; k < H && k < 32; k++) {
+            hl[k] = s->min_hlen + rnd(s->max_hlen - s->min_hlen + 1);
+            random_hap(h[k], pd, hl[k], s->spans == 4 ? (int)rnd(4) : s->spans, s->lower);
+            if (add_hap(b, h[k], pd, hl[k])) return -1;
+        }
+        for (uint32_t k = 0; k < R; k++) {
+            const uint32_t m = s->min_rlen + rnd(s->max_rlen - s->min_rlen + 1), src = rnd(H < 32 ? H : 32);
+            random_read(r, q, gi, gd, gg, m, h[src], hl[src], s->q0, s->lower);
+            if (add_read(b, r, q, gi, gd, gg, m)) return -1;
+        }
+        if (hk_batch_end_region(b)) return -1;
+    }
+    return 0;
+}
+
+/* ---- comparing ---- */
+
+static double *cpu_ref(hk_batch_t *b)
+{
+    if (hk_pdhmm_score_batch(b, 8)) return NULL;
+    double *ref = malloc(b->n_pairs * sizeof *ref + 1);
+    if (ref) memcpy(ref, b->lk, b->n_pairs * sizeof *ref);
+    return ref;
+}
+
+static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const char *what, int prec)
+{
+    static const char *pname[] = { "mixed", "float", "double" };
+    char err[512];
+    for (size_t i = 0; i < b->n_pairs; i++) b->lk[i] = SENTINEL;
+    b->n_recomputed = 0;
+    int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
+    if (rc) {
+        result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, pname[prec], err, rc);
+        return;
+    }
+    size_t unwritten = 0, bad_inf = 0, over = 0, beyond = 0, zero = 0, worst = 0;
+    double maxd = 0, maxd_normal = 0;      /* all pairs; those above -600 */
+    for (size_t i = 0; i < b->n_pairs; i++) {
+        const double g = b->lk[i];
+        if (g == SENTINEL) { unwritten++; continue; }
+        if (!isfinite(g) || !isfinite(ref[i])) {
+            if (g == -INFINITY && ref[i] == -INFINITY) zero++;
+            else if (g == -INFINITY && ref[i] < BEYOND_GATK_DOUBLE) beyond++;
+            else bad_inf++;
+            continue;
+        }
+        const double d = fabs(g - ref[i]);
+        if (d > maxd) { maxd = d; worst = i; }
+        if (ref[i] >= -600 && d > maxd_normal) maxd_normal = d;
+        if (!(d <= pd_tolerance(ref[i]))) over++;
+    }
+    const int bad = unwritten || bad_inf || over || b->n_recomputed;
+    result(!bad, "%-30s %-6s pairs %8zu  max|diff| %.3g (above -600: %.3g)  over %zu  unwritten %zu  "
+           "wrong -inf/nan %zu  beyond GATK's range (-inf, rescued by the engine) %zu  truly 0 %zu  recomputed %llu",
+           what, pname[prec], b->n_pairs, maxd, maxd_normal, over, unwritten, bad_inf, beyond, zero,
+           (unsigned long long)b->n_recomputed);
+    if ((bad || verbose) && b->n_pairs)
+        printf("#    worst pair %zu: gpu %.12g cpu %.12g\n", worst, b->lk[worst], ref[worst]);
+}
+
+static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what, int all_precisions)
+{
+    b->pdhmm = 1;
+    double *ref = cpu_ref(b);
+    if (!ref) { result(0, "%s: CPU reference failed", what); return; }
+    check_gpu(cu, b, ref, what, HK_PREC_DOUBLE);
+    if (all_precisions) {
+        check_gpu(cu, b, ref, what, HK_PREC_MIXED);
+        check_gpu(cu, b, ref, what, HK_PREC_FLOAT);
+    }
+    free(ref);
+}
+
+static void run_shape(hk_cuda_t *cu, const char *what, const shape_t *s, int all_precisions)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    if (random_batch(&b, s)) result(0, "%s: building the batch failed", what);
+    else check_batch(cu, &b, what, all_precisions);
+    hk_batch_free(&b);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) verbose = 1;
+        else if (!strcmp(argv[i], "-q")) quick = 1;
+        else { fprintf(stderr, "usage: pdhmm_vs_cpu [-v] [-q]\n"); return 2; }
+    }
+#ifndef HAVE_CUDA
+    return skip_all("pdhmm_vs_cpu: haplik was built without CUDA, the PDHMM kernels are NOT tested");
+#else
+    char err[512];
+    int n = 0;
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
+        char why[700];
+        snprintf(why, sizeof why, "pdhmm_vs_cpu: %s: the PDHMM kernels are NOT tested", err);
+        return skip_all(why);
+    }
+    int ords[16];
+    if (n > 16) n = 16;
+    for (int i = 0; i < n; i++) ords[i] = i;
+    hk_cuda_t *cu;
+    if (hk_cuda_open(ords, n, &cu, err, sizeof err) != HK_CUDA_OK) {
+        result(0, "hk_cuda_open: %s", err);
+        printf("1..%d\n", n_test);
+        return 1;
+    }
+    printf("# %d device(s)\n", n);
+
+    const char *dir = getenv("HK_TESTDATA") ? getenv("HK_TESTDATA") : "tests/data";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pdhmm_syn_990_1_2.txt", dir);
+    hk_batch_t b;
+    hk_batch_init(&b);
+    const int np = load_gkl(&b, path);
+    if (np != 990) result(0, "GKL's pairs from %s: %d read", path, np);
+    else check_batch(cu, &b, "GKL's 990 pairs", !quick);
+    hk_batch_free(&b);
+
+    /* regions, reads min..max, haps min..max, read len, hap len, spans, q0, lower */
+    const shape_t small = { 20, 1, 6, 1, 5, 1, 60, 1, 80, 4, 1, 1 };
+    run_shape(cu, "random PD, small", &small, !quick);
+    /* every kernel: the larger tiles and the multi-tile kernel (reads over 256) */
+    const shape_t tiles = { 6, 1, 3, 1, 3, 100, 700, 1, 400, 4, 1, 1 };
+    run_shape(cu, "random PD, every tile size", &tiles, 0);
+    if (!quick) {
+        const shape_t every = { 200, 1, 8, 1, 8, 1, 300, 1, 300, 3, 1, 1 };
+        const shape_t ends = { 200, 1, 8, 1, 8, 1, 260, 1, 40, 2, 0, 1 };
+        const shape_t onebase = { 100, 1, 16, 1, 4, 1, 200, 1, 1, 3, 0, 1 };
+        const shape_t na = { 500, 4, 32, 1, 8, 10, 151, 30, 521, 1, 0, 0 };
+        /* long reads mostly within their haplotypes, so that most are finite */
+        const shape_t longr = { 12, 1, 3, 1, 3, 1001, 1600, 1500, 2600, 4, 0, 1 };
+        const shape_t longer = { 6, 1, 2, 1, 2, 1001, 2600, 100, 1400, 4, 0, 1 };
+        const shape_t bigreg = { 2, 200, 300, 28, 32, 50, 250, 100, 300, 4, 1, 1 };
+        run_shape(cu, "every PD byte", &every, 1);
+        run_shape(cu, "spans at the ends, back to back", &ends, 0);
+        run_shape(cu, "one-base haplotypes", &onebase, 0);
+        run_shape(cu, "NA12878-like", &na, 0);
+        run_shape(cu, "reads over 1000 bases", &longr, 0);
+        run_shape(cu, "long reads, longer than haps", &longer, 0);
+        run_shape(cu, "large regions", &bigreg, 0);
+        setenv("HK_CUDA_CHUNK_CELLS", "20000", 1);     /* many small chunks: the pipeline turns */
+        run_shape(cu, "small chunks", &every, 0);
+        unsetenv("HK_CUDA_CHUNK_CELLS");
+    }
+    hk_cuda_close(cu);
+    printf("1..%d\n", n_test);
+    return n_fail ? 1 : 0;
+#endif
+}

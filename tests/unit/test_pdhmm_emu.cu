@@ -1,0 +1,322 @@
+/* test_pdhmm_emu.cu - the PDHMM kernels' code (kernels/hk_pdhmm.cuh,
+ * hk_pdhmm_pair.cuh) run on the CPU, against the CPU reference
+ * (hk_pdhmm_score_pair), so that their logic is checked where there is no GPU
+ * (CI, the developers' machines). Built by nvcc like test_pack, but every
+ * kernel function is compiled as host code: __device__ and __shared__ are
+ * emptied, and each lane of a block of HK_BLOCK_THREADS is a host thread, the
+ * warp's intrinsics (shuffles, votes, reductions, __syncwarp) meeting at a
+ * barrier per warp. The chunks are planned and packed by the engine's own
+ * code (hk_chunk_plan, hk_pd_chunk_pack), then every bin is run by the kernel
+ * the engine would launch for it, in the one-column and the two-column form.
+ * Random regions: every PD byte value, one-base haplotypes, reads longer than
+ * their haplotypes and than the largest tile (the multi-tile kernel), gap
+ * qualities that leave match-to-match at 0 (the SAFE form), upper and lower
+ * case, N and n; within 1e-9 (pd_tolerance). Shared memory starts as
+ * garbage, as on a GPU. What this does
+ * not check: timing-dependent behaviour of real warps (compute-sanitizer's
+ * racecheck on the device does), and the launch code. Output is TAP.
+ */
+#include <cuda_runtime.h>
+#include "hk_cuda_internal.h"     /* HK_BLOCK_THREADS, before the device code is emptied */
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+/* ---- the emulated device ---- */
+#undef __device__
+#undef __global__
+#undef __forceinline__
+#undef __shared__
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__
+#define __shfl_up_sync emu_shfl_up_sync
+#define __any_sync emu_any_sync
+#define __reduce_max_sync emu_reduce_max_sync
+#define __syncwarp emu_syncwarp
+#define __ldg emu_ldg
+#define threadIdx emu_tid
+#define blockIdx emu_bid
+#define gridDim emu_gdim
+
+static thread_local uint3 emu_tid, emu_bid, emu_gdim;
+
+/* A warp: a reusable barrier of 32 threads and one exchange slot per lane. */
+struct emu_warp {
+    std::mutex mu;
+    std::condition_variable cv;
+    unsigned waiting = 0, generation = 0;
+    uint64_t buf[32];
+    void sync()
+    {
+        std::unique_lock<std::mutex> lk(mu);
+        const unsigned gen = generation;
+        if (++waiting == 32) {
+            waiting = 0;
+            generation++;
+            cv.notify_all();
+        } else {
+            cv.wait(lk, [&] { return generation != gen; });
+        }
+    }
+};
+static emu_warp emu_warps[HK_BLOCK_THREADS / 32];
+static emu_warp &emu_w() { return emu_warps[emu_tid.x / 32]; }
+
+template <class T> static T emu_shfl_up_sync(unsigned, T v, int delta, int width)
+{
+    emu_warp &w = emu_w();
+    const int l = emu_tid.x & 31;
+    uint64_t x = 0;
+    memcpy(&x, &v, sizeof v);
+    w.buf[l] = x;
+    w.sync();
+    T r = v;
+    if (l % width >= delta) memcpy(&r, &w.buf[l - delta], sizeof r);
+    w.sync();
+    return r;
+}
+static int emu_any_sync(unsigned, int p)
+{
+    emu_warp &w = emu_w();
+    w.buf[emu_tid.x & 31] = p != 0;
+    w.sync();
+    int r = 0;
+    for (int i = 0; i < 32; i++) r |= (int)w.buf[i];
+    w.sync();
+    return r;
+}
+static unsigned emu_reduce_max_sync(unsigned, unsigned v)
+{
+    emu_warp &w = emu_w();
+    w.buf[emu_tid.x & 31] = v;
+    w.sync();
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++) r = std::max(r, (unsigned)w.buf[i]);
+    w.sync();
+    return r;
+}
+static void emu_syncwarp() { emu_w().sync(); }
+template <class T> static T emu_ldg(const T *p) { return *p; }
+alignas(16) unsigned char hk_smem_raw[1 << 18];
+
+#include "hk_pdhmm_pair.cuh"
+#include "hk_pdhmm.h"
+#include "tap.h"
+
+/* Run fn as one block of HK_BLOCK_THREADS threads (a grid of one block: the
+ * kernels stride over their items), one warp after the other: the warps of
+ * these kernels share nothing (each group has its own shared memory), and
+ * 32 threads at a time keep the barriers cheap on a machine of few cores. */
+static void emu_block(const std::function<void()> &fn)
+{
+    memset(hk_smem_raw, 0x7f, sizeof hk_smem_raw);
+    for (unsigned w = 0; w < HK_BLOCK_THREADS / 32; w++) {
+        std::vector<std::thread> th;
+        for (unsigned i = 0; i < 32; i++)
+            th.emplace_back([w, i, &fn] {
+                emu_tid = make_uint3(w * 32 + i, 0, 0);
+                emu_bid = make_uint3(0, 0, 0);
+                emu_gdim = make_uint3(1, 1, 1);
+                fn();
+            });
+        for (auto &t : th) t.join();
+    }
+}
+
+/* What two orders of double arithmetic may differ by at a log10 likelihood
+ * of v: 1e-9, plus a few units of the scaled sum's last place where it is
+ * subnormal (below about -615, where GATK's own value keeps only the digits
+ * above 2^-1074: 1.7e-9 was seen at -621.9). */
+static double pd_tolerance(double v)
+{
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
+}
+
+/* ---- random PDHMM batches ---- */
+
+static const hk_seq_rules_t RULES = { 0, -1, 0, 1 };
+static unsigned long long rs = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return (uint32_t)(rs % n);
+}
+
+static int random_region(hk_batch_t *b, int cs)
+{
+    enum { MAXL = 600 };
+    static char hs[8][MAXL], r[MAXL], q[MAXL], gi[MAXL], gd[MAXL], gg[MAXL];
+    static uint8_t pd[MAXL];
+    const char *bad;
+    const int R = 1 + (int)rnd(5), H = 1 + (int)rnd(5);
+    const bool low = cs % 3 == 1;              /* gap-open qualities of Q0-3 now and then */
+    const int maxr = cs % 5 == 0 ? 520 : cs % 3 == 0 ? 200 : 60;
+    int hl[8];
+    if (hk_batch_begin_region(b, NULL, cs + 1)) return -1;
+    for (int h = 0; h < H; h++) {
+        hl[h] = 1 + (int)rnd(cs % 4 == 0 ? 5 : 150);
+        for (int j = 0; j < hl[h]; j++) {
+            hs[h][j] = "ACGTNacgtn"[rnd(10)];
+            pd[j] = rnd(3) == 0 ? (uint8_t)rnd(256) : 0;
+        }
+        if (hk_batch_add_hap(b, &RULES, hs[h], (uint32_t)hl[h], &bad)) return -1;
+        memcpy(b->hap_pd + b->hap_off[b->n_haps - 1], pd, (size_t)hl[h]);
+    }
+    for (int k = 0; k < R; k++) {
+        const int m = 1 + (int)rnd((uint32_t)maxr), src = (int)rnd((uint32_t)H);
+        for (int i = 0; i < m; i++) {
+            r[i] = i < hl[src] && rnd(10) ? hs[src][i] : "ACGTNacgtn"[rnd(10)];
+            q[i] = (char)(33 + rnd(42));
+            gi[i] = (char)(33 + (!low || rnd(40) ? 20 + rnd(30) : rnd(4)));
+            gd[i] = (char)(33 + (!low || rnd(40) ? 20 + rnd(30) : rnd(4)));
+            gg[i] = (char)(33 + rnd(40));
+        }
+        if (hk_batch_add_read(b, &RULES, r, q, gi, gd, gg, (uint32_t)m, &bad)) return -1;
+    }
+    return hk_batch_end_region(b);
+}
+
+#define MULTI_P(P, K) P
+#define MULTI_K(P, K) K
+static constexpr int MP = HK_PDHMM_MULTI(MULTI_P), MK = HK_PDHMM_MULTI(MULTI_K);
+#define CFG_P(P, K, M) P,
+#define CFG_K(P, K, M) K,
+static const int cfg_p[] = { HK_PDHMM_CONFIGS(CFG_P) }, cfg_k[] = { HK_PDHMM_CONFIGS(CFG_K) };
+
+/* Score batch b (one region or more) as the engine would, in the kernel form
+ * of `cols` columns per step, into lk. */
+static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *bins_used)
+{
+    hk_plan_limits lim;
+    lim.in_bytes = lim.min_in_bytes = (size_t)1 << 24;
+    lim.pairs = lim.min_pairs = 1u << 16;
+    lim.items = 1u << 16;
+    lim.cells = ~0ull;
+    hk_chunk ch;
+    if (hk_chunk_plan(b, &lim, 0, 0, b->n_reads, &ch) || ch.r1 != b->n_reads) return -1;
+    static std::vector<unsigned char> in((size_t)1 << 24);
+    std::vector<uint64_t> degen;
+    hk_pd_chunk_pack(b, &ch, in.data(), &degen, nullptr);
+    lk.assign(ch.n_pairs, 1234.5);
+    const hk_pd_dev c = hk_pd_chunk_view(&ch, in.data(), lk.data());
+    const hk_item *items = reinterpret_cast<const hk_item *>(in.data());
+    for (uint64_t i : degen) lk[i] = -INFINITY;
+    const size_t sc_cols = 1024;
+    std::vector<unsigned char> scratch(hk_double_scratch_col_bytes() * sc_cols * (HK_BLOCK_THREADS / 2));
+    for (int k = 0; k < ch.n_bins; k++) {
+        const uint32_t b0 = ch.cfg_begin[k], n = ch.cfg_end[k] - b0;
+        if (!n) continue;
+        *bins_used |= 1u << k;
+        std::function<void()> fn;
+        const size_t stride = sc_cols * hk_double_scratch_col_bytes();
+        if (k == HK_N_PDHMM_CONFIGS)
+            fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, false>::body(c, items + b0, n, scratch.data(), stride); };
+        else if (k == HK_N_PDHMM_CONFIGS + 1)
+            fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, true>::body(c, items + b0, n, scratch.data(), stride); };
+#define EMU_CFG(P, K, M)                                                                                 \
+        else if (cfg_p[k] == P && cfg_k[k] == K) {                                                       \
+            if (cols == 1 || K >= 8)                                                                     \
+                fn = [&, b0, n] { hk_pd_fwd<P, K, false, false>::body(c, items + b0, n, nullptr, 0); }; \
+            else                                                                                         \
+                fn = [&, b0, n] { hk_pd_pair<P, (K < 8 ? K : 6)>::body(c, items + b0, n); };              \
+        }
+        HK_PDHMM_CONFIGS(EMU_CFG)
+        emu_block(fn);
+    }
+    return 0;
+}
+
+/* Packing on several of the pool's threads gives the bytes of packing on one
+ * (a batch of more than 2048 reads per part). */
+static void test_parallel_pack(void)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    for (int cs = 0; cs < 2500; cs++)
+        if (random_region(&b, cs % 5 == 0 ? 1 : cs)) { TAP_OK(0, "building the packing batch"); return; }
+    b.pdhmm = 1;
+    hk_plan_limits lim;
+    lim.in_bytes = lim.min_in_bytes = (size_t)1 << 28;
+    lim.pairs = lim.min_pairs = 1u << 22;
+    lim.items = 1u << 22;
+    lim.cells = ~0ull;
+    hk_chunk one, many;
+    std::vector<unsigned char> a((size_t)1 << 26), c((size_t)1 << 26);
+    std::vector<uint64_t> da, dc;
+    const bool planned = !hk_chunk_plan(&b, &lim, 0, 0, b.n_reads, &one) && one.r1 == b.n_reads;
+    many = one;
+    hk_pd_chunk_pack(&b, &one, a.data(), &da, nullptr);
+    {
+        hk_pool pool(3);
+        hk_pd_chunk_pack(&b, &many, c.data(), &dc, &pool);
+    }
+    TAP_OK(planned && one.in_bytes <= a.size() && !memcmp(&one, &many, sizeof one) &&
+           !memcmp(a.data(), c.data(), one.in_bytes) && da == dc,
+           "packing %zu reads on 4 threads gives the bytes of packing on one (%zu bytes, %u items, %zu degenerate pairs)",
+           b.n_reads, one.in_bytes, one.n_items, da.size());
+    hk_batch_free(&b);
+}
+
+int main(void)
+{
+    test_parallel_pack();
+    {   /* the code words' match masks against the emission rule, every base and PD byte */
+        size_t wrong = 0;
+        for (uint8_t hb = 0; hb < 2 * HK_BASE_LOWER; hb++)
+            for (unsigned p = 0; p < 256; p++) {
+                const uint8_t pd = (uint8_t)p;
+                uint32_t code;
+                hk_pd_codes(&hb, &pd, 1, &code);
+                for (uint8_t rc = 0; rc < 2 * HK_BASE_LOWER; rc++)
+                    wrong += (code >> rc & 1) != (uint32_t)hk_pdhmm_matches(rc, hb, pd);
+            }
+        TAP_OK(wrong == 0, "code words: the match mask of every base and PD byte is the emission rule's (%zu wrong)",
+               wrong);
+    }
+    for (int cols = 1; cols <= 2; cols++) {
+        hk_pd_set_columns(cols);              /* the packing's dispatch of this form */
+        size_t pairs = 0, bad = 0, unwritten = 0;
+        double worst = 0, worst_normal = 0;     /* all pairs; those above -600 */
+        unsigned bins = 0;
+        for (int cs = 0; cs < 30; cs++) {
+            hk_batch_t b;
+            hk_batch_init(&b);
+            if (random_region(&b, cs)) { TAP_OK(0, "building region %d", cs); return TAP_DONE(); }
+            b.pdhmm = 1;
+            std::vector<double> lk;
+            if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, cols, lk, &bins)) {
+                TAP_OK(0, "scoring region %d", cs);
+                return TAP_DONE();
+            }
+            for (size_t i = 0; i < b.n_pairs; i++) {
+                const double g = lk[i], f = b.lk[i];
+                pairs++;
+                if (g == 1234.5) { unwritten++; continue; }
+                if (!std::isfinite(g) || !std::isfinite(f)) {
+                    bad += !(g == f || (g == -INFINITY && f < -600));   /* -inf: the engine rescues */
+                    continue;
+                }
+                const double d = fabs(g - f);
+                worst = std::max(worst, d);
+                if (f >= -600) worst_normal = std::max(worst_normal, d);
+                bad += !(d <= pd_tolerance(f));
+                if (!(d <= pd_tolerance(f))) printf("# region %d pair %zu: emulated %.12g, CPU %.12g\n", cs, i, g, f);
+            }
+            hk_batch_free(&b);
+        }
+        TAP_OK(bad == 0 && unwritten == 0, "%d column(s) per step: %zu pairs, %zu over the tolerance, largest "
+               "difference %.3g (%.3g above -600), %zu unwritten", cols, pairs, bad, worst, worst_normal, unwritten);
+        TAP_OK((bins >> HK_N_PDHMM_CONFIGS & 3) == 3, "%d column(s) per step: the multi-tile kernel and its SAFE "
+               "form ran (bins 0x%x)", cols, bins);
+    }
+    return TAP_DONE();
+}
