@@ -271,7 +271,7 @@ static void rescue_then_done(hk_batch_t *b, void *arg)
 int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
-    if (e->cuda && !(n && b[0]->pdhmm)) {   /* TEMPORARY: PDHMM on the CPU until its kernels land */
+    if (e->cuda) {
         char err[512] = "";
         /* a run scores one model (the reader sees to it): PDHMM is always double */
         const int rescue = e->c->model.precision != HK_PREC_FLOAT || (n && b[0]->pdhmm);
