@@ -103,8 +103,8 @@ cp -R "$src/tests" "$out/tests"
 cp -R "$b/tests/." "$out/tests/"
 find "$out/tests" \( -name '*.o' -o -name '*.log' -o -name '*.trs' -o -name .deps -o -name .dirstamp \) \
     -prune -exec rm -rf {} + 2>/dev/null || true
-[ -f "$top/scripts/gen_batches.py" ] && cp "$top/scripts/gen_batches.py" "$out/tools/"
-[ -f "$top/../shared/bench/gen_batches.py" ] && cp "$top/../shared/bench/gen_batches.py" "$out/tools/"
+# the project's own generator (it has the pdhmm layout the shared one lacks)
+cp "$top/scripts/gen_batches.py" "$out/tools/"
 
 # shared libraries of every program in the bundle, glibc's own excepted
 progs=$(find "$out/bin" "$out/tests" -type f -perm -u+x 2>/dev/null)

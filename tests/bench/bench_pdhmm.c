@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     const char *cols = getenv("HK_PD_COLUMNS");
     printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, kernels of %s column(s) "
            "per step\n", info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
-           cols && !strcmp(cols, "1") ? "one" : "two (the default)");
+           cols && !strcmp(cols, "2") ? "two" : "one (the default)");
     printf("%-14s %-7s %9s %10s %10s %8s\n", "workload", "config", "pairs", "cells", "ms", "TCUPS");
     hk_batch_t b;
     hk_batch_init(&b);
