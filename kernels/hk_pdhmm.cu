@@ -20,23 +20,43 @@
 /* Blocks per multiprocessor the registers must allow: about 20 registers per
  * row plus 60 for the rest; 4 rows in 128 registers spill, so 3 blocks (168
  * registers) up to 4 rows, else 2 (255); the multi-tile kernels (scratch,
- * more state) 2 whatever K. */
-template <int K, bool MULTI> constexpr int hk_pd_min_blocks() { return K <= 4 && !MULTI ? 3 : 2; }
+ * more state) 2 whatever K. SHC (the emission coefficients in shared memory,
+ * about 13 registers per row): HK_PD_SHC_MINB blocks. */
+#ifndef HK_PD_SHC_MINB
+#define HK_PD_SHC_MINB 3
+#endif
+template <int K, bool MULTI, bool SHC> constexpr int hk_pd_min_blocks()
+{ return SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2; }
 
-template <int P, int K, bool MULTI, bool SAFE>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI>()))
+template <int P, int K, bool MULTI, bool SAFE, bool SHC>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC>()))
 hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char *scratch, size_t stride)
 {
-    hk_pd_fwd<P, K, MULTI, SAFE>::body(c, items, n_items, scratch, stride);
+    hk_pd_fwd<P, K, MULTI, SAFE, SHC>::body(c, items, n_items, scratch, stride);
 }
 
-template <int P, int K, bool MULTI, bool SAFE = false>
-static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                const hk_scratch *sc, cudaStream_t st)
+/* Whether the kernels keep the emission coefficients in shared memory
+ * (SHC): HK_PD_SHC=0 or 1 in the environment (for measurements; read once),
+ * else HK_PD_SHC_DEFAULT. */
+static std::atomic<int> pd_shc{-1};
+bool hk_pd_shc()
 {
-    typedef hk_pd_fwd<P, K, MULTI, SAFE> F;
+    int v = pd_shc.load(std::memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("HK_PD_SHC");
+        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : HK_PD_SHC_DEFAULT;
+        pd_shc.store(v, std::memory_order_relaxed);
+    }
+    return v != 0;
+}
+
+template <int P, int K, bool MULTI, bool SAFE, bool SHC>
+static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                     const hk_scratch *sc, cudaStream_t st)
+{
+    typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC> F;
     if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_kernel<P, K, MULTI, SAFE>;
+    auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC>;
     if (F::SMEM_BYTES > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
         if (e != cudaSuccess) return e;
@@ -53,6 +73,14 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
     }
     fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items, scratch, stride);
     return cudaGetLastError();
+}
+
+template <int P, int K, bool MULTI, bool SAFE = false>
+static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                const hk_scratch *sc, cudaStream_t st)
+{
+    return hk_pd_shc() ? hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st)
+                       : hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
 }
 
 /* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168
@@ -207,8 +235,11 @@ void hk_pd_set_columns(int cols) { pd_columns.store(cols == 1 ? 1 : 2, std::memo
 static int pd_pick(uint32_t m)
 {
     const int mode = hk_pd_columns() == 1 ? HK_PD_ONE : HK_PD_TWO;
+    /* SHC, one column: the tiles of 4 and 6 rows (3 blocks per SM without
+     * spills; 8 rows spill in 168 registers) */
+    const bool shc = mode == HK_PD_ONE && hk_pd_shc();
     for (int c = 0; c < HK_N_PDHMM_CONFIGS; c++)
-        if ((pd_modes[c] & mode) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
+        if ((shc ? pd_k[c] <= 6 : (pd_modes[c] & mode) != 0) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
     return -1;
 }
 
