@@ -25,8 +25,11 @@
 #ifndef HK_PD_SHC_MINB
 #define HK_PD_SHC_MINB 3
 #endif
+#ifndef HK_PD_SHC_MINB4
+#define HK_PD_SHC_MINB4 4
+#endif
 template <int K, bool MULTI, bool SHC> constexpr int hk_pd_min_blocks()
-{ return SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2; }
+{ return SHC && !MULTI && K <= 4 ? HK_PD_SHC_MINB4 : SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2; }
 
 template <int P, int K, bool MULTI, bool SAFE, bool SHC>
 __global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC>()))
@@ -57,9 +60,17 @@ static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, u
     typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC> F;
     if (n_items == 0) return cudaSuccess;
     auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC>;
-    if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
+    if (F::SMEM_BYTES > 48 * 1024) {    /* once per device (devices 0..63), not at every launch */
+        static std::atomic<uint64_t> set_on{0};
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
         if (e != cudaSuccess) return e;
+        const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+        if (!(set_on.load(std::memory_order_acquire) & bit)) {
+            e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
+            if (e != cudaSuccess) return e;
+            set_on.fetch_or(bit, std::memory_order_acq_rel);
+        }
     }
     uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
     if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
