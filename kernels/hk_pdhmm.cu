@@ -38,9 +38,9 @@ hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char 
     hk_pd_fwd<P, K, MULTI, SAFE, SHC>::body(c, items, n_items, scratch, stride);
 }
 
-/* Whether the kernels keep the emission coefficients in shared memory
- * (SHC): HK_PD_SHC=0 or 1 in the environment (for measurements; read once),
- * else HK_PD_SHC_DEFAULT. */
+/* Whether the single-tile kernels of up to 6 rows per lane keep the emission
+ * coefficients in shared memory (SHC, hk_pdhmm.cuh): HK_PD_SHC=0 or 1 in the
+ * environment (for measurements; read once), else HK_PD_SHC_DEFAULT. */
 static std::atomic<int> pd_shc{-1};
 bool hk_pd_shc()
 {
@@ -90,8 +90,9 @@ template <int P, int K, bool MULTI, bool SAFE = false>
 static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                 const hk_scratch *sc, cudaStream_t st)
 {
-    return hk_pd_shc() ? hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st)
-                       : hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
+    if constexpr (K <= 6 && !MULTI)    /* SHC where it fits 3-4 blocks (hk_pd_shc_default) */
+        if (hk_pd_shc()) return hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st);
+    return hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
 }
 
 /* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168
@@ -246,11 +247,8 @@ void hk_pd_set_columns(int cols) { pd_columns.store(cols == 1 ? 1 : 2, std::memo
 static int pd_pick(uint32_t m)
 {
     const int mode = hk_pd_columns() == 1 ? HK_PD_ONE : HK_PD_TWO;
-    /* SHC, one column: the tiles of 4 and 6 rows (3 blocks per SM without
-     * spills; 8 rows spill in 168 registers) */
-    const bool shc = mode == HK_PD_ONE && hk_pd_shc();
     for (int c = 0; c < HK_N_PDHMM_CONFIGS; c++)
-        if ((shc ? pd_k[c] <= 6 : (pd_modes[c] & mode) != 0) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
+        if ((pd_modes[c] & mode) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
     return -1;
 }
 

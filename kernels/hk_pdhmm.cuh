@@ -60,7 +60,14 @@
 #ifndef HK_PD_SHC_DEFAULT
 #define HK_PD_SHC_DEFAULT 1
 #endif
-template <int P, int K, bool MULTI, bool SAFE, bool SHC = HK_PD_SHC_DEFAULT>
+/* The default: SHC on the single-tile kernels of up to 6 rows per lane
+ * (then 168 registers or fewer without spills, 3 or 4 blocks per SM); 8
+ * rows spill in 168 registers and keep their coefficients in registers (2
+ * blocks), as does the multi-tile kernel. Measured on an H100 at equal
+ * lengths (docs/PERFORMANCE.md): 6 rows 0.71-0.74 -> 0.81-0.89 TCUPS, 8
+ * rows in SHC form (2 blocks) 0.64-0.82 against 0.78-0.91. */
+template <int K, bool MULTI> constexpr bool hk_pd_shc_default() { return HK_PD_SHC_DEFAULT && K <= 6 && !MULTI; }
+template <int P, int K, bool MULTI, bool SAFE, bool SHC = hk_pd_shc_default<K, MULTI>()>
 struct hk_pd_fwd {
     static constexpr int ROWS = P * K;
     static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
