@@ -85,18 +85,21 @@
  * H100, equal lengths (kernels alone, TCUPS; docs/PERFORMANCE.md): one
  * column 2x8 0.92, 4x8 0.89, 8x8 0.84, 16x8 0.81, 32x8 0.78, and 0.71-0.80
  * at 4 or 6 rows; two columns 0.58-0.85, below one column at every tile.
- * The intermediate tiles of 6 rows (16x6, 32x6) still win by padding less. */
+ * The tiles of 6 rows keep the emission coefficients in shared memory
+ * (SHC, hk_pdhmm.cuh: 168 registers, 3 blocks per SM) and ran at 0.81-0.89
+ * (4x6 0.89, 8x6 0.82, 16x6 0.81, 32x6 0.85): one column takes them between
+ * the 8-row tiles, which pad less than the next 8-row tile (2026-11-24). */
 #define HK_PD_ONE 1
 #define HK_PD_TWO 2
 #define HK_PDHMM_CONFIGS(X) \
     X(2, 8, HK_PD_ONE)              /* reads    1..16  */ \
     X(4, 4, HK_PD_TWO)              /* two columns:  1..16  */ \
-    X(4, 6, HK_PD_TWO)              /* two columns: 17..24  */ \
+    X(4, 6, HK_PD_ONE | HK_PD_TWO)  /* reads   17..24  */ \
     X(8, 4, HK_PD_TWO)              /* two columns: 25..32  */ \
-    X(4, 8, HK_PD_ONE)              /* reads   17..32  */ \
-    X(8, 6, HK_PD_TWO)              /* two columns: 33..48  */ \
+    X(4, 8, HK_PD_ONE)              /* reads   25..32  */ \
+    X(8, 6, HK_PD_ONE | HK_PD_TWO)  /* reads   33..48  */ \
     X(16, 4, HK_PD_TWO)             /* two columns: 49..64  */ \
-    X(8, 8, HK_PD_ONE)              /* reads   33..64  */ \
+    X(8, 8, HK_PD_ONE)              /* reads   49..64  */ \
     X(16, 6, HK_PD_ONE | HK_PD_TWO) /* reads   65..96  */ \
     X(32, 4, HK_PD_TWO)             /* two columns: 97..128 */ \
     X(16, 8, HK_PD_ONE)             /* reads   97..128 */ \

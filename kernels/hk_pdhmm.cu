@@ -20,26 +20,57 @@
 /* Blocks per multiprocessor the registers must allow: about 20 registers per
  * row plus 60 for the rest; 4 rows in 128 registers spill, so 3 blocks (168
  * registers) up to 4 rows, else 2 (255); the multi-tile kernels (scratch,
- * more state) 2 whatever K. */
-template <int K, bool MULTI> constexpr int hk_pd_min_blocks() { return K <= 4 && !MULTI ? 3 : 2; }
+ * more state) 2 whatever K. SHC (the emission coefficients in shared memory,
+ * about 13 registers per row): HK_PD_SHC_MINB blocks. */
+#ifndef HK_PD_SHC_MINB
+#define HK_PD_SHC_MINB 3
+#endif
+#ifndef HK_PD_SHC_MINB4
+#define HK_PD_SHC_MINB4 4
+#endif
+template <int K, bool MULTI, bool SHC> constexpr int hk_pd_min_blocks()
+{ return SHC && !MULTI && K <= 4 ? HK_PD_SHC_MINB4 : SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2; }
 
-template <int P, int K, bool MULTI, bool SAFE>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI>()))
+template <int P, int K, bool MULTI, bool SAFE, bool SHC>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC>()))
 hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char *scratch, size_t stride)
 {
-    hk_pd_fwd<P, K, MULTI, SAFE>::body(c, items, n_items, scratch, stride);
+    hk_pd_fwd<P, K, MULTI, SAFE, SHC>::body(c, items, n_items, scratch, stride);
 }
 
-template <int P, int K, bool MULTI, bool SAFE = false>
-static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                const hk_scratch *sc, cudaStream_t st)
+/* Whether the single-tile kernels of up to 6 rows per lane keep the emission
+ * coefficients in shared memory (SHC, hk_pdhmm.cuh): HK_PD_SHC=0 or 1 in the
+ * environment (for measurements; read once), else HK_PD_SHC_DEFAULT. */
+static std::atomic<int> pd_shc{-1};
+bool hk_pd_shc()
 {
-    typedef hk_pd_fwd<P, K, MULTI, SAFE> F;
+    int v = pd_shc.load(std::memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("HK_PD_SHC");
+        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : HK_PD_SHC_DEFAULT;
+        pd_shc.store(v, std::memory_order_relaxed);
+    }
+    return v != 0;
+}
+
+template <int P, int K, bool MULTI, bool SAFE, bool SHC>
+static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                     const hk_scratch *sc, cudaStream_t st)
+{
+    typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC> F;
     if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_kernel<P, K, MULTI, SAFE>;
-    if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
+    auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC>;
+    if (F::SMEM_BYTES > 48 * 1024) {    /* once per device (devices 0..63), not at every launch */
+        static std::atomic<uint64_t> set_on{0};
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
         if (e != cudaSuccess) return e;
+        const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+        if (!(set_on.load(std::memory_order_acquire) & bit)) {
+            e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
+            if (e != cudaSuccess) return e;
+            set_on.fetch_or(bit, std::memory_order_acq_rel);
+        }
     }
     uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
     if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
@@ -53,6 +84,15 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
     }
     fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items, scratch, stride);
     return cudaGetLastError();
+}
+
+template <int P, int K, bool MULTI, bool SAFE = false>
+static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                const hk_scratch *sc, cudaStream_t st)
+{
+    if constexpr (K <= 6 && !MULTI)    /* SHC where it fits 3-4 blocks (hk_pd_shc_default) */
+        if (hk_pd_shc()) return hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st);
+    return hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
 }
 
 /* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168

@@ -52,7 +52,22 @@
 #define HK_PD_STEP_UNROLL 2
 #endif
 
-template <int P, int K, bool MULTI, bool SAFE>
+/* SHC: the emission coefficients of each row, {p_mm, p_gm} for a match and
+ * for a mismatch, live in shared memory (one 16-byte load per cell, its
+ * address picked by the emission) instead of four or five registers per row
+ * (pmm_m, pmm_x, r or pgm_m, pgm_x): M = fma(p_mm, M', p_gm * (I' + D')),
+ * the SAFE form, for every read. Fewer registers, more blocks per SM. */
+#ifndef HK_PD_SHC_DEFAULT
+#define HK_PD_SHC_DEFAULT 1
+#endif
+/* The default: SHC on the single-tile kernels of up to 6 rows per lane
+ * (then 168 registers or fewer without spills, 3 or 4 blocks per SM); 8
+ * rows spill in 168 registers and keep their coefficients in registers (2
+ * blocks), as does the multi-tile kernel. Measured on an H100 at equal
+ * lengths (docs/PERFORMANCE.md): 6 rows 0.71-0.74 -> 0.81-0.89 TCUPS, 8
+ * rows in SHC form (2 blocks) 0.64-0.82 against 0.78-0.91. */
+template <int K, bool MULTI> constexpr bool hk_pd_shc_default() { return HK_PD_SHC_DEFAULT && K <= 6 && !MULTI; }
+template <int P, int K, bool MULTI, bool SAFE, bool SHC = hk_pd_shc_default<K, MULTI>()>
 struct hk_pd_fwd {
     static constexpr int ROWS = P * K;
     static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
@@ -62,7 +77,11 @@ struct hk_pd_fwd {
      * lane's rows, [row][BM, BI, BD][thread] (conflict-free: a warp reads 32
      * consecutive doubles) */
     static constexpr size_t SMEM_CN = (size_t)GROUPS * HK_MAX_ITEM_HAPS * sizeof(double);
-    static constexpr size_t SMEM_BYTES = SMEM_CN + (size_t)K * 3 * HK_BLOCK_THREADS * sizeof(double);
+    static constexpr size_t SMEM_B = (size_t)K * 3 * HK_BLOCK_THREADS * sizeof(double);
+    /* SHC: [row][mismatch, match][thread] of double2 (a quarter-warp's 8
+     * threads read 128 consecutive bytes modulo 2 KB: conflict-free) */
+    static constexpr size_t SMEM_Q = SHC ? (size_t)K * 2 * HK_BLOCK_THREADS * sizeof(double2) : 0;
+    static constexpr size_t SMEM_BYTES = SMEM_CN + SMEM_B + SMEM_Q;
 
     static_assert(P == 2 || P == 4 || P == 8 || P == 16 || P == 32, "group size must be 2, 4, 8, 16 or 32 lanes");
     static_assert(K >= 1 && K <= 32, "rows per lane must fit the 32-bit row masks");
@@ -77,6 +96,9 @@ struct hk_pd_fwd {
         uint32_t row1mask;    /* the read's first row (state of row 1) */
     };
 
+    static __device__ __forceinline__ double2 &qval(double2 *sQ, int r, int em)
+    { return sQ[(r * 2 + em) * HK_BLOCK_THREADS]; }
+
     static __device__ __forceinline__ double &bval(double *sB, int r, int x)
     { return sB[(r * 3 + x) * HK_BLOCK_THREADS]; }
 
@@ -89,6 +111,7 @@ struct hk_pd_fwd {
         const int group = threadIdx.x / P;
         double *cn = reinterpret_cast<double *>(hk_smem_raw) + group * HK_MAX_ITEM_HAPS;
         double *sB = reinterpret_cast<double *>(hk_smem_raw + SMEM_CN) + threadIdx.x;
+        double2 *sQ = reinterpret_cast<double2 *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x;
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
         hk_pd_cell *sc = nullptr;
@@ -123,17 +146,17 @@ struct hk_pd_fwd {
                 const bool tv = valid && tile < tiles;
                 const bool last = tile + 1 == tiles;
                 rows_t co;
-                setup_rows(c, tile, t, ro, pad, tv, co);
+                setup_rows(c, tile, t, ro, pad, tv, co, sQ);
                 const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
                 const bool from_scratch = MULTI && t == 0 && tile > 0;
-                sweep(c, it, co, tv, last, above_pad, from_scratch, total, ho, steps, t, cn, sB, sc);
+                sweep(c, it, co, tv, last, above_pad, from_scratch, total, ho, steps, t, cn, sB, sQ, sc);
                 __syncwarp();                              /* scratch written before the next tile reads it */
             }
         }
     }
 
     static __device__ __forceinline__ void setup_rows(const hk_pd_dev &c, uint32_t tile, int t, uint32_t ro,
-                                                      uint32_t pad, bool tv, rows_t &co)
+                                                      uint32_t pad, bool tv, rows_t &co, double2 *sQ)
     {
         co.padmask = 0;
         co.row1mask = 0;
@@ -152,12 +175,17 @@ struct hk_pd_fwd {
                 co.r[r] = mm > 0 ? gm / mm : 0.0;    /* mm = 0: the SAFE kernel's reads only */
                 co.mi[r] = ei; co.md[r] = ed; co.gc[r] = eg;
                 co.rbit[r] = 1u << c.rbase[o];
+                if (SHC) {
+                    qval(sQ, r, 1) = make_double2(co.pmm_m[r], co.pgm_m[r]);
+                    qval(sQ, r, 0) = make_double2(co.pmm_x[r], co.pgm_x[r]);
+                }
                 if (i == 0) co.row1mask |= 1u << r;
             } else {                      /* padding: a copy of row 0 */
                 co.pmm_m[r] = co.pgm_m[r] = co.pmm_x[r] = co.pgm_x[r] = co.r[r] = 0;
                 co.mi[r] = co.md[r] = 0; co.gc[r] = 1;
                 co.rbit[r] = 0;
                 co.padmask |= 1u << r;
+                if (SHC) qval(sQ, r, 1) = qval(sQ, r, 0) = make_double2(0.0, 0.0);
             }
         }
     }
@@ -166,7 +194,7 @@ struct hk_pd_fwd {
     static __device__ __forceinline__ void sweep(const hk_pd_dev &c, const hk_item &it, const rows_t &co,
                                                  bool tv, bool last, bool above_pad, bool from_scratch,
                                                  uint32_t total, uint32_t ho, uint32_t steps, int t,
-                                                 const double *cn, double *sB, hk_pd_cell *sc)
+                                                 const double *cn, double *sB, const double2 *sQ, hk_pd_cell *sc)
     {
         double M[K], I[K], D[K];
 #pragma unroll
@@ -236,13 +264,13 @@ struct hk_pd_fwd {
                     if (from_scratch) { uBM = up.bm; uBI = up.bi; uBD = up.bd; }
                     else { uBM = 0; uBI = 0; uBD = 0; }
                 }
-                slow_column(co, rc, rM, rI, uBM, uBI, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB);
+                slow_column(co, rc, rM, rI, uBM, uBI, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB, sQ);
                 if (MULTI && lastlane && !last && tv && g < total) {
                     sc[g].bm = bval(sB, K - 1, 0); sc[g].bi = bval(sB, K - 1, 1); sc[g].bd = bval(sB, K - 1, 2);
                 }
                 pBM = uBM; pBI = uBI; pBD = uBD;
             } else {
-                fast_column(co, rc, rM, rI, pM, pI, pD, M, I, D);
+                fast_column(co, rc, rM, rI, pM, pI, pD, M, I, D, sQ);
             }
             sum += M[K - 1] + I[K - 1];
             if (MULTI && lastlane && !last && tv && g < total) {
@@ -256,16 +284,19 @@ struct hk_pd_fwd {
      * the row above at this column, (dM, dI, dD) at the column before. */
     static __device__ __forceinline__ void fast_column(const rows_t &co, uint32_t rc, double uM, double uI,
                                                        double dM, double dI, double dD,
-                                                       double (&M)[K], double (&I)[K], double (&D)[K])
+                                                       double (&M)[K], double (&I)[K], double (&D)[K],
+                                                       const double2 *sQ)
     {
 #pragma unroll
         for (int r = 0; r < K; r++) {
             const bool em = (rc & co.rbit[r]) != 0;
-            const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
             const double oM = M[r], oI = I[r], oD = D[r];
             double nM;
-            if (SAFE) nM = fma(pmm, dM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (dI + dD));
-            else nM = pmm * fma(co.r[r], dI + dD, dM);
+            if (SHC) {
+                const double2 q = qval(const_cast<double2 *>(sQ), r, em);
+                nM = fma(q.x, dM, q.y * (dI + dD));
+            } else if (SAFE) nM = fma(em ? co.pmm_m[r] : co.pmm_x[r], dM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (dI + dD));
+            else nM = (em ? co.pmm_m[r] : co.pmm_x[r]) * fma(co.r[r], dI + dD, dM);
             const double nI = fma(co.gc[r], uI, co.mi[r] * uM);
             const double nD = fma(co.gc[r], oD, co.md[r] * oM);
             M[r] = nM; I[r] = nI; D[r] = nD;
@@ -282,7 +313,8 @@ struct hk_pd_fwd {
                                                        double uBM, double uBI,
                                                        double dM, double dI, double dD,
                                                        double dBM, double dBI, double dBD,
-                                                       double (&M)[K], double (&I)[K], double (&D)[K], double *sB)
+                                                       double (&M)[K], double (&I)[K], double (&D)[K], double *sB,
+                                                       const double2 *sQ)
     {
         const uint32_t s2 = (rc >> HK_PDC_S2_SHIFT) & 3, s1 = (rc >> HK_PDC_S1_SHIFT) & 3;
         const bool dend = rc & HK_PDC_DEL_END;
@@ -291,7 +323,6 @@ struct hk_pd_fwd {
             const uint32_t st = (co.row1mask >> r) & 1 ? s1 : s2;
             const bool isA = st == HK_PDS_AFTER, isI = st == HK_PDS_INSIDE;
             const bool em = (rc & co.rbit[r]) != 0;
-            const double pmm = em ? co.pmm_m[r] : co.pmm_x[r];
             const double oM = M[r], oI = I[r], oD = D[r];
             const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
             const double lM = isA ? fmax(bm, oM) : oM, lD = isA ? fmax(bd, oD) : oD;
@@ -299,8 +330,11 @@ struct hk_pd_fwd {
             const double xD = isA ? fmax(dBD, dD) : dD;
             const double aM = dend ? fmax(uBM, uM) : uM, aI = dend ? fmax(uBI, uI) : uI;
             double nM;
-            if (SAFE) nM = fma(pmm, xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
-            else nM = pmm * fma(co.r[r], xI + xD, xM);
+            if (SHC) {
+                const double2 q = qval(const_cast<double2 *>(sQ), r, em);
+                nM = fma(q.x, xM, q.y * (xI + xD));
+            } else if (SAFE) nM = fma(em ? co.pmm_m[r] : co.pmm_x[r], xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
+            else nM = (em ? co.pmm_m[r] : co.pmm_x[r]) * fma(co.r[r], xI + xD, xM);
             const double nI = fma(co.gc[r], aI, co.mi[r] * aM);
             const double nD = fma(co.gc[r], lD, co.md[r] * lM);
             const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;

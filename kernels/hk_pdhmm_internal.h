@@ -71,6 +71,10 @@ int hk_pdhmm_group(int cfg);
  * TCUPS with one column and 0.62 with two. */
 #define HK_PD_COLUMNS_DEFAULT 1
 int hk_pd_columns(void);
+/* Whether the single-tile kernels of up to 6 rows per lane keep the
+ * emission coefficients in shared memory (hk_pdhmm.cuh, SHC): HK_PD_SHC=0
+ * or 1, else HK_PD_SHC_DEFAULT (read once). */
+bool hk_pd_shc(void);
 void hk_pd_set_columns(int cols);   /* tests: 1 or 2, overriding HK_PD_COLUMNS */
 
 /* The code words of one haplotype of n positions (hb base codes, pd PD

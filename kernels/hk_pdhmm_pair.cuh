@@ -36,7 +36,7 @@
 
 template <int P, int K>
 struct hk_pd_pair {
-    typedef hk_pd_fwd<P, K, false, false> F;       /* rows, cells, finish, shared layout */
+    typedef hk_pd_fwd<P, K, false, false, false> F;       /* rows, cells, finish, shared layout */
     typedef typename F::rows_t rows_t;
     static constexpr int ROWS = F::ROWS;
     static constexpr int GROUPS = F::GROUPS;
@@ -79,7 +79,7 @@ struct hk_pd_pair {
             __syncwarp();
 
             rows_t co;
-            F::setup_rows(c, 0, t, ro, pad, tv, co);
+            F::setup_rows(c, 0, t, ro, pad, tv, co, nullptr);
             const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
             sweep(c, it, co, tv, above_pad, total, ho2, steps, t, cn, sB);
         }
@@ -151,17 +151,17 @@ struct hk_pd_pair {
             const double padb = rc.y & HK_PDC_PAD ? 0.0 : 1.0;   /* a pad column adds nothing */
             if (slow) {
                 if (lane0) uBMa = uBIa = uBDa = uBMb = uBIb = uBDb = 0;
-                F::slow_column(co, rc.x, uMa, uIa, uBMa, uBIa, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB);
+                F::slow_column(co, rc.x, uMa, uIa, uBMa, uBIa, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB, nullptr);
                 sum += M[K - 1] + I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
                 aBM = F::bval(sB, K - 1, 0); aBI = F::bval(sB, K - 1, 1); aBD = F::bval(sB, K - 1, 2);
-                F::slow_column(co, rc.y, uMb, uIb, uBMb, uBIb, uMa, uIa, uDa, uBMa, uBIa, uBDa, M, I, D, sB);
+                F::slow_column(co, rc.y, uMb, uIb, uBMb, uBIb, uMa, uIa, uDa, uBMa, uBIa, uBDa, M, I, D, sB, nullptr);
                 pBM = uBMb; pBI = uBIb; pBD = uBDb;
             } else {
-                F::fast_column(co, rc.x, uMa, uIa, pM, pI, pD, M, I, D);
+                F::fast_column(co, rc.x, uMa, uIa, pM, pI, pD, M, I, D, nullptr);
                 sum += M[K - 1] + I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
-                F::fast_column(co, rc.y, uMb, uIb, uMa, uIa, uDa, M, I, D);
+                F::fast_column(co, rc.y, uMb, uIb, uMa, uIa, uDa, M, I, D, nullptr);
             }
             sum = fma(padb, M[K - 1] + I[K - 1], sum);
             pM = uMb; pI = uIb; pD = uDb;
