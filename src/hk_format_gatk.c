@@ -15,23 +15,12 @@ static int gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
     const long line = hk_walk_line_no(w, i);
-    const uint32_t *fe = L->field_end;
     const int nf = L->n_fields;
     if (nf != 7)
         return hk_walk_fail(w, line, "expected 7 space-separated fields (hap-bases read-bases "
                             "read-qual read-ins-qual read-del-qual gcp expected-result), found %s%d",
                             nf > 7 ? "more than " : "", nf > 7 ? 7 : nf);
-    const uint32_t read_len = hk_field_len(L, 1);
-    if (fe[0] == 0) return hk_walk_fail(w, line, "empty haplotype");
-    if (read_len == 0) return hk_walk_fail(w, line, "empty read");
-    for (int f = 2; f < 6; f++)
-        if (hk_field_len(L, f) != read_len)
-            return hk_walk_fail(w, line, "field %d has %u characters but the read has %u bases",
-                                f + 1, hk_field_len(L, f), read_len);
-    if (!L->expected_ok)
-        return hk_walk_fail(w, line, "expected-result '%s' is not a number", L->text + fe[5] + 1);
-    if (fe[0] > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
-    if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
+    if (hk_results_check(w, L, line, L->field_end[0], 1) < 0) return -1;
     return hk_results_push(w, st, b, i, line);
 }
 

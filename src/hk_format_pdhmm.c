@@ -80,9 +80,13 @@ static int parse_pd(const char *s, size_t n, uint32_t len, uint8_t *out, char *w
     }
 }
 
-/* Check the record on the current entry and push it. */
+static int pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+
+/* Check the record on the current entry and push it (its haplotypes placed
+ * with their PD bytes). */
 static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
 {
+    ((hk_results_state_t *)st)->place_hap = pdhmm_place_hap;
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
     const long line = hk_walk_line_no(w, i);
@@ -91,20 +95,12 @@ static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
     if (!tab)
         return hk_walk_fail(w, line, "expected 8 tab-separated fields %s, found %d", layout,
                             count_tabs(L) + 1);
-    const uint32_t hap_len = (uint32_t)(tab - L->text), read_len = hk_field_len(L, 1);
-    if (hap_len == 0) return hk_walk_fail(w, line, "empty haplotype");
-    if (read_len == 0) return hk_walk_fail(w, line, "empty read");
-    for (int f = 2; f < 6; f++)
-        if (hk_field_len(L, f) != read_len)
-            return hk_walk_fail(w, line, "field %d has %u characters but the read has %u bases",
-                                f + 2, hk_field_len(L, f), read_len);
-    if (!L->expected_ok)
-        return hk_walk_fail(w, line, "expected-result '%s' is not a number", L->text + fe[5] + 1);
-    if (hap_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
-    if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
+    const uint32_t hap_len = (uint32_t)(tab - L->text);
+    /* its fields are numbered as written: the PD bytes are field 2 */
+    if (hk_results_check(w, L, line, hap_len, 2) < 0) return -1;
     /* the PD bytes: a record whose haplotype (bases and PD text) the scan saw
      * earlier in the piece was checked there */
-    if (L->hap_back == 0 || L->hap_back == HK_HAP_UNKNOWN || L->hap_back > L->piece_back) {
+    if (L->hap_back == 0 || L->hap_back == HK_HAP_UNKNOWN) {
         char why[96];
         if (parse_pd(tab + 1, (size_t)(L->text + fe[0] - tab - 1), hap_len, NULL, why, sizeof why))
             return hk_walk_fail(w, line, "hap-pd-bases %s", why);
@@ -124,12 +120,6 @@ static int pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
                  b->hap_pd + b->hap_off[b->n_haps - 1], why, sizeof why))
         return hk_walk_fail(w, hk_walk_line_no(w, li), "hap-pd-bases %s", why);
     return 0;
-}
-
-static int pdhmm_line_entry(hk_walk_t *w, void *st, hk_batch_t *b)
-{
-    ((hk_results_state_t *)st)->place_hap = pdhmm_place_hap;
-    return pdhmm_line(w, st, b);
 }
 
 /* GATK throws where it compares a read's 'n' with an undetermined SNP. */
@@ -160,7 +150,7 @@ const hk_format_t hk_format_pdhmm = {
     .claims = pdhmm_claims,
     .scan = pdhmm_scan,
     .scan_free = hk_results_scan_free,
-    .line = pdhmm_line_entry,
+    .line = pdhmm_line,
     .boundary = hk_results_close,
     .end = hk_results_close,
     .place_open = hk_results_place_open,

@@ -279,6 +279,23 @@ static int place_record(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, long
     }
 }
 
+int hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len, int first_field)
+{
+    const uint32_t read_len = hk_field_len(L, 1);
+    if (hap_len == 0) return hk_walk_fail(w, line, "empty haplotype");
+    if (read_len == 0) return hk_walk_fail(w, line, "empty read");
+    for (int f = 2; f < 6; f++)
+        if (hk_field_len(L, f) != read_len)
+            return hk_walk_fail(w, line, "field %d has %u characters but the read has %u bases",
+                                f + first_field, hk_field_len(L, f), read_len);
+    if (!L->expected_ok)
+        return hk_walk_fail(w, line, "expected-result '%s' is not a number",
+                            L->text + L->field_end[5] + 1);
+    if (hap_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
+    if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
+    return 0;
+}
+
 int hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i, long line)
 {
     if ((long)(s->n + 1) > HK_MAX_REGION_PAIRS)

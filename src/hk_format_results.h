@@ -25,6 +25,13 @@ typedef struct {
  * records repeat the read before them or an earlier record's haplotype. */
 void   hk_results_scan(hk_line_t *lines, size_t n, void **state);
 void   hk_results_scan_free(void *state);
+/* The checks every results record needs once its fields are known: the
+ * haplotype (hap_len bases) and read not empty nor too long, the four
+ * quality strings as long as the read, the expected value a number. Field
+ * k is named k + first_field in messages (1-based, as the user counts). 0,
+ * or -1 (recorded). */
+int    hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len,
+                        int first_field);
 /* Append the checked record on entry i (input line `line`) to the open
  * region, placing the region in b when the record closes it. */
 int    hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i, long line);

@@ -22,7 +22,7 @@ typedef struct hk_model {
 static inline hk_seq_rules_t hk_model_seq_rules(const hk_model_t *m)
 {
     return (hk_seq_rules_t){ .min_base_quality = m->min_base_quality, .gcp = m->gcp,
-                             .unknown_as_n = m->unknown_as_n };
+                             .unknown_as_n = m->unknown_as_n, .pdhmm = 0 };
 }
 
 /* Score one pair. Read arrays have rlen entries, hap_base hlen entries; the

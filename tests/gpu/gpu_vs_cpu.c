@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "hk_batch.h"
+#include "../unit/tap.h"
 #include "hk_config.h"
 #include "hk_cuda.h"
 #include "hk_engine.h"
@@ -45,32 +46,8 @@
 #define SENTINEL 1234.5
 
 static int verbose;
-static int n_fail;
-static int n_test;
-
-/* Skip everything: TAP's skip plan. Exit 77 (automake's skip) unless run by
- * automake's TAP driver (which sets AM_TAP_AWK), which wants status 0. */
-static int skip_all(const char *why)
-{
-    printf("1..0 # SKIP %s\n", why);
-    fprintf(stderr, "SKIP: %s\n", why);
-    return getenv("AM_TAP_AWK") ? 0 : 77;
-}
 
 #ifdef HAVE_CUDA
-/* One TAP result line: "ok N - ..." or "not ok N - ...". */
-static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%sok %d - ", ok ? "" : "not ", ++n_test);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-    if (!ok) n_fail++;
-    fflush(stdout);
-}
 
 static double now(void)
 {
@@ -97,7 +74,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
     double t1 = now();
     if (rc) {
-        result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, prec_name(prec), err, rc);
+        tap_result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, prec_name(prec), err, rc);
         return;
     }
     size_t unwritten = 0, nonfinite = 0, over = 0, worst = 0, beyond = 0;
@@ -120,7 +97,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     }
     const int strict = prec != HK_PREC_FLOAT;
     const int bad = unwritten || (strict && (nonfinite || over));
-    result(!bad, "%-28s %-6s pairs %9zu  max|diff| %.3g  over %zu  non-finite %zu  unwritten %zu  "
+    tap_result(!bad, "%-28s %-6s pairs %9zu  max|diff| %.3g  over %zu  non-finite %zu  unwritten %zu  "
            "recomputed %llu  beyond GATK's range (-inf, for the engine to rescue) %zu  %.3f s",
            what, prec_name(prec), b->n_pairs, maxd, over, nonfinite,
            unwritten, (unsigned long long)b->n_recomputed, beyond, t1 - t0);
@@ -156,7 +133,7 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 {
     unsigned long long cpu_rec = 0;
     double *ref = cpu_ref(b, &cpu_rec);
-    if (!ref) { result(0, "%s: CPU reference failed", what); return; }
+    if (!ref) { tap_result(0, "%s: CPU reference failed", what); return; }
     if (verbose) printf("#    %s: CPU mixed recomputed %llu\n", what, cpu_rec);
     check_mode(cu, b, ref, what, HK_PREC_MIXED);
     check_mode(cu, b, ref, what, HK_PREC_DOUBLE);
@@ -168,13 +145,13 @@ static void check_file(hk_cuda_t *cu, const char *path)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(&m));
-    if (!r) { result(0, "%s: cannot read", path); return; }
+    if (!r) { tap_result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
     hk_batch_init(&b);
     int rc;
     while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
     hk_reader_close(r);
-    if (rc < 0) { result(0, "%s: read error", path); hk_batch_free(&b); return; }
+    if (rc < 0) { tap_result(0, "%s: read error", path); hk_batch_free(&b); return; }
     const char *base = strrchr(path, '/');
     check_batch(cu, &b, base ? base + 1 : path);
     hk_batch_free(&b);
@@ -183,7 +160,7 @@ static void check_file(hk_cuda_t *cu, const char *path)
 static void check_path(hk_cuda_t *cu, const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) { result(0, "%s: no such file or folder", path); return; }
+    if (stat(path, &st) != 0) { tap_result(0, "%s: no such file or folder", path); return; }
     if (!S_ISDIR(st.st_mode)) { check_file(cu, path); return; }
     struct dirent **list;
     int n = scandir(path, &list, NULL, alphasort);
@@ -277,7 +254,7 @@ static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, in
         if (g % 5 == 1) nr = 1;
         if (g % 7 == 2) nh = 1;
         if (add_random_region(&b, &m, s, nr, nh)) {
-            result(0, "%s: building the batch", what);
+            tap_result(0, "%s: building the batch", what);
             hk_batch_free(&b);
             return;
         }
@@ -333,7 +310,7 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
     }
     size_t pairs = 0;
     for (int i = 0; i < nb; i++) { pairs += b[i].n_pairs; hk_batch_free(&b[i]); }
-    result(ok && rc == 0 && in_order && same,
+    tap_result(ok && rc == 0 && in_order && same,
            "%s: %d batches (%zu pairs) in one call: %s, reported %d times%s, results %s",
            what, nb, pairs, rc ? err : "scored", log.n, in_order ? " in order" : " OUT OF ORDER",
            same ? "identical to one call each" : "DIFFER from one call each");
@@ -401,14 +378,14 @@ static void check_engine(const int *ords, int nord)
             if (ref[i] < lowest) lowest = ref[i];
         }
         const int rec_ok = prec != HK_PREC_MIXED || b.n_recomputed == cpu_rec;
-        result(rc == 0 && nonfinite == 0 && maxd <= TOL && rec_ok,
+        tap_result(rc == 0 && nonfinite == 0 && maxd <= TOL && rec_ok,
                "engine %-6s long reads and pairs beyond GATK's range (down to %.0f): pairs %zu  "
                "max|diff| %.3g  non-finite %zu  recomputed %llu (CPU %llu)", prec_name(prec), lowest,
                b.n_pairs, maxd, nonfinite, (unsigned long long)b.n_recomputed,
                prec == HK_PREC_MIXED ? cpu_rec : 0ull);
         hk_config_free(&c);
     }
-    if (!ref) result(0, "engine: building the batch or the CPU reference failed");
+    if (!ref) tap_result(0, "engine: building the batch or the CPU reference failed");
     free(ref);
     hk_batch_free(&b);
 }
@@ -424,7 +401,7 @@ static void check_api(void)
     int rc2 = hk_cuda_open(bad, 1, &cu, err, sizeof err);
     hk_cuda_close(cu);
     int ok = rc1 == HK_CUDA_EINVAL && rc2 == HK_CUDA_ENODEV;
-    result(ok, "api: duplicate ordinal -> %d, missing ordinal -> %d (%s)", rc1, rc2, err);
+    tap_result(ok, "api: duplicate ordinal -> %d, missing ordinal -> %d (%s)", rc1, rc2, err);
 }
 #endif
 
@@ -438,14 +415,14 @@ int main(int argc, char **argv)
     }
 #ifndef HAVE_CUDA
     (void)argc; (void)argv; (void)quick;
-    return skip_all("gpu_vs_cpu: haplik was built without CUDA, the CUDA engine is NOT tested");
+    return tap_skip_all("gpu_vs_cpu: haplik was built without CUDA, the CUDA engine is NOT tested");
 #else
     char err[512];
     int n;
     if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
         char why[700];
         snprintf(why, sizeof why, "gpu_vs_cpu: no usable GPU, the CUDA engine is NOT tested here (%s)", err);
-        return skip_all(why);
+        return tap_skip_all(why);
     }
     hk_cuda_device_t info;
     if (hk_cuda_device_info(0, &info, err, sizeof err) == HK_CUDA_OK)
@@ -464,8 +441,8 @@ int main(int argc, char **argv)
     printf("# scoring on %d device%s\n", nord, nord == 1 ? "" : "s");
     hk_cuda_t *cu;
     if (hk_cuda_open(ords, nord, &cu, err, sizeof err) != HK_CUDA_OK) {
-        result(0, "hk_cuda_open: %s", err);
-        printf("1..%d\n", n_test);
+        tap_result(0, "hk_cuda_open: %s", err);
+        printf("1..%d\n", tap_n);
         return 1;
     }
     check_api();
@@ -507,7 +484,7 @@ int main(int argc, char **argv)
 done:
     hk_cuda_close(cu);
     check_engine(ords, nord);       /* after: the engine's release resets the devices */
-    printf("1..%d\n# %s: %d failure%s\n", n_test, n_fail ? "FAIL" : "PASS", n_fail, n_fail == 1 ? "" : "s");
-    return n_fail ? 1 : 0;
+    printf("1..%d\n# %s: %d failure%s\n", tap_n, tap_failed ? "FAIL" : "PASS", tap_failed, tap_failed == 1 ? "" : "s");
+    return tap_failed ? 1 : 0;
 #endif
 }

@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "hk_batch.h"
+#include "../unit/tap.h"
 #include "hk_cuda.h"
 #include "hk_pdhmm.h"
 
@@ -39,29 +40,8 @@
 #define BEYOND_GATK_DOUBLE (-600.0)
 
 static int verbose;
-static int n_fail;
-static int n_test;
-
-static int skip_all(const char *why)
-{
-    printf("1..0 # SKIP %s\n", why);
-    fprintf(stderr, "SKIP: %s\n", why);
-    return getenv("AM_TAP_AWK") ? 0 : 77;
-}
 
 #ifdef HAVE_CUDA
-static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%sok %d - ", ok ? "" : "not ", ++n_test);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-    if (!ok) n_fail++;
-    fflush(stdout);
-}
 
 static const hk_seq_rules_t RULES = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 0, .pdhmm = 1 };
 
@@ -237,7 +217,7 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
     b->n_recomputed = 0;
     int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
     if (rc) {
-        result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, pname[prec], err, rc);
+        tap_result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, pname[prec], err, rc);
         return;
     }
     size_t unwritten = 0, bad_inf = 0, over = 0, beyond = 0, zero = 0, worst = 0;
@@ -257,7 +237,7 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
         if (!(d <= pd_tolerance(ref[i]))) over++;
     }
     const int bad = unwritten || bad_inf || over || b->n_recomputed;
-    result(!bad, "%-30s %-6s pairs %8zu  max|diff| %.3g (above -600: %.3g)  over %zu  unwritten %zu  "
+    tap_result(!bad, "%-30s %-6s pairs %8zu  max|diff| %.3g (above -600: %.3g)  over %zu  unwritten %zu  "
            "wrong -inf/nan %zu  beyond GATK's range (-inf, rescued by the engine) %zu  truly 0 %zu  recomputed %llu",
            what, pname[prec], b->n_pairs, maxd, maxd_normal, over, unwritten, bad_inf, beyond, zero,
            (unsigned long long)b->n_recomputed);
@@ -269,7 +249,7 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what, int all_
 {
     b->pdhmm = 1;
     double *ref = cpu_ref(b);
-    if (!ref) { result(0, "%s: CPU reference failed", what); return; }
+    if (!ref) { tap_result(0, "%s: CPU reference failed", what); return; }
     check_gpu(cu, b, ref, what, HK_PREC_DOUBLE);
     if (all_precisions) {
         check_gpu(cu, b, ref, what, HK_PREC_MIXED);
@@ -282,7 +262,7 @@ static void run_shape(hk_cuda_t *cu, const char *what, const shape_t *s, int all
 {
     hk_batch_t b;
     hk_batch_init(&b);
-    if (random_batch(&b, s)) result(0, "%s: building the batch failed", what);
+    if (random_batch(&b, s)) tap_result(0, "%s: building the batch failed", what);
     else check_batch(cu, &b, what, all_precisions);
     hk_batch_free(&b);
 }
@@ -297,22 +277,22 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "usage: pdhmm_vs_cpu [-v] [-q]\n"); return 2; }
     }
 #ifndef HAVE_CUDA
-    return skip_all("pdhmm_vs_cpu: haplik was built without CUDA, the PDHMM kernels are NOT tested");
+    return tap_skip_all("pdhmm_vs_cpu: haplik was built without CUDA, the PDHMM kernels are NOT tested");
 #else
     char err[512];
     int n = 0;
     if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
         char why[700];
         snprintf(why, sizeof why, "pdhmm_vs_cpu: %s: the PDHMM kernels are NOT tested", err);
-        return skip_all(why);
+        return tap_skip_all(why);
     }
     int ords[16];
     if (n > 16) n = 16;
     for (int i = 0; i < n; i++) ords[i] = i;
     hk_cuda_t *cu;
     if (hk_cuda_open(ords, n, &cu, err, sizeof err) != HK_CUDA_OK) {
-        result(0, "hk_cuda_open: %s", err);
-        printf("1..%d\n", n_test);
+        tap_result(0, "hk_cuda_open: %s", err);
+        printf("1..%d\n", tap_n);
         return 1;
     }
     printf("# %d device(s)\n", n);
@@ -323,7 +303,7 @@ int main(int argc, char **argv)
     hk_batch_t b;
     hk_batch_init(&b);
     const int np = load_gkl(&b, path);
-    if (np != 990) result(0, "GKL's pairs from %s: %d read", path, np);
+    if (np != 990) tap_result(0, "GKL's pairs from %s: %d read", path, np);
     else check_batch(cu, &b, "GKL's 990 pairs", !quick);
     hk_batch_free(&b);
 
@@ -354,7 +334,7 @@ int main(int argc, char **argv)
         unsetenv("HK_CUDA_CHUNK_CELLS");
     }
     hk_cuda_close(cu);
-    printf("1..%d\n", n_test);
-    return n_fail ? 1 : 0;
+    printf("1..%d\n", tap_n);
+    return tap_failed ? 1 : 0;
 #endif
 }

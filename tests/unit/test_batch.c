@@ -77,7 +77,7 @@ static char rnd_base(void)
 
 int main(void)
 {
-    const hk_seq_rules_t rule_sets[] = { { 6, -1, 0 }, { 0, -1, 1 }, { 20, 10, 0 }, { 0, 40, 1 } };
+    const hk_seq_rules_t rule_sets[] = { { 6, -1, 0, 0 }, { 0, -1, 1, 0 }, { 20, 10, 0, 0 }, { 0, 40, 1, 0 } };
     int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0;
     for (int trial = 0; trial < 60000; trial++) {
         const hk_seq_rules_t *rules = &rule_sets[trial % 4];
