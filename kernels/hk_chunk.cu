@@ -485,17 +485,8 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
     const bool dbl = c->precision == HK_PREC_DOUBLE;
     const int nsingle = ch->n_single;
     cudaStream_t lane[1 + HK_SIDE_STREAMS];
-    int nl = 1;
-    lane[0] = st;
-    if (xs) {
-        *what = "cudaEventRecord";
-        if ((e = cudaEventRecord(xs->fork, st)) != cudaSuccess) return e;
-        *what = "cudaStreamWaitEvent";
-        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
-            if ((e = cudaStreamWaitEvent(xs->st[i], xs->fork, 0)) != cudaSuccess) return e;
-            lane[nl++] = xs->st[i];
-        }
-    }
+    int nl = 0;
+    if ((e = hk_side_fork(st, xs, lane, &nl, what)) != cudaSuccess) return e;
     /* longest tiles first: they have the fewest groups and the longest runs;
      * the multi-tile kernels share the scratch, so they all run on st */
     *what = "hk_cuda multi-tile kernel launch";
@@ -530,14 +521,7 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
             : dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
         if (e != cudaSuccess) return e;
     }
-    if (xs) {
-        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
-            *what = "cudaEventRecord";
-            if ((e = cudaEventRecord(xs->join[i], xs->st[i])) != cudaSuccess) return e;
-            *what = "cudaStreamWaitEvent";
-            if ((e = cudaStreamWaitEvent(st, xs->join[i], 0)) != cudaSuccess) return e;
-        }
-    }
+    if ((e = hk_side_join(st, xs, what)) != cudaSuccess) return e;
     if (c->precision == HK_PREC_MIXED && ch->n_pairs) {
         *what = "hk_cuda double recompute launch";
         e = hk_launch_double_multi(c, c->redo, (uint32_t)ch->n_pairs, c->n_redo, sc, st);

@@ -80,6 +80,38 @@ struct hk_side {
     cudaEvent_t  fork, join[HK_SIDE_STREAMS];
 };
 
+/* Fork: the side streams (xs may be NULL: none) wait for what st has queued;
+ * lane[0, *nl) becomes st and the side streams, to launch on in turn. */
+static inline cudaError_t hk_side_fork(cudaStream_t st, const hk_side *xs, cudaStream_t *lane,
+                                       int *nl, const char **what)
+{
+    cudaError_t e;
+    lane[0] = st;
+    *nl = 1;
+    if (!xs) return cudaSuccess;
+    *what = "cudaEventRecord";
+    if ((e = cudaEventRecord(xs->fork, st)) != cudaSuccess) return e;
+    *what = "cudaStreamWaitEvent";
+    for (int i = 0; i < HK_SIDE_STREAMS; i++) {
+        if ((e = cudaStreamWaitEvent(xs->st[i], xs->fork, 0)) != cudaSuccess) return e;
+        lane[(*nl)++] = xs->st[i];
+    }
+    return cudaSuccess;
+}
+
+/* Join: st waits for everything launched on the side streams. */
+static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const char **what)
+{
+    cudaError_t e;
+    for (int i = 0; xs && i < HK_SIDE_STREAMS; i++) {
+        *what = "cudaEventRecord";
+        if ((e = cudaEventRecord(xs->join[i], xs->st[i])) != cudaSuccess) return e;
+        *what = "cudaStreamWaitEvent";
+        if ((e = cudaStreamWaitEvent(st, xs->join[i], 0)) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
 /* Chunks in flight per device: while three are queued or run on the GPU,
  * the host packs the next one (chunks that run side by side finish close
  * together, so fewer slots leave the GPU idle while the host refills). */

@@ -459,17 +459,8 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
 {
     cudaError_t e = cudaSuccess;
     cudaStream_t lane[1 + HK_SIDE_STREAMS];
-    int nl = 1;
-    lane[0] = st;
-    if (xs) {
-        *what = "cudaEventRecord";
-        if ((e = cudaEventRecord(xs->fork, st)) != cudaSuccess) return e;
-        *what = "cudaStreamWaitEvent";
-        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
-            if ((e = cudaStreamWaitEvent(xs->st[i], xs->fork, 0)) != cudaSuccess) return e;
-            lane[nl++] = xs->st[i];
-        }
-    }
+    int nl = 0;
+    if ((e = hk_side_fork(st, xs, lane, &nl, what)) != cudaSuccess) return e;
     int li = 0;
     *what = "hk_cuda PDHMM multi-tile kernel launch";
     for (int k = PD_BIN_MULTI; k <= PD_BIN_SAFE; k++) {   /* they share the scratch: on st */
@@ -488,13 +479,6 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
                        : hk_launch_pdhmm_pair(k, c, d_items + b0, n, lane[li++ % nl]);
         if (e != cudaSuccess) return e;
     }
-    if (xs) {
-        for (int i = 0; i < HK_SIDE_STREAMS; i++) {
-            *what = "cudaEventRecord";
-            if ((e = cudaEventRecord(xs->join[i], xs->st[i])) != cudaSuccess) return e;
-            *what = "cudaStreamWaitEvent";
-            if ((e = cudaStreamWaitEvent(st, xs->join[i], 0)) != cudaSuccess) return e;
-        }
-    }
+    if ((e = hk_side_join(st, xs, what)) != cudaSuccess) return e;
     return e;
 }
