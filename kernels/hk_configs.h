@@ -106,6 +106,24 @@
     X(32, 6, HK_PD_ONE | HK_PD_TWO) /* reads  129..192 */ \
     X(32, 8, HK_PD_ONE | HK_PD_TWO) /* reads  193..256 (one column in both forms) */
 
+/* PDHMM, reads with constant gap qualities (the CG form of hk_pdhmm.cuh: 5
+ * FP64 instructions per cell, the gap coefficients per lane): X(P, K), one
+ * column per step, single tile; a read goes to the first entry whose tile
+ * holds it, longer reads to HK_PDHMM_CONFIGS. */
+#define HK_PDHMM_CG_CONFIGS(X) \
+    X(2, 8)   /* reads    1..16  */ \
+    X(4, 6)   /* reads   17..24  */ \
+    X(4, 8)   /* reads   25..32  */ \
+    X(4, 10)  /* reads   33..40  */ \
+    X(4, 12)  /* reads   41..48  */ \
+    X(8, 8)   /* reads   49..64  */ \
+    X(8, 10)  /* reads   65..80  */ \
+    X(8, 12)  /* reads   81..96  */ \
+    X(16, 8)  /* reads   97..128 */ \
+    X(16, 10) /* reads  129..160 */ \
+    X(16, 12) /* reads  161..192 */ \
+    X(32, 8)  /* reads  193..256 */
+
 /* PDHMM reads longer than the last tile: the multi-tile kernel's P and K
  * (32x8 spills in its multi-tile form; 32x4 does not). */
 #define HK_PDHMM_MULTI(X) X(32, 4)
@@ -116,7 +134,8 @@ enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
     HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
     HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_PD_COUNT_CONFIG)
+    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_PD_COUNT_CONFIG),
+    HK_N_PDHMM_CG_CONFIGS = 0 HK_PDHMM_CG_CONFIGS(HK_COUNT_CONFIG)
 };
 
 #endif

@@ -143,6 +143,7 @@ int hk_cuda_configs(int gaps, int *p, int *k, int max);
 
 /* The PDHMM kernel configurations (HK_PDHMM_CONFIGS), as hk_cuda_configs. */
 int hk_cuda_pdhmm_configs(int *p, int *k, int max);
+int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps */
 
 /* Time the kernels alone on batch b, on the engine's first device: b is
  * packed and copied once, then scored `runs` times (after one warm-up run),
@@ -151,7 +152,8 @@ int hk_cuda_pdhmm_configs(int *p, int *k, int max);
  * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities;
  * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score
  * does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
- * precision, config then indexing hk_cuda_pdhmm_configs and gaps ignored.
+ * precision, config then indexing hk_cuda_pdhmm_configs, or with gaps
+ * HK_GAPS_CONSTANT hk_cuda_pdhmm_cg_configs (every read of the CG form).
  * The batch's lk[] receives the last run's results. The batch must fit
  * the device in one piece. */
 int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,

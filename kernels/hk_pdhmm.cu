@@ -28,14 +28,24 @@
 #ifndef HK_PD_SHC_MINB4
 #define HK_PD_SHC_MINB4 4
 #endif
-template <int K, bool MULTI, bool SHC> constexpr int hk_pd_min_blocks()
-{ return SHC && !MULTI && K <= 4 ? HK_PD_SHC_MINB4 : SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2; }
+/* CG (constant gaps), without limits (ptxas, sm_90): with SHC 166 registers
+ * at 6 rows, 192-194 at 8, 224 at 10, 241 at 12; without, 202 at 6 and
+ * 251-255 from 8 on. In 168 (3 blocks) the SHC form spills 12-32 bytes at 8
+ * rows and 300 or more at 10; so 3 blocks up to 8 rows with SHC, else 2. */
+#ifndef HK_PD_CG_MINB
+#define HK_PD_CG_MINB 3
+#endif
+template <int K, bool MULTI, bool SHC, bool CG> constexpr int hk_pd_min_blocks()
+{
+    return CG ? (SHC && K <= 8 ? HK_PD_CG_MINB : 2)
+              : SHC && !MULTI && K <= 4 ? HK_PD_SHC_MINB4 : SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2;
+}
 
-template <int P, int K, bool MULTI, bool SAFE, bool SHC>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC>()))
+template <int P, int K, bool MULTI, bool SAFE, bool SHC, bool CG>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC, CG>()))
 hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char *scratch, size_t stride)
 {
-    hk_pd_fwd<P, K, MULTI, SAFE, SHC>::body(c, items, n_items, scratch, stride);
+    hk_pd_fwd<P, K, MULTI, SAFE, SHC, CG>::body(c, items, n_items, scratch, stride);
 }
 
 /* Whether the single-tile kernels of up to 6 rows per lane keep the emission
@@ -53,13 +63,13 @@ bool hk_pd_shc()
     return v != 0;
 }
 
-template <int P, int K, bool MULTI, bool SAFE, bool SHC>
+template <int P, int K, bool MULTI, bool SAFE, bool SHC, bool CG = false>
 static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                      const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC> F;
+    typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC, CG> F;
     if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC>;
+    auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC, CG>;
     if (F::SMEM_BYTES > 48 * 1024) {    /* once per device (devices 0..63), not at every launch */
         static std::atomic<uint64_t> set_on{0};
         int dev = 0;
@@ -93,6 +103,35 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
     if constexpr (K <= 6 && !MULTI)    /* SHC where it fits 3-4 blocks (hk_pd_shc_default) */
         if (hk_pd_shc()) return hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st);
     return hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
+}
+
+/* The constant-gap form (CG, hk_pdhmm.cuh); its emission coefficients in
+ * shared memory or registers as HK_PD_CG_SHC says (0 or 1; read once),
+ * else HK_PD_CG_SHC_DEFAULT. */
+#ifndef HK_PD_CG_SHC_DEFAULT
+#define HK_PD_CG_SHC_DEFAULT 1
+#endif
+static std::atomic<int> pd_cg_shc{-1}, pd_cg_on{-1};
+static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
+{
+    int v = cache.load(std::memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv(name);
+        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : dflt;
+        cache.store(v, std::memory_order_relaxed);
+    }
+    return v;
+}
+bool hk_pd_cg(void) { return pd_env01(pd_cg_on, "HK_PD_CG", 1) != 0; }
+void hk_pd_set_cg(bool on) { pd_cg_on.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+template <int P, int K>
+static cudaError_t hk_pd_cg_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                                   const hk_scratch *sc, cudaStream_t st)
+{
+    if (pd_env01(pd_cg_shc, "HK_PD_CG_SHC", HK_PD_CG_SHC_DEFAULT))
+        return hk_pd_launch_form<P, K, false, false, true, true>(c, items, n_items, sc, st);
+    return hk_pd_launch_form<P, K, false, false, false, true>(c, items, n_items, sc, st);
 }
 
 /* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168
@@ -135,11 +174,33 @@ static constexpr int pd_modes[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_MODES) };
 static const hk_pd_fn pd_fn[] = { HK_PDHMM_CONFIGS(HK_PD_FN) };
 #define HK_PD_PAIR_FN(P, K, MODES) hk_pd_pair_launch<P, K>,
 static const hk_pd_fn pd_pair_fn[] = { HK_PDHMM_CONFIGS(HK_PD_PAIR_FN) };
+#define HK_PD_CG_P(P, K) P,
+#define HK_PD_CG_K(P, K) K,
+static constexpr int pd_cg_p[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_P) };
+static constexpr int pd_cg_k[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_K) };
+#define HK_PD_CG_FN(P, K) hk_pd_cg_launch<P, K>,
+static const hk_pd_fn pd_cg_fn[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_FN) };
 #define HK_PD_MULTI_LAUNCH(P, K) safe ? hk_pd_launch<P, K, true, true>(c, items, n_items, sc, st) \
                                       : hk_pd_launch<P, K, true, false>(c, items, n_items, sc, st)
 
 int hk_pdhmm_rows(int cfg) { return pd_p[cfg] * pd_k[cfg]; }
 int hk_pdhmm_group(int cfg) { return pd_p[cfg]; }
+int hk_pdhmm_cg_rows(int cfg) { return pd_cg_p[cfg] * pd_cg_k[cfg]; }
+
+extern "C" int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max)
+{
+    for (int c = 0; c < HK_N_PDHMM_CG_CONFIGS && c < max; c++) {
+        p[c] = pd_cg_p[c];
+        k[c] = pd_cg_k[c];
+    }
+    return HK_N_PDHMM_CG_CONFIGS;
+}
+
+cudaError_t hk_launch_pdhmm_cg(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
+{
+    if (cfg < 0 || cfg >= HK_N_PDHMM_CG_CONFIGS) return cudaErrorInvalidValue;
+    return pd_cg_fn[cfg](c, items, n_items, nullptr, st);
+}
 
 cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
 {
@@ -253,22 +314,46 @@ static int pd_pick(uint32_t m)
 }
 
 enum { PD_NB = 16 };                    /* column buckets per bin: longest items first */
-/* Bins of a PDHMM chunk: the configurations' single-tile kernels, the
- * multi-tile kernel, the SAFE multi-tile kernel (reads with mm = 0 rows). */
-enum { PD_BIN_MULTI = HK_N_PDHMM_CONFIGS, PD_BIN_SAFE = HK_N_PDHMM_CONFIGS + 1, PD_BINS = HK_N_PDHMM_CONFIGS + 2 };
+enum { PD_BIN_CG = HK_PD_BIN_CG, PD_BIN_MULTI = HK_PD_BIN_MULTI, PD_BIN_SAFE = HK_PD_BIN_SAFE, PD_BINS = HK_PD_BINS };
 static_assert(PD_BINS <= HK_CHUNK_BINS, "a chunk has room for the PDHMM bins");
+
+static double pd_err[256];
+static std::once_flag pd_err_once;
 
 /* Whether a read has a row whose gap-open error probabilities sum to 1 or
  * more (match-to-match clamped to 0: Q0 on one, or Q3 or less on both): the
  * kernels' usual form divides by match-to-match. */
 static bool pd_needs_safe(const uint8_t *ins, const uint8_t *del, uint32_t m)
 {
-    static double err[256];
-    static std::once_flag once;
-    std::call_once(once, [] { for (int q = 0; q < 256; q++) err[q] = std::pow(10.0, -q / 10.0); });
     for (uint32_t i = 0; i < m; i++)       /* a margin: the borderline go to the SAFE form */
-        if (err[ins[i]] + err[del[i]] >= 1.0 - 1e-9) return true;
+        if (pd_err[ins[i]] + pd_err[del[i]] >= 1.0 - 1e-9) return true;
     return false;
+}
+
+/* The kernel form of read r (length m): the SAFE multi-tile form, the
+ * constant-gap form (hk_pdhmm.cuh, CG: gap qualities constant but for the
+ * last row, match-to-match at least 1/2 on both, Phred at most 93 so that
+ * I / mi stays below C * 2^31), or the per-row form. */
+enum pd_form { PD_ROWS, PD_CONST, PD_SAFE };
+static pd_form pd_read_form(const hk_batch_t *b, size_t r, uint32_t m)
+{
+    std::call_once(pd_err_once, [] { for (int q = 0; q < 256; q++) pd_err[q] = std::pow(10.0, -q / 10.0); });
+    const hk_read_gaps_t g = b->read_gaps[r];
+    if (g.constant && hk_pd_cg()) {
+        const uint8_t qmax = std::max(std::max(g.ins, g.del), std::max(g.ins_last, g.del_last));
+        if (qmax <= 93 && pd_err[g.ins] + pd_err[g.del] <= 0.5 && pd_err[g.ins_last] + pd_err[g.del_last] <= 0.5)
+            return PD_CONST;
+    }
+    const uint64_t ro = b->read_off[r];
+    return pd_needs_safe(b->read_i + ro, b->read_d + ro, m) ? PD_SAFE : PD_ROWS;
+}
+
+/* The CG configuration of a read of length m, or -1 (none holds it). */
+static int pd_pick_cg(uint32_t m)
+{
+    for (int c = 0; c < HK_N_PDHMM_CG_CONFIGS; c++)
+        if (m <= (uint32_t)hk_pdhmm_cg_rows(c)) return c;
+    return -1;
 }
 
 /* Call emit(item, key) for every work item of chunk ch (haplotypes grouped as
@@ -297,11 +382,13 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t r
             for (uint32_t h = 0; h < rg->n_haps; h++) degen->push_back(out0 + h);
             continue;
         }
-        const uint64_t ro = b->read_off[r];
-        const bool safe = pd_needs_safe(b->read_i + ro, b->read_d + ro, m);
-        const int cfg = safe ? -1 : pd_pick(m);
-        const bool multi = cfg < 0;
-        const uint32_t bin = safe ? (uint32_t)PD_BIN_SAFE : multi ? (uint32_t)PD_BIN_MULTI : (uint32_t)cfg;
+        const pd_form form = pd_read_form(b, r, m);
+        const bool safe = form == PD_SAFE;
+        const int cg = form == PD_CONST ? pd_pick_cg(m) : -1;
+        const int cfg = safe || cg >= 0 ? -1 : pd_pick(m);
+        const bool multi = !safe && cg < 0 && cfg < 0;
+        const uint32_t bin = safe ? (uint32_t)PD_BIN_SAFE : cg >= 0 ? (uint32_t)(PD_BIN_CG + cg)
+                           : multi ? (uint32_t)PD_BIN_MULTI : (uint32_t)cfg;
         const uint64_t *hoff = b->hap_off + rg->hap0;
         for (uint32_t h = 0; h < rg->n_haps;) {
             uint32_t nhp = 0;
@@ -472,7 +559,11 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
     }
     *what = "hk_cuda PDHMM kernel launch";
     const bool one_column = hk_pd_columns() == 1;
-    for (int k = HK_N_PDHMM_CONFIGS - 1; k >= 0; k--) {   /* longest tiles first */
+    for (int k = HK_N_PDHMM_CG_CONFIGS - 1; k >= 0; k--) {   /* longest tiles first */
+        const uint32_t b0 = ch->cfg_begin[PD_BIN_CG + k], n = ch->cfg_end[PD_BIN_CG + k] - b0;
+        if (n && (e = hk_launch_pdhmm_cg(k, c, d_items + b0, n, lane[li++ % nl])) != cudaSuccess) return e;
+    }
+    for (int k = HK_N_PDHMM_CONFIGS - 1; k >= 0; k--) {
         const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
         if (!n) continue;
         e = one_column ? hk_launch_pdhmm(k, c, d_items + b0, n, lane[li++ % nl])

@@ -67,9 +67,29 @@
  * lengths (docs/PERFORMANCE.md): 6 rows 0.71-0.74 -> 0.81-0.89 TCUPS, 8
  * rows in SHC form (2 blocks) 0.64-0.82 against 0.78-0.91. */
 template <int K, bool MULTI> constexpr bool hk_pd_shc_default() { return HK_PD_SHC_DEFAULT && K <= 6 && !MULTI; }
-template <int P, int K, bool MULTI, bool SAFE, bool SHC = hk_pd_shc_default<K, MULTI>()>
+
+/* CG: the form for reads whose gap qualities are the same on every row but
+ * the last (hk_read_gaps_t.constant, HaplotypeCaller's usual reads), single
+ * tile, match-to-match at least 1/2. As the float family's SCALED form
+ * (hk_fwd.cuh), I and D are kept divided by their gap-open probability,
+ * I' = I / mi and D' = D / md, which makes each one FMA:
+ *   I'(i,j) = M(i-1,j) + ii_i (mi_{i-1} / mi_i) I'(i-1,j)
+ *   D'(i,j) = M(i,j-1) + dd_i D'(i,j-1)
+ *   M(i,j)  = p_mm (M + (gm_i mi_{i-1} / mm_i) I' + (gm_i md_{i-1} / mm_i) D')(i-1,j-1)
+ * 5 FP64 instructions per cell instead of 7, and the gap coefficients are
+ * per lane, not per row (the last row, always lane P-1's row K-1, has its
+ * own). The branch values and the maxes of SPEC 1b compare values of one
+ * row, or of one row above, so they hold in the scaled units unchanged. The
+ * initial row's D' is C / (n md) with the body's md (the first row's
+ * mi_{i-1}, md_{i-1}), padding rows keep it with dd = 1, and the sum of the
+ * last row is M + mi_last I'. I' and D' reach C / mi: C = 2^HK_PD_CG_LOG2C
+ * leaves room for Phred 93 on both and mm >= 1/2 (host: pd_read_form). */
+#define HK_PD_CG_LOG2C 986
+template <int P, int K, bool MULTI, bool SAFE, bool SHC = hk_pd_shc_default<K, MULTI>(), bool CG = false>
 struct hk_pd_fwd {
+    static_assert(!CG || (!MULTI && !SAFE), "the constant-gap form is single-tile, not SAFE");
     static constexpr int ROWS = P * K;
+    static constexpr double LOG2_C = CG ? HK_PD_CG_LOG2C : 1020;
     static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
     static constexpr int GROUPS = HK_BLOCK_THREADS / P;
     static constexpr int WARP_ITEMS = 32 / P;
@@ -80,7 +100,7 @@ struct hk_pd_fwd {
     static constexpr size_t SMEM_B = (size_t)K * 3 * HK_BLOCK_THREADS * sizeof(double);
     /* SHC: [row][mismatch, match][thread] of double2 (a quarter-warp's 8
      * threads read 128 consecutive bytes modulo 2 KB: conflict-free) */
-    static constexpr size_t SMEM_Q = SHC ? (size_t)K * 2 * HK_BLOCK_THREADS * sizeof(double2) : 0;
+    static constexpr size_t SMEM_Q = SHC ? (size_t)K * 2 * HK_BLOCK_THREADS * (CG ? sizeof(double) : sizeof(double2)) : 0;
     static constexpr size_t SMEM_BYTES = SMEM_CN + SMEM_B + SMEM_Q;
 
     static_assert(P == 2 || P == 4 || P == 8 || P == 16 || P == 32, "group size must be 2, 4, 8, 16 or 32 lanes");
@@ -91,6 +111,8 @@ struct hk_pd_fwd {
      * gm, SAFE), for a match (p*_m) and a mismatch (p*_x); r = gm/mm. */
     struct rows_t {
         double pmm_m[K], pmm_x[K], r[K], pgm_m[K], pgm_x[K], mi[K], md[K], gc[K];
+        double dd[K];                                 /* CG: gap continuation, 1 on padding */
+        double a1b, a2b, a3b, a1x, a2x, a3x, milast;  /* CG: the body's, the last row's */
         uint32_t rbit[K];     /* 1 << the read base's code (0 on padding rows) */
         uint32_t padmask;     /* padding rows */
         uint32_t row1mask;    /* the read's first row (state of row 1) */
@@ -98,6 +120,34 @@ struct hk_pd_fwd {
 
     static __device__ __forceinline__ double2 &qval(double2 *sQ, int r, int em)
     { return sQ[(r * 2 + em) * HK_BLOCK_THREADS]; }
+    /* CG's SHC table: p_mm alone, [row][mismatch, match][thread] of double */
+    static __device__ __forceinline__ double &pval(double2 *sQ, int r, int em)
+    { return reinterpret_cast<double *>(sQ)[(r * 2 + em) * HK_BLOCK_THREADS]; }
+
+    /* The cell of row r, given the emission (em), the row above at the
+     * column before (xM, xI, xD), the row above at this column (aM, aI) and
+     * this row at the column before (lM, lD). */
+    static __device__ __forceinline__ void cell(const rows_t &co, int r, bool em, double xM, double xI, double xD,
+                                                double aM, double aI, double lM, double lD, const double2 *cQ,
+                                                double &nM, double &nI, double &nD)
+    {
+        double2 *sQ = const_cast<double2 *>(cQ);
+        if (CG) {
+            const bool lr = r == K - 1;               /* lane P-1: the read's last row */
+            const double p = SHC ? pval(sQ, r, em) : em ? co.pmm_m[r] : co.pmm_x[r];
+            nM = p * fma(lr ? co.a1x : co.a1b, xI, fma(lr ? co.a2x : co.a2b, xD, xM));
+            nI = fma(lr ? co.a3x : co.a3b, aI, aM);
+            nD = fma(co.dd[r], lD, lM);
+            return;
+        }
+        if (SHC) {
+            const double2 q = qval(sQ, r, em);
+            nM = fma(q.x, xM, q.y * (xI + xD));
+        } else if (SAFE) nM = fma(em ? co.pmm_m[r] : co.pmm_x[r], xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
+        else nM = (em ? co.pmm_m[r] : co.pmm_x[r]) * fma(co.r[r], xI + xD, xM);
+        nI = fma(co.gc[r], aI, co.mi[r] * aM);
+        nD = fma(co.gc[r], lD, co.md[r] * lM);
+    }
 
     static __device__ __forceinline__ double &bval(double *sB, int r, int x)
     { return sB[(r * 3 + x) * HK_BLOCK_THREADS]; }
@@ -111,7 +161,9 @@ struct hk_pd_fwd {
         const int group = threadIdx.x / P;
         double *cn = reinterpret_cast<double *>(hk_smem_raw) + group * HK_MAX_ITEM_HAPS;
         double *sB = reinterpret_cast<double *>(hk_smem_raw + SMEM_CN) + threadIdx.x;
-        double2 *sQ = reinterpret_cast<double2 *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x;
+        /* the thread's column of the SHC table (CG's entries are doubles, see pval) */
+        double2 *sQ = CG ? reinterpret_cast<double2 *>(reinterpret_cast<double *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x)
+                         : reinterpret_cast<double2 *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x;
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
         hk_pd_cell *sc = nullptr;
@@ -137,16 +189,20 @@ struct hk_pd_fwd {
             const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
 
             __syncwarp();                                  /* the last item's C/n reads done */
-            if (valid)
+            if (valid) {
+                /* the initial row's D: C/n, or CG's D' = C / (n md) */
+                const double cscale = CG ? ldexp(1.0, HK_PD_CG_LOG2C) / hk_err_tab[c.rd[ro]] : 0x1p1020;
                 for (uint32_t h = t; h < it.n_haps; h += P)
-                    cn[h] = 0x1p1020 / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
+                    cn[h] = cscale / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
+            }
             __syncwarp();
 
             for (uint32_t tile = 0; tile < tiles_w; tile++) {
                 const bool tv = valid && tile < tiles;
                 const bool last = tile + 1 == tiles;
                 rows_t co;
-                setup_rows(c, tile, t, ro, pad, tv, co, sQ);
+                if (CG) setup_rows_cg(c, t, ro, m, pad, tv, co, sQ);
+                else setup_rows(c, tile, t, ro, pad, tv, co, sQ);
                 const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
                 const bool from_scratch = MULTI && t == 0 && tile > 0;
                 sweep(c, it, co, tv, last, above_pad, from_scratch, total, ho, steps, t, cn, sB, sQ, sc);
@@ -187,6 +243,45 @@ struct hk_pd_fwd {
                 co.padmask |= 1u << r;
                 if (SHC) qval(sQ, r, 1) = qval(sQ, r, 0) = make_double2(0.0, 0.0);
             }
+        }
+    }
+
+    /* CG's coefficients (single tile): the body's gap probabilities from the
+     * read's first row, the last row's from its last. */
+    static __device__ __forceinline__ void setup_rows_cg(const hk_pd_dev &c, int t, uint32_t ro, uint32_t m,
+                                                         uint32_t pad, bool tv, rows_t &co, double2 *sQ)
+    {
+        co.padmask = 0;
+        co.row1mask = 0;
+        const uint32_t ol = tv ? ro + m - 1 : ro;
+        const double eib = hk_err_tab[c.ri[ro]], edb = hk_err_tab[c.rd[ro]], egb = hk_err_tab[c.rg[ro]];
+        const double eil = hk_err_tab[c.ri[ol]], edl = hk_err_tab[c.rd[ol]], egl = hk_err_tab[c.rg[ol]];
+        const double mmb = 1.0 - (eib + edb), mml = 1.0 - (eil + edl);
+        co.a1b = (1.0 - egb) * eib / mmb; co.a2b = (1.0 - egb) * edb / mmb; co.a3b = egb;
+        const bool lastlane = t == P - 1;
+        co.a1x = lastlane ? (1.0 - egl) * eib / mml : co.a1b;
+        co.a2x = lastlane ? (1.0 - egl) * edb / mml : co.a2b;
+        co.a3x = lastlane ? egl * eib / eil : co.a3b;
+        co.milast = eil;
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const int i = (int)(t * K + r) - (int)pad;
+            if (tv && i >= 0) {
+                const uint32_t o = ro + (uint32_t)i;
+                const bool lr = (uint32_t)i + 1 == m;
+                const double e = hk_err_tab[c.rq[o]], mm = lr ? mml : mmb;
+                co.pmm_m[r] = (1.0 - e) * mm;
+                co.pmm_x[r] = e / 3.0 * mm;
+                co.dd[r] = lr ? egl : egb;
+                co.rbit[r] = 1u << c.rbase[o];
+                if (i == 0) co.row1mask |= 1u << r;
+            } else {                      /* padding: M = I = 0, D' kept */
+                co.pmm_m[r] = co.pmm_x[r] = 0;
+                co.dd[r] = 1;
+                co.rbit[r] = 0;
+                co.padmask |= 1u << r;
+            }
+            if (SHC) { pval(sQ, r, 1) = co.pmm_m[r]; pval(sQ, r, 0) = co.pmm_x[r]; }
         }
     }
 
@@ -272,7 +367,7 @@ struct hk_pd_fwd {
             } else {
                 fast_column(co, rc, rM, rI, pM, pI, pD, M, I, D, sQ);
             }
-            sum += M[K - 1] + I[K - 1];
+            sum = CG ? fma(co.milast, I[K - 1], sum + M[K - 1]) : sum + (M[K - 1] + I[K - 1]);
             if (MULTI && lastlane && !last && tv && g < total) {
                 sc[g].m = M[K - 1]; sc[g].i = I[K - 1]; sc[g].d = D[K - 1];
             }
@@ -291,14 +386,8 @@ struct hk_pd_fwd {
         for (int r = 0; r < K; r++) {
             const bool em = (rc & co.rbit[r]) != 0;
             const double oM = M[r], oI = I[r], oD = D[r];
-            double nM;
-            if (SHC) {
-                const double2 q = qval(const_cast<double2 *>(sQ), r, em);
-                nM = fma(q.x, dM, q.y * (dI + dD));
-            } else if (SAFE) nM = fma(em ? co.pmm_m[r] : co.pmm_x[r], dM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (dI + dD));
-            else nM = (em ? co.pmm_m[r] : co.pmm_x[r]) * fma(co.r[r], dI + dD, dM);
-            const double nI = fma(co.gc[r], uI, co.mi[r] * uM);
-            const double nD = fma(co.gc[r], oD, co.md[r] * oM);
+            double nM, nI, nD;
+            cell(co, r, em, dM, dI, dD, uM, uI, oM, oD, sQ, nM, nI, nD);
             M[r] = nM; I[r] = nI; D[r] = nD;
             dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
         }
@@ -329,14 +418,8 @@ struct hk_pd_fwd {
             const double xM = isA ? fmax(dBM, dM) : dM, xI = isA ? fmax(dBI, dI) : dI;
             const double xD = isA ? fmax(dBD, dD) : dD;
             const double aM = dend ? fmax(uBM, uM) : uM, aI = dend ? fmax(uBI, uI) : uI;
-            double nM;
-            if (SHC) {
-                const double2 q = qval(const_cast<double2 *>(sQ), r, em);
-                nM = fma(q.x, xM, q.y * (xI + xD));
-            } else if (SAFE) nM = fma(em ? co.pmm_m[r] : co.pmm_x[r], xM, (em ? co.pgm_m[r] : co.pgm_x[r]) * (xI + xD));
-            else nM = (em ? co.pmm_m[r] : co.pmm_x[r]) * fma(co.r[r], xI + xD, xM);
-            const double nI = fma(co.gc[r], aI, co.mi[r] * aM);
-            const double nD = fma(co.gc[r], lD, co.md[r] * lM);
+            double nM, nI, nD;
+            cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
             const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
             bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
             M[r] = nM; I[r] = nI; D[r] = nD;
@@ -349,7 +432,7 @@ struct hk_pd_fwd {
      * gives -inf, which the host rescues (src/hk_engine.c). */
     static __device__ __forceinline__ void finish(const hk_pd_dev &c, const hk_item &it, int h, double s)
     {
-        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - 1020.0 * 0.30102999566398119521 : -INFINITY;
+        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - LOG2_C * 0.30102999566398119521 : -INFINITY;
     }
 };
 

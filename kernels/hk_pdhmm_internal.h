@@ -53,6 +53,13 @@ struct hk_pd_dev {
  * (hk_double_scratch_col_bytes). */
 struct hk_pd_cell { double m, i, d, bm, bi, bd; };
 
+/* Bins of a PDHMM chunk: the configurations' single-tile kernels
+ * (HK_PDHMM_CONFIGS), the constant-gap form's (HK_PD_BIN_CG + k, k indexing
+ * HK_PDHMM_CG_CONFIGS), the multi-tile kernel, the SAFE multi-tile kernel
+ * (reads with mm = 0 rows). */
+enum { HK_PD_BIN_CG = HK_N_PDHMM_CONFIGS, HK_PD_BIN_MULTI = HK_PD_BIN_CG + HK_N_PDHMM_CG_CONFIGS,
+       HK_PD_BIN_SAFE = HK_PD_BIN_MULTI + 1, HK_PD_BINS = HK_PD_BIN_SAFE + 1 };
+
 /* Launchers (hk_pdhmm.cu). cfg indexes HK_PDHMM_CONFIGS. */
 cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                             cudaStream_t st);
@@ -64,6 +71,14 @@ cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint
                                   const hk_scratch *sc, bool safe, cudaStream_t st);
 int hk_pdhmm_rows(int cfg);
 int hk_pdhmm_group(int cfg);
+/* The constant-gap form (hk_pdhmm.cuh, CG); cfg indexes HK_PDHMM_CG_CONFIGS. */
+cudaError_t hk_launch_pdhmm_cg(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
+                               cudaStream_t st);
+int hk_pdhmm_cg_rows(int cfg);
+/* Whether reads with constant gap qualities go to the CG form: HK_PD_CG=0
+ * turns it off (for measurements and tests; read once). */
+bool hk_pd_cg(void);
+void hk_pd_set_cg(bool on);         /* tests: overrides HK_PD_CG */
 
 /* The kernels' form: 1 (one column per step, hk_pdhmm.cuh), unless
  * HK_PD_COLUMNS says 1 or 2 (two columns, hk_pdhmm_pair.cuh: for

@@ -22,7 +22,8 @@
  * the GPU, CUDA events) and TCUPS; the whole hk_cuda_score call (packing,
  * copies, kernels, results back); with --configs, one equal-length workload
  * per kernel configuration (reads as long as its tile, haplotypes of 256
- * bases); and the CPU reference (hk_pdhmm_score_batch, one thread) on the
+ * bases), the per-row form's and then the constant-gap form's ("cg"; with
+ * HK_PD_CG=0 the mix runs without that form); and the CPU reference (hk_pdhmm_score_batch, one thread) on the
  * first --cpu-pairs pairs' worth of the same generator, whose results are
  * also compared with the GPU's.
  */
@@ -171,11 +172,12 @@ static void line(const char *name, const char *cfg, const hk_batch_t *b, double 
     fflush(stdout);
 }
 
-static int kernels(hk_cuda_t *cu, hk_batch_t *b, int config, int runs, const char *name, const char *cfg)
+/* gaps: HK_GAPS_CONSTANT with a config indexes the constant-gap form's list */
+static int kernels(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int runs, const char *name, const char *cfg)
 {
     char err[512];
     double s = 0;
-    if (hk_cuda_bench(cu, b, HK_GAPS_VARIED, config, HK_PREC_DOUBLE, runs, &s, err, sizeof err)) {
+    if (hk_cuda_bench(cu, b, gaps, config, HK_PREC_DOUBLE, runs, &s, err, sizeof err)) {
         fprintf(stderr, "bench_pdhmm: %s: %s\n", name, err);
         return -1;
     }
@@ -217,10 +219,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_pdhmm: %s\n", err);
         return 3;
     }
-    const char *cols = getenv("HK_PD_COLUMNS");
+    const char *cols = getenv("HK_PD_COLUMNS"), *cg = getenv("HK_PD_CG");
     printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, kernels of %s column(s) "
-           "per step\n", info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
-           cols && !strcmp(cols, "2") ? "two" : "one (the default)");
+           "per step, constant-gap form %s\n", info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
+           cols && !strcmp(cols, "2") ? "two" : "one (the default)", cg && !strcmp(cg, "0") ? "off" : "on");
     printf("%-14s %-7s %9s %10s %10s %8s\n", "workload", "config", "pairs", "cells", "ms", "TCUPS");
     hk_batch_t b;
     hk_batch_init(&b);
@@ -237,7 +239,7 @@ int main(int argc, char **argv)
     printf("# %s: %zu regions, %zu reads, %zu haplotypes, %.2f%% SNP positions, %.3f%% span flags\n",
            input ? input : "NA12878-like PD", b.n_regions, b.n_reads, b.n_haps, 100.0 * snp / b.n_hap_pos,
            100.0 * flagged / b.n_hap_pos);
-    int rc = kernels(cu, &b, -1, runs, "na12878-pd", "auto");
+    int rc = kernels(cu, &b, HK_GAPS_VARIED, -1, runs, "na12878-pd", "auto");
     if (rc == 0) {                              /* the whole call, median */
         double t[64];
         const int n = runs < 64 ? runs : 64;
@@ -253,18 +255,18 @@ int main(int argc, char **argv)
         if (rc == 0) line("na12878-pd", "auto", &b, t[n / 2], "hk_cuda_score, whole call (median)");
     }
     hk_batch_free(&b);
-    if (rc == 0 && configs) {
+    for (int form = 0; rc == 0 && configs && form < 2; form++) {   /* per row, then constant gaps ("cg") */
         int P[64], K[64];
-        const int nc = hk_cuda_pdhmm_configs(P, K, 64);
+        const int nc = form ? hk_cuda_pdhmm_cg_configs(P, K, 64) : hk_cuda_pdhmm_configs(P, K, 64);
         for (int c = 0; c < nc && rc == 0; c++) {
             char name[32], cfg[16];
             const int rows = P[c] * K[c];
             snprintf(name, sizeof name, "equal-%d-256", rows);
-            snprintf(cfg, sizeof cfg, "%dx%d", P[c], K[c]);
+            snprintf(cfg, sizeof cfg, "%s%dx%d", form ? "cg" : "", P[c], K[c]);
             hk_batch_init(&b);
             hk_batch_set_no_text(&b, 1);
             rc = make_equal(&b, rows, 256, (long)(4e9 / (rows * 256.0)));
-            if (rc == 0) rc = kernels(cu, &b, c, runs, name, cfg);
+            if (rc == 0) rc = kernels(cu, &b, form ? HK_GAPS_CONSTANT : HK_GAPS_VARIED, c, runs, name, cfg);
             hk_batch_free(&b);
         }
     }

@@ -48,10 +48,12 @@ static const hk_seq_rules_t RULES = { .min_base_quality = 0, .gcp = -1, .unknown
 /* What two orders of double arithmetic may differ by at a log10 likelihood
  * of v: 1e-9, plus a few units of the scaled sum's last place where it is
  * subnormal (below about -615, where GATK's own value keeps only the digits
- * above 2^-1074: 1.7e-9 was seen at -621.9). */
+ * above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap form
+ * scales by 2^986, not 2^1020 (HK_PD_CG_LOG2C), so its sums turn subnormal
+ * about 10 orders earlier: the tolerance counts from there. */
 static double pd_tolerance(double v)
 {
-    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 986 * 0.30102999566398119521));
 }
 
 /* ---- building batches ---- */
@@ -151,15 +153,20 @@ static void random_read(char *r, char *q, char *gi, char *gd, char *gg, uint32_t
 {
     static const char up[] = "ACGTN", lo[] = "acgtn";
     const uint32_t off = n > m ? rnd(n - m + 1) : 0;
-    const int const_gaps = rnd(2);
+    /* constant gap qualities but for the last base (the kernels' CG form):
+     * HaplotypeCaller's IIII...IN with gcp Q10, or any other values (Q1-93:
+     * below Q4 or so not CG) */
+    const int const_gaps = rnd(2), hc = rnd(2);
+    const char cb[3] = { hc ? 'I' : (char)(34 + rnd(93)), hc ? 'I' : (char)(34 + rnd(93)), hc ? '+' : (char)(33 + rnd(41)) };
+    const char cl[3] = { hc ? 'N' : (char)(34 + rnd(93)), hc ? 'N' : (char)(34 + rnd(93)), hc ? '+' : (char)(33 + rnd(41)) };
     for (uint32_t i = 0; i < m; i++) {
         const uint32_t c = rnd(100) < 1 ? 4 : rnd(4);
         if (off + i < n && rnd(100) < 92) r[i] = h[off + i];
         else r[i] = lower && rnd(3) == 0 ? lo[c] : up[c];
         q[i] = (char)(33 + (q0 && rnd(10) == 0 ? 0 : 6 + rnd(36)));
         if (const_gaps) {
-            gi[i] = gd[i] = i + 1 == m ? 'N' : 'I';
-            gg[i] = '+';
+            const char *g = i + 1 == m ? cl : cb;
+            gi[i] = g[0]; gd[i] = g[1]; gg[i] = g[2];
         } else {
             gi[i] = (char)(33 + (q0 && rnd(20) == 0 ? rnd(3) : 10 + rnd(40)));
             gd[i] = (char)(33 + (q0 && rnd(20) == 0 ? rnd(3) : 10 + rnd(40)));

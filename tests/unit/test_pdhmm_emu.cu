@@ -135,10 +135,12 @@ static void emu_block(const std::function<void()> &fn)
 /* What two orders of double arithmetic may differ by at a log10 likelihood
  * of v: 1e-9, plus a few units of the scaled sum's last place where it is
  * subnormal (below about -615, where GATK's own value keeps only the digits
- * above 2^-1074: 1.7e-9 was seen at -621.9). */
+ * above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap form
+ * scales by 2^986, not 2^1020 (HK_PD_CG_LOG2C), so its sums turn subnormal
+ * about 10 orders earlier: the tolerance counts from there. */
 static double pd_tolerance(double v)
 {
-    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 986 * 0.30102999566398119521));
 }
 
 /* ---- random PDHMM batches ---- */
@@ -173,12 +175,21 @@ static int random_region(hk_batch_t *b, int cs)
     }
     for (int k = 0; k < R; k++) {
         const int m = 1 + (int)rnd((uint32_t)maxr), src = (int)rnd((uint32_t)H);
+        /* half the reads: constant gap qualities but for the last base (the CG
+         * form), from Q1 (match-to-match below 1/2: not CG) to Q93 */
+        const bool cgap = rnd(2);
+        const char cb[3] = { (char)(33 + 1 + rnd(93)), (char)(33 + 1 + rnd(93)), (char)(33 + rnd(41)) };
+        const char cl[3] = { (char)(33 + 1 + rnd(93)), (char)(33 + 1 + rnd(93)), (char)(33 + rnd(41)) };
         for (int i = 0; i < m; i++) {
             r[i] = i < hl[src] && rnd(10) ? hs[src][i] : "ACGTNacgtn"[rnd(10)];
             q[i] = (char)(33 + rnd(42));
             gi[i] = (char)(33 + (!low || rnd(40) ? 20 + rnd(30) : rnd(4)));
             gd[i] = (char)(33 + (!low || rnd(40) ? 20 + rnd(30) : rnd(4)));
             gg[i] = (char)(33 + rnd(40));
+            if (cgap) {
+                const char *g = i + 1 == m ? cl : cb;
+                gi[i] = g[0]; gd[i] = g[1]; gg[i] = g[2];
+            }
         }
         if (hk_batch_add_read(b, &RULES, r, q, gi, gd, gg, (uint32_t)m, &bad)) return -1;
     }
@@ -191,6 +202,9 @@ static constexpr int MP = HK_PDHMM_MULTI(MULTI_P), MK = HK_PDHMM_MULTI(MULTI_K);
 #define CFG_P(P, K, M) P,
 #define CFG_K(P, K, M) K,
 static const int cfg_p[] = { HK_PDHMM_CONFIGS(CFG_P) }, cfg_k[] = { HK_PDHMM_CONFIGS(CFG_K) };
+#define CG_P(P, K) P,
+#define CG_K(P, K) K,
+static const int cg_p[] = { HK_PDHMM_CG_CONFIGS(CG_P) }, cg_k[] = { HK_PDHMM_CG_CONFIGS(CG_K) };
 
 /* Score batch b (one region or more) as the engine would, in the kernel form
  * of `cols` columns per step, into lk. */
@@ -218,10 +232,15 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
         *bins_used |= 1u << k;
         std::function<void()> fn;
         const size_t stride = sc_cols * hk_double_scratch_col_bytes();
-        if (k == HK_N_PDHMM_CONFIGS)
+        const int g = k - HK_PD_BIN_CG;          /* the CG form's configuration, in its default SHC form */
+        if (k == HK_PD_BIN_MULTI)
             fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, false>::body(c, items + b0, n, scratch.data(), stride); };
-        else if (k == HK_N_PDHMM_CONFIGS + 1)
+        else if (k == HK_PD_BIN_SAFE)
             fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, true>::body(c, items + b0, n, scratch.data(), stride); };
+#define EMU_CG(P, K)                                                                                           \
+        else if (g >= 0 && cg_p[g] == P && cg_k[g] == K)                                                        \
+            fn = [&, b0, n] { hk_pd_fwd<P, K, false, false, true, true>::body(c, items + b0, n, nullptr, 0); };
+        HK_PDHMM_CG_CONFIGS(EMU_CG)
 #define EMU_CFG(P, K, M)                                                                                 \
         else if (cfg_p[k] == P && cfg_k[k] == K) {                                                       \
             if (cols == 1 || K >= 8)                                                                     \
@@ -315,8 +334,12 @@ int main(void)
         }
         TAP_OK(bad == 0 && unwritten == 0, "%d column(s) per step: %zu pairs, %zu over the tolerance, largest "
                "difference %.3g (%.3g above -600), %zu unwritten", cols, pairs, bad, worst, worst_normal, unwritten);
-        TAP_OK((bins >> HK_N_PDHMM_CONFIGS & 3) == 3, "%d column(s) per step: the multi-tile kernel and its SAFE "
+        TAP_OK((bins >> HK_PD_BIN_MULTI & 3) == 3, "%d column(s) per step: the multi-tile kernel and its SAFE "
                "form ran (bins 0x%x)", cols, bins);
+        const unsigned cg_bins = bins >> HK_PD_BIN_CG & ((1u << HK_N_PDHMM_CG_CONFIGS) - 1);
+        TAP_OK(__builtin_popcount(cg_bins) >= HK_N_PDHMM_CG_CONFIGS / 2, "%d column(s) per step: the constant-gap "
+               "form ran in %d of its %d configurations (bins 0x%x)", cols, __builtin_popcount(cg_bins),
+               HK_N_PDHMM_CG_CONFIGS, bins);
     }
     return TAP_DONE();
 }
