@@ -118,20 +118,19 @@ struct hk_pd_fwd {
         uint32_t row1mask;    /* the read's first row (state of row 1) */
     };
 
-    static __device__ __forceinline__ double2 &qval(double2 *sQ, int r, int em)
-    { return sQ[(r * 2 + em) * HK_BLOCK_THREADS]; }
+    static __device__ __forceinline__ double2 &qval(unsigned char *sQ, int r, int em)
+    { return reinterpret_cast<double2 *>(sQ)[(r * 2 + em) * HK_BLOCK_THREADS]; }
     /* CG's SHC table: p_mm alone, [row][mismatch, match][thread] of double */
-    static __device__ __forceinline__ double &pval(double2 *sQ, int r, int em)
+    static __device__ __forceinline__ double &pval(unsigned char *sQ, int r, int em)
     { return reinterpret_cast<double *>(sQ)[(r * 2 + em) * HK_BLOCK_THREADS]; }
 
     /* The cell of row r, given the emission (em), the row above at the
      * column before (xM, xI, xD), the row above at this column (aM, aI) and
      * this row at the column before (lM, lD). */
     static __device__ __forceinline__ void cell(const rows_t &co, int r, bool em, double xM, double xI, double xD,
-                                                double aM, double aI, double lM, double lD, const double2 *cQ,
+                                                double aM, double aI, double lM, double lD, unsigned char *sQ,
                                                 double &nM, double &nI, double &nD)
     {
-        double2 *sQ = const_cast<double2 *>(cQ);
         if (CG) {
             const bool lr = r == K - 1;               /* lane P-1: the read's last row */
             const double p = SHC ? pval(sQ, r, em) : em ? co.pmm_m[r] : co.pmm_x[r];
@@ -162,8 +161,7 @@ struct hk_pd_fwd {
         double *cn = reinterpret_cast<double *>(hk_smem_raw) + group * HK_MAX_ITEM_HAPS;
         double *sB = reinterpret_cast<double *>(hk_smem_raw + SMEM_CN) + threadIdx.x;
         /* the thread's column of the SHC table (CG's entries are doubles, see pval) */
-        double2 *sQ = CG ? reinterpret_cast<double2 *>(reinterpret_cast<double *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x)
-                         : reinterpret_cast<double2 *>(hk_smem_raw + SMEM_CN + SMEM_B) + threadIdx.x;
+        unsigned char *sQ = hk_smem_raw + SMEM_CN + SMEM_B + threadIdx.x * (CG ? sizeof(double) : sizeof(double2));
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
         hk_pd_cell *sc = nullptr;
@@ -212,7 +210,7 @@ struct hk_pd_fwd {
     }
 
     static __device__ __forceinline__ void setup_rows(const hk_pd_dev &c, uint32_t tile, int t, uint32_t ro,
-                                                      uint32_t pad, bool tv, rows_t &co, double2 *sQ)
+                                                      uint32_t pad, bool tv, rows_t &co, unsigned char *sQ)
     {
         co.padmask = 0;
         co.row1mask = 0;
@@ -249,7 +247,7 @@ struct hk_pd_fwd {
     /* CG's coefficients (single tile): the body's gap probabilities from the
      * read's first row, the last row's from its last. */
     static __device__ __forceinline__ void setup_rows_cg(const hk_pd_dev &c, int t, uint32_t ro, uint32_t m,
-                                                         uint32_t pad, bool tv, rows_t &co, double2 *sQ)
+                                                         uint32_t pad, bool tv, rows_t &co, unsigned char *sQ)
     {
         co.padmask = 0;
         co.row1mask = 0;
@@ -289,7 +287,7 @@ struct hk_pd_fwd {
     static __device__ __forceinline__ void sweep(const hk_pd_dev &c, const hk_item &it, const rows_t &co,
                                                  bool tv, bool last, bool above_pad, bool from_scratch,
                                                  uint32_t total, uint32_t ho, uint32_t steps, int t,
-                                                 const double *cn, double *sB, const double2 *sQ, hk_pd_cell *sc)
+                                                 const double *cn, double *sB, unsigned char *sQ, hk_pd_cell *sc)
     {
         double M[K], I[K], D[K];
 #pragma unroll
@@ -380,7 +378,7 @@ struct hk_pd_fwd {
     static __device__ __forceinline__ void fast_column(const rows_t &co, uint32_t rc, double uM, double uI,
                                                        double dM, double dI, double dD,
                                                        double (&M)[K], double (&I)[K], double (&D)[K],
-                                                       const double2 *sQ)
+                                                       unsigned char *sQ)
     {
 #pragma unroll
         for (int r = 0; r < K; r++) {
@@ -403,7 +401,7 @@ struct hk_pd_fwd {
                                                        double dM, double dI, double dD,
                                                        double dBM, double dBI, double dBD,
                                                        double (&M)[K], double (&I)[K], double (&D)[K], double *sB,
-                                                       const double2 *sQ)
+                                                       unsigned char *sQ)
     {
         const uint32_t s2 = (rc >> HK_PDC_S2_SHIFT) & 3, s1 = (rc >> HK_PDC_S1_SHIFT) & 3;
         const bool dend = rc & HK_PDC_DEL_END;

@@ -248,8 +248,17 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
            "wrong -inf/nan %zu  beyond GATK's range (-inf, rescued by the engine) %zu  truly 0 %zu  recomputed %llu",
            what, pname[prec], b->n_pairs, maxd, maxd_normal, over, unwritten, bad_inf, beyond, zero,
            (unsigned long long)b->n_recomputed);
-    if ((bad || verbose) && b->n_pairs)
-        printf("#    worst pair %zu: gpu %.12g cpu %.12g\n", worst, b->lk[worst], ref[worst]);
+    if ((bad || verbose) && b->n_pairs) {
+        size_t g = 0;                            /* the worst pair's region, read and haplotype */
+        while (g + 1 < b->n_regions && b->regions[g + 1].pair0 <= worst) g++;
+        const hk_region_t *rg = &b->regions[g];
+        const size_t r = rg->read0 + (worst - rg->pair0) / rg->n_haps, h = rg->hap0 + (worst - rg->pair0) % rg->n_haps;
+        const hk_read_gaps_t q = b->read_gaps[r];
+        printf("#    worst pair %zu: gpu %.12g cpu %.12g; read of %u bases, gaps %s (ins %u/%u del %u/%u gcp %u/%u), "
+               "haplotype of %u\n", worst, b->lk[worst], ref[worst], hk_batch_read_len(b, r),
+               q.constant ? "constant" : "varied", q.ins, q.ins_last, q.del, q.del_last, q.gcp, q.gcp_last,
+               hk_batch_hap_len(b, h));
+    }
 }
 
 static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what, int all_precisions)
@@ -267,6 +276,8 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what, int all_
 
 static void run_shape(hk_cuda_t *cu, const char *what, const shape_t *s, int all_precisions)
 {
+    const char *only = getenv("PDHMM_SHAPE");     /* run only the shapes whose name has this */
+    if (only && !strstr(what, only)) return;
     hk_batch_t b;
     hk_batch_init(&b);
     if (random_batch(&b, s)) tap_result(0, "%s: building the batch failed", what);
