@@ -30,6 +30,9 @@ typedef struct {
 /* Haplotype lengths that share a sort bucket (read length sorts within). */
 #define HAP_BUCKET_SHIFT 4
 
+/* Workers whose start and end a trace reports. */
+#define MAX_TRACED 256
+
 typedef struct {
     const hk_model_t    *m;
     hk_batch_t          *b;
@@ -41,6 +44,10 @@ typedef struct {
     atomic_size_t        next;        /* groups taken */
     atomic_ullong        recomputed;
     atomic_int           failed;
+    /* traced: when each worker started and ended (see hk_model_score_batch) */
+    int                  tracing;
+    atomic_int           workers;
+    double               t_begin[MAX_TRACED], t_end[MAX_TRACED];
 } score_job_t;
 
 /* One thread's memory and its pairs awaiting a double recompute. */
@@ -106,6 +113,8 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 static void *score_worker(void *arg)
 {
     score_job_t *job = arg;
+    const int me = job->tracing ? atomic_fetch_add(&job->workers, 1) : MAX_TRACED;
+    if (me < MAX_TRACED) job->t_begin[me] = hk_log_now();
     const hk_batch_t *b = job->b;
     const size_t cols = (size_t)b->max_hap_len + 1;
     /* a column of the pass's widest vector: 64 bytes for AVX-512, 8 for scalar double */
@@ -137,6 +146,7 @@ out:
     free(w.mem.rows);
     free(w.mem.hcode);
     free(w.ws);
+    if (me < MAX_TRACED) job->t_end[me] = hk_log_now();
     return NULL;
 }
 
@@ -222,6 +232,165 @@ fail:
     return NULL;
 }
 
+/* The same order built by all the scoring threads (on one, ordering a batch
+ * of 2M pairs took 4 % of the time 16 threads then scored it). Regions are cut into parts of about equal pairs; each
+ * part counts its pairs per (class, haplotype bucket); the counts become
+ * offsets, part after part within a bucket, so that the parts scatter at
+ * once and stably; then each bucket is sorted stably by read length on its
+ * own. Stable by bucket, then stably by read length within it: exactly the
+ * order of order_pairs. */
+typedef struct {
+    const hk_model_t *m;
+    const hk_batch_t *b;
+    size_t            hap_keys, buckets;
+    const size_t     *cut;            /* parts + 1 region indices */
+    size_t           *count;          /* [part * hap_keys + key]: counts, then offsets */
+    size_t           *bucket_start;   /* hap_keys + 1 */
+    pair_ref_t       *coarse, *sorted;
+    int               scatter;        /* the phase: count (0) or scatter (1) */
+    size_t            read_keys;
+    atomic_size_t     next_bucket;
+    atomic_int        failed;
+} order_job_t;
+
+typedef struct {
+    order_job_t *job;
+    size_t       part;
+} order_arg_t;
+
+/* Count or scatter one part's pairs by their bucket. */
+static void *order_part(void *arg)
+{
+    const order_arg_t *a = arg;
+    order_job_t *j = a->job;
+    const hk_batch_t *b = j->b;
+    size_t *count = j->count + a->part * j->hap_keys;
+    for (size_t r = j->cut[a->part]; r < j->cut[a->part + 1]; r++) {
+        const hk_region_t *rg = &b->regions[r];
+        for (uint32_t i = 0; i < rg->n_reads; i++) {
+            const size_t class_key = hk_cpu_float_first(j->m, hk_batch_read_len(b, rg->read0 + i)) ? 0 : j->buckets;
+            for (uint32_t h = 0; h < rg->n_haps; h++) {
+                const size_t key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
+                if (!j->scatter) { count[key]++; continue; }
+                j->coarse[count[key]++] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h,
+                                                        rg->pair0 + (uint64_t)i * rg->n_haps + h };
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Sort buckets by read length (stable counting sort over the bucket's range
+ * of lengths), taking them one at a time. */
+static void *order_buckets(void *arg)
+{
+    order_job_t *j = arg;
+    const hk_batch_t *b = j->b;
+    size_t *start = malloc(j->read_keys * sizeof *start);
+    if (!start) { atomic_store(&j->failed, 1); return NULL; }
+    for (;;) {
+        const size_t key = atomic_fetch_add(&j->next_bucket, 1);
+        if (key >= j->hap_keys) break;
+        const size_t s = j->bucket_start[key], e = j->bucket_start[key + 1];
+        if (e - s < 2) {
+            if (e > s) j->sorted[s] = j->coarse[s];
+            continue;
+        }
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (size_t k = s; k < e; k++) {
+            const uint32_t len = hk_batch_read_len(b, j->coarse[k].read);
+            if (len < lo) lo = len;
+            if (len > hi) hi = len;
+        }
+        const size_t keys = (size_t)(hi - lo) + 1;
+        memset(start, 0, (keys + 1) * sizeof *start);
+        for (size_t k = s; k < e; k++) start[hk_batch_read_len(b, j->coarse[k].read) - lo + 1]++;
+        start[0] = s;
+        for (size_t k = 0; k < keys; k++) start[k + 1] += start[k];
+        for (size_t k = s; k < e; k++)
+            j->sorted[start[hk_batch_read_len(b, j->coarse[k].read) - lo]++] = j->coarse[k];
+    }
+    free(start);
+    return NULL;
+}
+
+/* order_pairs on nthreads threads (NULL without memory). */
+static pair_ref_t *order_pairs_par(const hk_model_t *m, const hk_batch_t *b, size_t n, int nthreads,
+                                   size_t *n_float)
+{
+    order_job_t j = { .m = m, .b = b };
+    j.buckets = ((size_t)b->max_hap_len >> HAP_BUCKET_SHIFT) + 1;
+    j.hap_keys = 2 * j.buckets;
+    j.read_keys = (size_t)b->max_read_len + 2;
+    atomic_init(&j.next_bucket, 0);
+    atomic_init(&j.failed, 0);
+    const size_t parts = (size_t)nthreads;
+    size_t *cut = malloc((parts + 1) * sizeof *cut);
+    order_arg_t *args = malloc(parts * sizeof *args);
+    j.count = calloc(parts * j.hap_keys, sizeof *j.count);
+    j.bucket_start = malloc((j.hap_keys + 1) * sizeof *j.bucket_start);
+    j.coarse = malloc(n * sizeof *j.coarse);
+    j.sorted = malloc(n * sizeof *j.sorted);
+    if (!cut || !args || !j.count || !j.bucket_start || !j.coarse || !j.sorted) goto fail;
+    /* part p ends at the first region that takes the pairs past (p + 1) n / parts */
+    size_t r = 0, done = 0;
+    cut[0] = 0;
+    for (size_t p = 0; p < parts; p++) {
+        for (; r < b->n_regions && done < (p + 1) * n / parts; r++)
+            done += (size_t)b->regions[r].n_reads * b->regions[r].n_haps;
+        cut[p + 1] = r;
+        args[p] = (order_arg_t){ &j, p };
+    }
+    cut[parts] = b->n_regions;
+    j.cut = cut;
+    j.scatter = 0;
+    hk_threads_run(order_part, args, sizeof *args, (int)parts);
+    size_t at = 0;
+    for (size_t key = 0; key < j.hap_keys; key++) {
+        j.bucket_start[key] = at;
+        for (size_t p = 0; p < parts; p++) {
+            const size_t c = j.count[p * j.hap_keys + key];
+            j.count[p * j.hap_keys + key] = at;
+            at += c;
+        }
+    }
+    j.bucket_start[j.hap_keys] = at;
+    *n_float = j.bucket_start[j.buckets];
+    j.scatter = 1;
+    hk_threads_run(order_part, args, sizeof *args, (int)parts);
+    hk_threads_run(order_buckets, &j, 0, nthreads);
+    if (atomic_load(&j.failed)) goto fail;
+    free(cut);
+    free(args);
+    free(j.count);
+    free(j.bucket_start);
+    free(j.coarse);
+    return j.sorted;
+fail:
+    free(cut);
+    free(args);
+    free(j.count);
+    free(j.bucket_start);
+    free(j.coarse);
+    free(j.sorted);
+    return NULL;
+}
+
+/* Batches of fewer pairs are ordered on one thread. Ordering on all costs
+ * three more wake-ups of every worker, and the fork-join waits for the
+ * latest: 0.2 ms when the CPU only scores, 3-8 ms when `score` reads and
+ * writes beside it (16 threads, the H100 host). Serial ordering costs about
+ * 20-30 ns a pair (1.2 ms for 65k pairs, 61 ms for 2M there). So it pays
+ * from about a million pairs: measured slower on batches of 2^16 pairs in
+ * `score`'s default pipeline, faster on one batch of 2M (docs/PERFORMANCE.md,
+ * "Where the 16-thread gap goes"). */
+static _Atomic size_t par_order_min = (size_t)1 << 20;
+
+size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
+{
+    return atomic_exchange(&par_order_min, min_pairs);
+}
+
 int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
 {
     size_t n = 0;
@@ -231,7 +400,9 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
     const int tracing = hk_log_tracing();
     const double t0 = tracing ? hk_log_now() : 0;
-    pair_ref_t *order = order_pairs(m, b, n, &job.n_float);
+    pair_ref_t *order = nthreads > 1 && n >= atomic_load(&par_order_min)
+                        ? order_pairs_par(m, b, n, nthreads, &job.n_float)
+                        : order_pairs(m, b, n, &job.n_float);
     const double t1 = tracing ? hk_log_now() : 0;
     if (!order) { hk_log_error("out of memory scoring a batch"); return -1; }
     job.order = order;
@@ -242,13 +413,28 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     atomic_init(&job.next, 0);
     atomic_init(&job.recomputed, 0);
     atomic_init(&job.failed, 0);
+    atomic_init(&job.workers, 0);
+    job.tracing = tracing;
     if ((size_t)nthreads > job.n_groups) nthreads = (int)job.n_groups;
     hk_threads_run(score_worker, &job, 0, nthreads);   /* the workers share one job */
     free(order);
-    if (tracing)   /* the ordering is the serial part of a batch: weigh it against the rest */
+    if (tracing) {
+        /* what a batch loses against T times one thread: the ordering (serial
+         * below par_order_min), workers that start late (their cores busy
+         * reading or writing) and ends far apart (the load-balance tail) */
+        const int nw = atomic_load(&job.workers) < MAX_TRACED ? atomic_load(&job.workers) : MAX_TRACED;
+        double b0 = job.t_begin[0], b1 = b0, e0 = job.t_end[0], e1 = e0;
+        for (int k = 1; k < nw; k++) {
+            if (job.t_begin[k] < b0) b0 = job.t_begin[k];
+            if (job.t_begin[k] > b1) b1 = job.t_begin[k];
+            if (job.t_end[k] < e0) e0 = job.t_end[k];
+            if (job.t_end[k] > e1) e1 = job.t_end[k];
+        }
         fprintf(stderr, "haplik: trace cpu: %zu pairs, ordered in %.2f ms, scored in %.2f ms "
-                "(%s pass, %d threads)\n", n, (t1 - t0) * 1e3, (hk_log_now() - t1) * 1e3,
-                job.pass->name, nthreads);
+                "(%s pass, %d threads; started %.3f-%.3f ms, ended %.3f ms apart)\n", n, (t1 - t0) * 1e3,
+                (hk_log_now() - t1) * 1e3, job.pass->name, nthreads, (b0 - t1) * 1e3, (b1 - t1) * 1e3,
+                (e1 - e0) * 1e3);
+    }
     if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return -1; }
     b->n_recomputed += atomic_load(&job.recomputed);
     return 0;

@@ -66,5 +66,9 @@ const char *hk_model_cpu_pass(void);
  * while a batch is being scored). 0, or -1 when there is no such pass or
  * this CPU does not run it. */
 int hk_model_set_cpu_pass(const char *name);
+/* Batches of at least min_pairs pairs are put in scoring order by all the
+ * scoring threads instead of one (default 2^20 pairs; the order is the same).
+ * For tests; not while a batch is being scored. Returns the previous value. */
+size_t hk_model_set_cpu_parallel_order(size_t min_pairs);
 
 #endif

@@ -337,13 +337,16 @@ static void test_passes_bit_identical(void)
             for (size_t i = 0; i < n; i++) b.lk[i] = NAN;
             b.n_recomputed = 0;
             const int threads = 1 + (int)k;
+            /* with more than one thread, the pairs are ordered on all of them too */
+            const size_t par_was = hk_model_set_cpu_parallel_order(threads > 1 ? 1 : SIZE_MAX);
             int scored = ok && hk_model_score_batch(&m, &b, threads) == 0;
+            hk_model_set_cpu_parallel_order(par_was);
             differ = 0;
             for (size_t i = 0; scored && i < n; i++) differ += memcmp(&ref[i], &b.lk[i], sizeof ref[i]) != 0;
             TAP_OK(scored && differ == 0 && b.n_recomputed == recomputed,
-                   "%s: %s pass (%s, %d threads) equals the scalar pass bit for bit on %zu pairs "
+                   "%s: %s pass (%s, %d threads%s) equals the scalar pass bit for bit on %zu pairs "
                    "(%zu differ, %llu recomputed)", pname, names[k], hk_model_cpu_pass(), threads,
-                   n, differ, (unsigned long long)b.n_recomputed);
+                   threads > 1 ? ", ordered on all" : "", n, differ, (unsigned long long)b.n_recomputed);
         }
         free(ref);
         free(ws);
@@ -380,21 +383,27 @@ static void test_two_pass_order(void)
     }
     ok &= hk_batch_add_read(&b, &rules, rb, q, gi, gd, gc, RL, &bad) == 0;
     ok &= hk_batch_end_region(&b) == 0;
-    ok &= ok && hk_model_score_batch(&m, &b, 2) == 0;
     void *ws = malloc(hk_model_ws_size(b.max_hap_len));
-    size_t differ = 0, pairs = 0;
-    for (size_t ri = 0; ok && ws && ri < b.n_regions; ri++) {
-        const hk_region_t *rg = &b.regions[ri];
-        for (uint32_t r = 0; r < rg->n_reads; r++)
-            for (uint32_t h = 0; h < rg->n_haps; h++, pairs++) {
-                const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
-                const double want = score_one(&m, &b, rk, hk, ws);
-                differ += memcmp(&want, &b.lk[rg->pair0 + (size_t)r * rg->n_haps + h], sizeof want) != 0;
-            }
+    for (int par = 0; par < 2; par++) {   /* ordered on one thread, then on all */
+        for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = NAN;
+        const size_t par_was = hk_model_set_cpu_parallel_order(par ? 1 : SIZE_MAX);
+        int scored = ok && hk_model_score_batch(&m, &b, 2) == 0;
+        hk_model_set_cpu_parallel_order(par_was);
+        size_t differ = 0, pairs = 0;
+        for (size_t ri = 0; scored && ws && ri < b.n_regions; ri++) {
+            const hk_region_t *rg = &b.regions[ri];
+            for (uint32_t r = 0; r < rg->n_reads; r++)
+                for (uint32_t h = 0; h < rg->n_haps; h++, pairs++) {
+                    const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
+                    const double want = score_one(&m, &b, rk, hk, ws);
+                    differ += memcmp(&want, &b.lk[rg->pair0 + (size_t)r * rg->n_haps + h], sizeof want) != 0;
+                }
+        }
+        TAP_OK(scored && ws && pairs == b.n_pairs && differ == 0 && b.max_read_len == RL,
+               "two-pass ordering (reads up to %u, haplotypes up to %u bases, ordered on %s): %zu pairs, "
+               "%zu differ from hk_model_score_pair", b.max_read_len, b.max_hap_len,
+               par ? "both threads" : "one thread", pairs, differ);
     }
-    TAP_OK(ok && ws && pairs == b.n_pairs && differ == 0 && b.max_read_len == RL,
-           "two-pass ordering (reads up to %u, haplotypes up to %u bases): %zu pairs, %zu differ "
-           "from hk_model_score_pair", b.max_read_len, b.max_hap_len, pairs, differ);
     free(ws);
     hk_batch_free(&b);
 }
