@@ -6,12 +6,16 @@
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
+#include "hk_log.h"
 #include "hk_threads.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* A stream is read this much at a time: a read that fails loses no more (the
  * error is reported at the line after the last whole line before it). */
@@ -27,6 +31,9 @@
 /* A piece (or a share of the side job) smaller than this is not worth a thread. */
 #define MIN_PIECE          ((size_t)64 << 10)
 #define MAX_THREADS        64
+
+/* What a step's task does (for HK_TRACE's times). */
+enum { TASK_READ, TASK_SCAN, TASK_SIDE, TASK_KINDS };
 
 /* How the input ended, once it has. */
 enum { INPUT_MORE, INPUT_EOF, INPUT_READ_ERROR, INPUT_LONG_LINE };
@@ -100,6 +107,9 @@ struct hk_lines {
      * then copies these into the index, beside that step. */
     piece_t     *done;
     int          n_done;
+    int          tracing;  /* HK_TRACE: time the steps' tasks */
+    atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
+    atomic_uint_least64_t steps;
 };
 
 static size_t block_per_thread(void)
@@ -124,6 +134,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->block_per_thread = block_per_thread();
     L->ix.line0 = 1;
     L->sep = ' ';
+    L->tracing = hk_log_tracing();
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -193,6 +204,14 @@ void hk_lines_rescan(hk_lines_t *L, size_t from)
 }
 
 const hk_lines_index_t *hk_lines_index(const hk_lines_t *L) { return &L->ix; }
+
+void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *side, long *steps)
+{
+    *read = 1e-9 * (double)atomic_load(&L->task_ns[TASK_READ]);
+    *scan = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SCAN]);
+    *side = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SIDE]);
+    *steps = (long)atomic_load(&L->steps);
+}
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
 /* Threads worth starting for this many bytes. */
@@ -219,45 +238,115 @@ static void split_fields(hk_line_t *L, const char *s, char sep)
     }
 }
 
+/* The bytes the scan stops at, line ends, field separators and NUL bytes,
+ * among the 64 at p: bit i for p[i]. One pass finds all three: three memchr
+ * passes (NUL bytes over the whole piece, then line ends, then each field)
+ * read every byte three times and paid a call per field. */
+#define STOP_SPAN 64
+#if defined(__SSE2__)
+static inline uint64_t stops(const char *p, char sep)
+{
+    const __m128i nl = _mm_set1_epi8('\n'), sp = _mm_set1_epi8(sep), z = _mm_setzero_si128();
+    uint64_t m = 0;
+    for (int k = 0; k < STOP_SPAN / 16; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, sp)),
+                                         _mm_cmpeq_epi8(v, z));
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(hit) << (16 * k);
+    }
+    return m;
+}
+#else
+static inline uint64_t stops(const char *p, char sep)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < STOP_SPAN; i++)
+        m |= (uint64_t)(p[i] == '\n' || p[i] == sep || p[i] == '\0') << i;
+    return m;
+}
+#endif
+
+/* A line of the piece, [s, s + len) before its line end, holding NUL bytes
+ * or not; its n_sep separators (those past HK_MAX_FIELDS not kept) at sep_at.
+ * NUL-terminated in place. 0, or -1 when memory ran out. */
+static int add_line(piece_t *p, char *s, size_t len, int nul, uint32_t n_sep, const uint32_t *sep_at)
+{
+    if (p->n == p->m) {
+        const size_t m = p->m ? 2 * p->m : 4096;
+        hk_line_t *x = realloc(p->lines, m * sizeof *x);
+        if (!x) {
+            p->oom = 1;
+            return -1;
+        }
+        p->lines = x;
+        p->m = m;
+    }
+    const size_t i = p->n++;
+    hk_line_t *L = &p->lines[i];
+    memset(L, 0, sizeof *L);
+    L->text = s;
+    L->piece_back = (uint32_t)i;
+    if (len > HK_MAX_LINE_LEN) {
+        L->kind = HK_LINE_TOO_LONG;
+    } else if (nul) {
+        L->kind = HK_LINE_NUL;
+    } else {
+        if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
+        s[len] = '\0';
+        L->len = (uint32_t)len;
+        L->first = s[0];
+        /* fields as split_fields splits them ('\r' is no separator) */
+        if (n_sep >= HK_MAX_FIELDS) {
+            memcpy(L->field_end, sep_at, HK_MAX_FIELDS * sizeof *sep_at);
+            L->n_fields = HK_MAX_FIELDS + 1;
+        } else {
+            memcpy(L->field_end, sep_at, n_sep * sizeof *sep_at);
+            L->field_end[n_sep] = (uint32_t)len;
+            L->n_fields = (uint8_t)(n_sep + 1);
+        }
+    }
+    return 0;
+}
+
 /* Index the lines of the piece; NUL-terminate each in place; then the
  * format's own pass. */
 static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
 {
-    char *s = p->buf + p->lo, *const end = p->buf + p->hi;
-    char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */
-    if (!nul) nul = end;
+    char *const s = p->buf + p->lo;
+    const size_t n = p->hi - p->lo;
+    size_t start = 0;            /* the line's first byte */
+    uint32_t n_sep = 0, sep_at[HK_MAX_FIELDS];
+    int nul = 0;
     p->n = 0;
     p->oom = 0;
-    while (s < end) {
-        char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl) nl = end;    /* the last line, without a line end */
-        if (nul < s && !(nul = memchr(s, '\0', (size_t)(end - s)))) nul = end;
-        if (p->n == p->m) {
-            const size_t m = p->m ? 2 * p->m : 4096;
-            hk_line_t *x = realloc(p->lines, m * sizeof *x);
-            if (!x) { p->oom = 1; return; }
-            p->lines = x;
-            p->m = m;
+    for (size_t at = 0; at < n; at += STOP_SPAN) {
+        uint64_t m;
+        if (n - at >= STOP_SPAN) {
+            m = stops(s + at, sep);
+        } else {   /* the piece's last bytes: those after it may be another thread's */
+            char tail[STOP_SPAN];
+            memset(tail, 'x', sizeof tail);
+            memcpy(tail, s + at, n - at);
+            m = stops(tail, sep);
         }
-        const size_t i = p->n++;
-        hk_line_t *L = &p->lines[i];
-        size_t len = (size_t)(nl - s);
-        memset(L, 0, sizeof *L);
-        L->text = s;
-        L->piece_back = (uint32_t)i;
-        if (len > HK_MAX_LINE_LEN) {
-            L->kind = HK_LINE_TOO_LONG;
-        } else if (nul < nl) {
-            L->kind = HK_LINE_NUL;
-        } else {
-            if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
-            s[len] = '\0';
-            L->len = (uint32_t)len;
-            L->first = s[0];
-            split_fields(L, s, sep);
+        for (; m; m &= m - 1) {
+            const size_t i = at + (size_t)__builtin_ctzll(m);
+            const char c = s[i];
+            if (c == '\n') {
+                if (add_line(p, s + start, i - start, nul, n_sep, sep_at) < 0) return;
+                start = i + 1;
+                n_sep = 0;
+                nul = 0;
+            } else if (c == '\0') {
+                nul = 1;
+            } else if (n_sep < HK_MAX_FIELDS) {
+                sep_at[n_sep++] = (uint32_t)(i - start);
+            } else {
+                n_sep = HK_MAX_FIELDS;   /* more than HK_MAX_FIELDS fields: which is all that counts */
+            }
         }
-        s = nl + 1;
     }
+    if (start < n && add_line(p, s + start, n - start, nul, n_sep, sep_at) < 0) return;   /* no line end */
     if (scan) scan(p->lines, p->n, &p->state);
 }
 
@@ -371,11 +460,12 @@ static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
     *hi = total * (size_t)(k + 1) / (size_t)n;
 }
 
-static void run_task(step_ctx_t *c, int i)
+/* Run task i; returns its kind (TASK_*). */
+static int do_task(step_ctx_t *c, int i)
 {
     if (c->stream && i-- == 0) {
         read_stream(c->L, c->stream);
-        return;
+        return TASK_READ;
     }
     if (i < c->n_side) {
         c->side(c->side_arg, i, c->n_side);
@@ -385,17 +475,30 @@ static void run_task(step_ctx_t *c, int i)
             if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
             pthread_mutex_unlock(&st->lock);
         }
-        return;
+        return TASK_SIDE;
     }
     if ((i -= c->n_side) < c->n_scan) {
         scan_piece(&c->L->pieces[i], c->scan, c->sep);
-        return;
+        return TASK_SCAN;
     }
     i -= c->n_scan;
     size_t lo, hi;
     share(c->read_bytes, i, c->n_read, &lo, &hi);
     c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
                                      c->L->fd_pos + (off_t)lo);
+    return TASK_READ;
+}
+
+/* With HK_TRACE, each kind of task's thread time is summed (hk_lines_times). */
+static void run_task(step_ctx_t *c, int i)
+{
+    if (!c->L->tracing) {
+        (void)do_task(c, i);
+        return;
+    }
+    const double t0 = hk_log_now();
+    const int kind = do_task(c, i);
+    atomic_fetch_add(&c->L->task_ns[kind], (uint_least64_t)(1e9 * (hk_log_now() - t0)));
 }
 
 static void *step_worker(void *arg)
@@ -468,7 +571,10 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
         L->pieces[t].hi = at = cut;
     }
     /* a stream's block is read by one more thread: the others keep the work */
-    if (blk || next || side || stream) hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+    if (blk || next || side || stream) {
+        hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+        atomic_fetch_add(&L->steps, 1);
+    }
     if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
 }
