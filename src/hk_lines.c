@@ -9,17 +9,10 @@
 #include "hk_log.h"
 #include "hk_threads.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(__SSE2__) && !defined(HK_NO_SSE2)
-#include <emmintrin.h>
-#endif
 
 /* A stream is read this much at a time: a read that fails loses no more (the
  * error is reported at the line after the last whole line before it). */
@@ -32,11 +25,6 @@
  * held at a time. */
 #define BLOCK_PER_THREAD   ((size_t)1 << 20)
 #define MAX_BLOCK          ((size_t)16 << 20)
-/* A plain file is mapped (read-only) when it is larger than this many blocks. */
-#define MAP_MIN_BLOCKS     2
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22   /* Linux 5.14; older kernels refuse it, and pages fault in */
-#endif
 /* A piece (or a share of the side job) smaller than this is not worth a thread. */
 #define MIN_PIECE          ((size_t)64 << 10)
 #define MAX_THREADS        64
@@ -50,8 +38,7 @@ enum { INPUT_MORE, INPUT_EOF, INPUT_READ_ERROR, INPUT_LONG_LINE };
 /* A block of the input: the bytes after the whole lines of the block before
  * (an unfinished line, or the last line held back), then those read. */
 typedef struct {
-    char   *data;          /* its own memory, or a window of the file's mapping */
-    int     mapped;        /* data lies in the mapping: nothing to free, nothing copied */
+    char   *data;
     size_t  len, cap;
     size_t  room;          /* bytes to read into it after those carried over */
     size_t  lines_end;     /* data[0, lines_end) is whole lines; the rest goes on
@@ -111,15 +98,6 @@ struct hk_lines {
     block_t    **retired;  /* blocks of lines in `other` only: freed at the next take */
     size_t       n_retired, m_retired;
     off_t        fd_pos;   /* a seekable source: where its next block starts */
-    /* A plain file larger than a few blocks, mapped read-only: its blocks
-     * (all but the last, read with pread) are windows of the mapping, so
-     * that no copy of the page cache is made (on a 16-core host, reading
-     * was a fifth of the steps' time and the copy the largest memory pass);
-     * the pages of lines retired are dropped from the mapping (resident
-     * memory stays that of a few blocks). HK_NO_MMAP=1 reads with pread. */
-    char        *map;
-    size_t       map_size, map_dropped;
-    size_t       page;     /* the system's page size */
     piece_t     *pieces;   /* the pieces a step scans into */
     int          n_pieces; /* allocated */
     /* The pieces of the step before: a take starts the next step first and
@@ -141,7 +119,7 @@ static size_t block_per_thread(void)
 
 static void free_block(block_t *blk)
 {
-    if (blk && !blk->mapped) free(blk->data);
+    if (blk) free(blk->data);
     free(blk);
 }
 
@@ -189,7 +167,6 @@ void hk_lines_close(hk_lines_t *L)
     free(L->held);
     free_block(L->ahead);
     free_block(L->spare);
-    if (L->map) munmap(L->map, L->map_size);
     free(L->ix.lines);
     free(L->other);
     for (size_t i = 0; i < L->n_retired; i++) free_block(L->retired[i]);
@@ -258,114 +235,45 @@ static void split_fields(hk_line_t *L, const char *s, char sep)
     }
 }
 
-/* The bytes the scan stops at, line ends, field separators and NUL bytes,
- * among the 64 at p: bit i for p[i]. One pass finds all three: three memchr
- * passes (NUL bytes over the whole piece, then line ends, then each field)
- * read every byte three times and paid a call per field. */
-#define STOP_SPAN 64
-#if defined(__SSE2__) && !defined(HK_NO_SSE2)   /* HK_NO_SSE2: test the portable pass */
-static inline uint64_t stops(const char *p, char sep)
-{
-    const __m128i nl = _mm_set1_epi8('\n'), sp = _mm_set1_epi8(sep), z = _mm_setzero_si128();
-    uint64_t m = 0;
-    for (int k = 0; k < STOP_SPAN / 16; k++) {
-        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, sp)),
-                                         _mm_cmpeq_epi8(v, z));
-        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(hit) << (16 * k);
-    }
-    return m;
-}
-#else
-static inline uint64_t stops(const char *p, char sep)
-{
-    uint64_t m = 0;
-    for (int i = 0; i < STOP_SPAN; i++)
-        m |= (uint64_t)(p[i] == '\n' || p[i] == sep || p[i] == '\0') << i;
-    return m;
-}
-#endif
-
-/* A line of the piece, [s, s + len) before its line end, holding NUL bytes
- * or not; its n_sep separators (those past HK_MAX_FIELDS not kept) at sep_at.
- * Not NUL-terminated: the text may lie in a read-only mapping of the file.
- * 0, or -1 when memory ran out. */
-static int add_line(piece_t *p, const char *s, size_t len, int nul, uint32_t n_sep, const uint32_t *sep_at)
-{
-    if (p->n == p->m) {
-        const size_t m = p->m ? 2 * p->m : 4096;
-        hk_line_t *x = realloc(p->lines, m * sizeof *x);
-        if (!x) {
-            p->oom = 1;
-            return -1;
-        }
-        p->lines = x;
-        p->m = m;
-    }
-    const size_t i = p->n++;
-    hk_line_t *L = &p->lines[i];
-    memset(L, 0, sizeof *L);
-    L->text = s;
-    L->piece_back = (uint32_t)i;
-    if (len > HK_MAX_LINE_LEN) {
-        L->kind = HK_LINE_TOO_LONG;
-    } else if (nul) {
-        L->kind = HK_LINE_NUL;
-    } else {
-        if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
-        L->len = (uint32_t)len;
-        L->first = len ? s[0] : '\0';
-        /* fields as split_fields splits them ('\r' is no separator) */
-        if (n_sep >= HK_MAX_FIELDS) {
-            memcpy(L->field_end, sep_at, HK_MAX_FIELDS * sizeof *sep_at);
-            L->n_fields = HK_MAX_FIELDS + 1;
-        } else {
-            memcpy(L->field_end, sep_at, n_sep * sizeof *sep_at);
-            L->field_end[n_sep] = (uint32_t)len;
-            L->n_fields = (uint8_t)(n_sep + 1);
-        }
-    }
-    return 0;
-}
-
-/* Index the lines of the piece; then the format's own pass. */
+/* Index the lines of the piece; NUL-terminate each in place; then the
+ * format's own pass. */
 static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
 {
-    char *const s = p->buf + p->lo;
-    const size_t n = p->hi - p->lo;
-    size_t start = 0;            /* the line's first byte */
-    uint32_t n_sep = 0, sep_at[HK_MAX_FIELDS];
-    int nul = 0;
+    char *s = p->buf + p->lo, *const end = p->buf + p->hi;
+    char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */
+    if (!nul) nul = end;
     p->n = 0;
     p->oom = 0;
-    for (size_t at = 0; at < n; at += STOP_SPAN) {
-        uint64_t m;
-        if (n - at >= STOP_SPAN) {
-            m = stops(s + at, sep);
-        } else {   /* the piece's last bytes: those after it may be another thread's */
-            char tail[STOP_SPAN];
-            memset(tail, 'x', sizeof tail);
-            memcpy(tail, s + at, n - at);
-            m = stops(tail, sep);
+    while (s < end) {
+        char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl) nl = end;    /* the last line, without a line end */
+        if (nul < s && !(nul = memchr(s, '\0', (size_t)(end - s)))) nul = end;
+        if (p->n == p->m) {
+            const size_t m = p->m ? 2 * p->m : 4096;
+            hk_line_t *x = realloc(p->lines, m * sizeof *x);
+            if (!x) { p->oom = 1; return; }
+            p->lines = x;
+            p->m = m;
         }
-        for (; m; m &= m - 1) {
-            const size_t i = at + (size_t)__builtin_ctzll(m);
-            const char c = s[i];
-            if (c == '\n') {
-                if (add_line(p, s + start, i - start, nul, n_sep, sep_at) < 0) return;
-                start = i + 1;
-                n_sep = 0;
-                nul = 0;
-            } else if (c == '\0') {
-                nul = 1;
-            } else if (n_sep < HK_MAX_FIELDS) {
-                sep_at[n_sep++] = (uint32_t)(i - start);
-            } else {
-                n_sep = HK_MAX_FIELDS;   /* more than HK_MAX_FIELDS fields: which is all that counts */
-            }
+        const size_t i = p->n++;
+        hk_line_t *L = &p->lines[i];
+        size_t len = (size_t)(nl - s);
+        memset(L, 0, sizeof *L);
+        L->text = s;
+        L->piece_back = (uint32_t)i;
+        if (len > HK_MAX_LINE_LEN) {
+            L->kind = HK_LINE_TOO_LONG;
+        } else if (nul < nl) {
+            L->kind = HK_LINE_NUL;
+        } else {
+            if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
+            s[len] = '\0';
+            L->len = (uint32_t)len;
+            L->first = s[0];
+            split_fields(L, s, sep);
         }
+        s = nl + 1;
     }
-    if (start < n && add_line(p, s + start, n - start, nul, n_sep, sep_at) < 0) return;   /* no line end */
     if (scan) scan(p->lines, p->n, &p->state);
 }
 
@@ -422,20 +330,7 @@ static void read_stream(hk_lines_t *L, block_t *blk)
 static block_t *new_block(hk_lines_t *L, const block_t *prev)
 {
     const size_t carry = prev ? prev->len - prev->lines_end : 0;
-    if (L->map && (size_t)L->fd_pos + block_bytes(L) < L->map_size) {
-        /* a window of the mapping: the carry is the file's bytes before it.
-         * Never the file's end (that block is read): the end of the input is
-         * told by a short read, as for any file. */
-        block_t *blk = calloc(1, sizeof *blk);
-        if (!blk) return NULL;
-        blk->mapped = 1;
-        blk->data = L->map + ((size_t)L->fd_pos - carry);
-        blk->len = carry;
-        blk->room = blk->cap = block_bytes(L);
-        blk->cap += carry;
-        return blk;
-    }
-    const size_t need = carry + block_bytes(L);
+    const size_t need = carry + block_bytes(L) + 1;   /* + 1: a last line's terminating NUL */
     block_t *blk = L->spare ? L->spare : calloc(1, sizeof *blk);
     L->spare = NULL;
     if (!blk) return NULL;
@@ -516,22 +411,13 @@ static int do_task(step_ctx_t *c, int i)
     i -= c->n_scan;
     size_t lo, hi;
     share(c->read_bytes, i, c->n_read, &lo, &hi);
-    char *const to = c->next->data + c->next->len + lo;
-    if (c->next->mapped) {
-        /* the share's pages mapped now, not one fault at a time in the scan;
-         * EFAULT: the file is shorter than it was (an access would be SIGBUS),
-         * reported as a read error. EINVAL: a kernel before 5.14, pages fault in. */
-        const uintptr_t a = (uintptr_t)to & ~(uintptr_t)(c->L->page - 1);
-        const int bad = madvise((void *)a, (uintptr_t)to + (hi - lo) - a, MADV_POPULATE_READ) &&
-                        errno != EINVAL;
-        c->read_got[i] = bad ? -1 : (ssize_t)(hi - lo);
-        return TASK_READ;
-    }
-    c->read_got[i] = hk_source_pread(c->L->src, to, hi - lo, c->L->fd_pos + (off_t)lo);
+    c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
+                                     c->L->fd_pos + (off_t)lo);
     return TASK_READ;
 }
 
-/* With HK_TRACE, each kind of task's thread time is summed (hk_lines_times). */
+/* With HK_TRACE, each kind of task's thread time is summed (hk_lines_times):
+ * what the steps' threads were busy with, against the time they ran. */
 static void run_task(step_ctx_t *c, int i)
 {
     if (!c->L->tracing) {
@@ -713,19 +599,6 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 /* Read the first block (before there is anything to scan). */
 static int read_first_block(hk_lines_t *L)
 {
-    const char *no_map = getenv("HK_NO_MMAP");
-    struct stat st;
-    const int fd = hk_source_fd(L->src);
-    if (fd >= 0 && !(no_map && *no_map && strcmp(no_map, "0")) && fstat(fd, &st) == 0 &&
-        (uint64_t)st.st_size > MAP_MIN_BLOCKS * (uint64_t)block_bytes(L) && (uint64_t)st.st_size <= SIZE_MAX) {
-        const long page = sysconf(_SC_PAGESIZE);
-        void *m = page > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-        if (m != MAP_FAILED) {   /* else read */
-            L->map = m;
-            L->map_size = (size_t)st.st_size;
-            L->page = (size_t)page;
-        }
-    }
     if (!(L->ahead = new_block(L, NULL))) return -1;
     if (!hk_source_seekable(L->src)) {
         read_stream(L, L->ahead);
@@ -783,21 +656,8 @@ static int add_error_line(hk_lines_t *L, int kind)
 static void free_retired(hk_lines_t *L)
 {
     for (size_t i = 0; i < L->n_retired; i++) {
-        block_t *blk = L->retired[i];
-        if (blk->mapped) {
-            /* its lines' whole pages leave the mapping (they stay in the page
-             * cache); the page its last line ends in may hold the next block's */
-            const size_t end = ((size_t)(blk->data - L->map) + blk->lines_end) & ~(L->page - 1);
-            if (end > L->map_dropped) {
-                (void)madvise(L->map + L->map_dropped, end - L->map_dropped, MADV_DONTNEED);
-                L->map_dropped = end;
-            }
-            free_block(blk);
-        } else if (L->spare) {
-            free_block(blk);
-        } else {
-            L->spare = blk;
-        }
+        if (L->spare) free_block(L->retired[i]);
+        else L->spare = L->retired[i];
     }
     L->n_retired = 0;
 }

@@ -4,8 +4,7 @@
  * (hk_format.h): it reads a block ahead of the walk, cuts each block at line
  * ends into one piece per thread, and each thread indexes the lines of its
  * piece (start, length, fields split on single spaces or the format's separator, NUL bytes and
- * over-long lines). A line's text is NOT NUL-terminated (a plain file's
- * blocks are windows of a read-only mapping): read it by its length. A format may add its own
+ * over-long lines), NUL-terminating each in place. A format may add its own
  * pass over each piece (hk_lines_scan_fn), run there in parallel too.
  *
  * The index holds the lines from the first one the walk still needs to the
@@ -39,7 +38,7 @@ enum { HK_LINE_TEXT, HK_LINE_NUL, HK_LINE_TOO_LONG, HK_LINE_READ_ERROR, HK_LINE_
 #define HK_HAP_UNKNOWN UINT32_MAX
 
 typedef struct {
-    const char *text;        /* in its block (len bytes, no NUL after them); NULL for an error */
+    char    *text;           /* in its block, NUL-terminated there; NULL for an error */
     uint32_t len;            /* bytes, without the line end */
     uint32_t field_end[HK_MAX_FIELDS];   /* field k: [k ? field_end[k-1] + 1 : 0, field_end[k]) */
     uint8_t  n_fields;       /* fields split on single separators (a space, or the format's),

@@ -97,9 +97,6 @@ struct hk_walk {
     double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
     double         t_cpu;            /* this thread's CPU seconds in both: beside t_walk, what
                                         other threads on its core took from the walk */
-    char          *comment;     /* the '#' line being applied, NUL-terminated (a line's
-                                   text is not: it may lie in a read-only file mapping) */
-    size_t         m_comment;
 };
 
 struct hk_reader { hk_walk_t w; };
@@ -517,15 +514,7 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
     if (w->fmt && w->fmt->inside && w->fmt->inside(w->state)) return w->fmt->line(w, w->state, b);
     if (L->len == 0) return 0;
     if (L->first == '#') {
-        if (L->len >= w->m_comment) {
-            char *x = realloc(w->comment, (size_t)L->len + 1);
-            if (!x) return hk_walk_oom(w, line);
-            w->comment = x;
-            w->m_comment = (size_t)L->len + 1;
-        }
-        memcpy(w->comment, L->text, L->len);
-        w->comment[L->len] = '\0';
-        const char *s = w->comment;
+        const char *s = L->text;
         /* a tag closes the region before it, so apply it only after */
         if (w->fmt && w->fmt->boundary && is_tag(s) && w->fmt->boundary(w, w->state, b) < 0) return -1;
         return comment_line(w, s, line);
@@ -667,7 +656,6 @@ void hk_reader_close(hk_reader_t *r)
     hk_source_close(w->src);
     free(w->path);
     free(w->name);
-    free(w->comment);
     free(w->placed.reads.v);
     free(w->placed.haps.v);
     free(w->setting.reads.v);

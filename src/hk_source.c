@@ -280,7 +280,6 @@ hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
 }
 
 int hk_source_seekable(const hk_source_t *s) { return s->fd >= 0; }
-int hk_source_fd(const hk_source_t *s) { return s->fd; }
 int hk_source_streaming(const hk_source_t *s) { return s->streaming; }
 int hk_source_compressed(const hk_source_t *s) { return s->compressed; }
 int hk_source_unterminated(const hk_source_t *s) { return s->unterminated; }

@@ -35,9 +35,6 @@ int hk_source_compressed(const hk_source_t *s);
  * as a shorter valid one, and only this tells. */
 int hk_source_unterminated(const hk_source_t *s);
 
-/* A seekable source's file descriptor (hk_lines maps it); -1 for others. */
-int hk_source_fd(const hk_source_t *s);
-
 /* Up to n bytes at offset `at` of a seekable source; fewer only at its end.
  * Returns the bytes read, or -1 on a read error. */
 ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at);
