@@ -6,6 +6,7 @@
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
+#include "hk_log.h"
 #include "hk_threads.h"
 
 #include <pthread.h>
@@ -27,6 +28,9 @@
 /* A piece (or a share of the side job) smaller than this is not worth a thread. */
 #define MIN_PIECE          ((size_t)64 << 10)
 #define MAX_THREADS        64
+
+/* What a step's task does (for HK_TRACE's times). */
+enum { TASK_READ, TASK_SCAN, TASK_SIDE, TASK_KINDS };
 
 /* How the input ended, once it has. */
 enum { INPUT_MORE, INPUT_EOF, INPUT_READ_ERROR, INPUT_LONG_LINE };
@@ -100,6 +104,9 @@ struct hk_lines {
      * then copies these into the index, beside that step. */
     piece_t     *done;
     int          n_done;
+    int          tracing;  /* HK_TRACE: time the steps' tasks */
+    atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
+    atomic_uint_least64_t steps;
 };
 
 static size_t block_per_thread(void)
@@ -124,6 +131,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->block_per_thread = block_per_thread();
     L->ix.line0 = 1;
     L->sep = ' ';
+    L->tracing = hk_log_tracing();
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -193,6 +201,14 @@ void hk_lines_rescan(hk_lines_t *L, size_t from)
 }
 
 const hk_lines_index_t *hk_lines_index(const hk_lines_t *L) { return &L->ix; }
+
+void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *side, long *steps)
+{
+    *read = 1e-9 * (double)atomic_load(&L->task_ns[TASK_READ]);
+    *scan = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SCAN]);
+    *side = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SIDE]);
+    *steps = (long)atomic_load(&L->steps);
+}
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
 /* Threads worth starting for this many bytes. */
@@ -371,11 +387,12 @@ static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
     *hi = total * (size_t)(k + 1) / (size_t)n;
 }
 
-static void run_task(step_ctx_t *c, int i)
+/* Run task i; returns its kind (TASK_*). */
+static int do_task(step_ctx_t *c, int i)
 {
     if (c->stream && i-- == 0) {
         read_stream(c->L, c->stream);
-        return;
+        return TASK_READ;
     }
     if (i < c->n_side) {
         c->side(c->side_arg, i, c->n_side);
@@ -385,17 +402,31 @@ static void run_task(step_ctx_t *c, int i)
             if (--st->side_left == 0) pthread_cond_broadcast(&st->cond);
             pthread_mutex_unlock(&st->lock);
         }
-        return;
+        return TASK_SIDE;
     }
     if ((i -= c->n_side) < c->n_scan) {
         scan_piece(&c->L->pieces[i], c->scan, c->sep);
-        return;
+        return TASK_SCAN;
     }
     i -= c->n_scan;
     size_t lo, hi;
     share(c->read_bytes, i, c->n_read, &lo, &hi);
     c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
                                      c->L->fd_pos + (off_t)lo);
+    return TASK_READ;
+}
+
+/* With HK_TRACE, each kind of task's thread time is summed (hk_lines_times):
+ * what the steps' threads were busy with, against the time they ran. */
+static void run_task(step_ctx_t *c, int i)
+{
+    if (!c->L->tracing) {
+        (void)do_task(c, i);
+        return;
+    }
+    const double t0 = hk_log_now();
+    const int kind = do_task(c, i);
+    atomic_fetch_add(&c->L->task_ns[kind], (uint_least64_t)(1e9 * (hk_log_now() - t0)));
 }
 
 static void *step_worker(void *arg)
@@ -468,7 +499,10 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
         L->pieces[t].hi = at = cut;
     }
     /* a stream's block is read by one more thread: the others keep the work */
-    if (blk || next || side || stream) hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+    if (blk || next || side || stream) {
+        hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+        atomic_fetch_add(&L->steps, 1);
+    }
     if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
 }

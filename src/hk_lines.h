@@ -128,6 +128,10 @@ void hk_lines_wait_side(hk_lines_t *L);
  * caller; it may run beside the step in flight (it touches no block). */
 void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes);
 
+/* With HK_TRACE: the threads' seconds in the steps' tasks so far (reading,
+ * scanning, the side job) and the fork-joins run. */
+void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *side, long *steps);
+
 /* Accepts NULL. */
 void hk_lines_close(hk_lines_t *L);
 

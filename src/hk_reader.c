@@ -641,9 +641,15 @@ void hk_reader_close(hk_reader_t *r)
 {
     if (!r) return;
     hk_walk_t *w = &r->w;
-    if (hk_log_tracing())
+    if (hk_log_tracing()) {
+        double rd, sc, sd;
+        long steps;
+        hk_lines_times(w->lines, &rd, &sc, &sd, &steps);
         hk_log_notice("reader %s: walking %.3f s, waiting for reading, scanning and setting %.3f s "
-                      "(CPU time of both %.3f s)", w->path, w->t_walk, w->t_wait, w->t_cpu);
+                      "(CPU time of both %.3f s); threads' time in %ld steps: reading %.3f s, "
+                      "scanning %.3f s, setting %.3f s", w->path, w->t_walk, w->t_wait, w->t_cpu,
+                      steps, rd, sc, sd);
+    }
     if (w->fmt && w->fmt->free_state && w->state) w->fmt->free_state(w->state);
     free(w->state);
     hk_lines_close(w->lines);
