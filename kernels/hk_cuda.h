@@ -72,6 +72,23 @@ typedef struct hk_cuda hk_cuda_t;
 
 int  hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                   char *err, size_t errlen);
+/* Device i (0-based, in the order given to hk_cuda_open) as read at open:
+ * no driver call. */
+int  hk_cuda_engine_device(const hk_cuda_t *cu, int i, hk_cuda_device_t *info);
+
+/* Where hk_cuda_open's time went, ms, summed over the devices (HK_TRACE).
+ * The staging memory is faulted in beside the context creation and pinned
+ * after hk_cuda_open has returned: pin is that thread's time. */
+typedef struct {
+    float count;      /* cudaGetDeviceCount (the driver's initialisation if first) */
+    float context;    /* cudaSetDevice: creating the primary contexts */
+    float props;      /* cudaGetDeviceProperties */
+    float streams;    /* streams and events */
+    float total;      /* the whole hk_cuda_open */
+    float fill;       /* beside: faulting the staging memory in */
+    float pin;        /* after: registering it with the driver (-1: not done yet) */
+} hk_cuda_open_stats_t;
+void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st);
 /* Called once per batch of an hk_cuda_score call, in the order of the batches,
  * as soon as every pair of that batch has its final result (so that the caller
  * can write it while the engine scores the rest); from one of the engine's
@@ -156,6 +173,11 @@ int hk_cuda_pdhmm_configs(int *p, int *k, int max);
  * the device in one piece. */
 int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                   double *median_s, char *err, size_t errlen);
+
+/* Time each runtime call that hk_cuda_score makes, alone and repeated, on
+ * the engine's first device (its first streams): up to max of them, their
+ * names into names[] and mean microseconds into us[]; returns how many. */
+int hk_cuda_api_costs(hk_cuda_t *cu, const char **names, double *us, int max);
 
 #ifdef __cplusplus
 }

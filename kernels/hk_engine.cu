@@ -150,8 +150,8 @@ static void dev_free(hk_dev *d)
     arena_free(&d->arena);
 }
 
-/* Map and fault in a staging arena (a host thread, while the context is
- * being created); on failure the slots fall back to cudaHostAlloc. */
+/* Map and fault in a staging arena (the stager thread, while the context
+ * is being created); on failure the slots fall back to cudaHostAlloc. */
 static void arena_fill(hk_arena *a)
 {
     const size_t bytes = HK_SLOTS * HK_ARENA_SLICE;
@@ -164,29 +164,78 @@ static void arena_fill(hk_arena *a)
     a->bytes = bytes;
 }
 
-/* Pin a filled arena for the current device; without it the slots use cudaHostAlloc. */
+/* Pin a filled arena for the current device, slice by slice in slot order,
+ * so that slot 0 can use its slice while the others are being pinned; the
+ * slices that fail stay unpinned (their slots use cudaHostAlloc). */
 static void arena_register(hk_arena *a)
 {
-    if (!a->p) return;
-    if (cudaHostRegister(a->p, a->bytes, cudaHostRegisterDefault) == cudaSuccess) {
-        a->registered = true;
-        return;
+    for (int k = 0; a->p && k < HK_SLOTS; k++) {
+        if (cudaHostRegister(a->p + (size_t)k * HK_ARENA_SLICE, HK_ARENA_SLICE, cudaHostRegisterDefault) != cudaSuccess) {
+            (void)cudaGetLastError();
+            break;
+        }
+        __atomic_store_n(&a->pinned, k + 1, __ATOMIC_RELEASE);
     }
-    (void)cudaGetLastError();
-    arena_free(a);
+    __atomic_store_n(&a->settled, 1, __ATOMIC_RELEASE);
 }
 
+/* After the stager has been joined. */
 static void arena_free(hk_arena *a)
 {
-    if (a->registered) cudaHostUnregister(a->p);
+    for (int k = 0; k < a->pinned; k++) cudaHostUnregister(a->p + (size_t)k * HK_ARENA_SLICE);
     if (a->p) munmap(a->p, a->bytes);
-    *a = hk_arena{ nullptr, 0, false };
+    *a = hk_arena{ nullptr, 0, 0, 1 };
+}
+
+unsigned char *hk_arena_slice(hk_dev *d, int k)
+{
+    hk_arena *a = &d->arena;
+    /* only the first chunks of a run can come here before the stager is
+     * done (a few ms of pinning at most): poll */
+    while (!__atomic_load_n(&a->settled, __ATOMIC_ACQUIRE) && __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) <= k)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    return __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) > k ? a->p + (size_t)k * HK_ARENA_SLICE : nullptr;
+}
+
+/* The stager: fault the arenas in while the main thread creates the
+ * contexts, then, once hk_cuda_open has returned (go), pin them. */
+static void stage_arenas(hk_cuda_t *cu)
+{
+    const double t0 = hk_now();
+    for (hk_dev &d : cu->dev) arena_fill(&d.arena);
+    const float fill = (float)((hk_now() - t0) * 1e3);
+    int go;
+    {
+        std::unique_lock<std::mutex> lk(cu->mu);
+        cu->open.fill = fill;
+        cu->cv.wait(lk, [cu] { return cu->go != 0; });
+        go = cu->go;
+    }
+    const double t1 = hk_now();
+    for (hk_dev &d : cu->dev) {
+        if (go > 0 && cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
+        else __atomic_store_n(&d.arena.settled, 1, __ATOMIC_RELEASE);
+    }
+    (void)cudaGetLastError();
+    std::lock_guard<std::mutex> lk(cu->mu);
+    cu->open.pin = go > 0 ? (float)((hk_now() - t1) * 1e3) : -1;
+}
+
+/* Let the stager go on (go 1) or give up (-1), once. */
+static void stager_go(hk_cuda_t *cu, int go)
+{
+    {
+        std::lock_guard<std::mutex> lk(cu->mu);
+        if (!cu->go) cu->go = go;
+    }
+    cu->cv.notify_all();
 }
 
 /* Undo a partial hk_cuda_open whose devices [0, n_ready) were set up. */
-static int open_failed(hk_cuda_t *cu, std::thread &filler, size_t n_ready, int rc)
+static int open_failed(hk_cuda_t *cu, size_t n_ready, int rc)
 {
-    if (filler.joinable()) filler.join();
+    stager_go(cu, -1);
+    if (cu->stager.joinable()) cu->stager.join();
     for (size_t i = n_ready; i < cu->dev.size(); i++) arena_free(&cu->dev[i].arena);
     cu->dev.resize(n_ready);
     hk_cuda_close(cu);
@@ -201,33 +250,53 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
         hk_cu_seterr(err, errlen, "hk_cuda_open: no device given");
         return HK_CUDA_EINVAL;
     }
+    const double t_open = hk_now();
     int n;
     int rc = hk_cuda_device_count(&n, err, errlen);
     if (rc) return rc;
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_CUDA_ENOMEM; }
+    cu->open.count = (float)((hk_now() - t_open) * 1e3);
+    cu->open.pin = -1;
     cu->dev.resize(n_devices);
-    /* the staging arenas are faulted in while the contexts are created (~0.1 s each) */
-    std::thread filler;
-    try {
-        filler = std::thread([cu] { for (hk_dev &d : cu->dev) arena_fill(&d.arena); });
-    } catch (...) {}                  /* no thread: no arenas, the slots pin their own memory */
+    for (hk_dev &d : cu->dev) d.arena.settled = 1;   /* until the stager has one */
+    /* the staging arenas are faulted in while the contexts are created
+     * (~0.1 s each); HK_CUDA_ARENA=0 (measurements) does without them */
+    const char *ar = getenv("HK_CUDA_ARENA");
+    if (!ar || strcmp(ar, "0")) {
+        for (hk_dev &d : cu->dev) d.arena.settled = 0;
+        try {
+            cu->stager = std::thread(stage_arenas, cu);
+        } catch (...) {              /* no thread: no arenas, the slots pin their own memory */
+            for (hk_dev &d : cu->dev) d.arena.settled = 1;
+        }
+    }
     for (int i = 0; i < n_devices; i++) {
         hk_dev *d = &cu->dev[i];
         d->ord = ordinals[i];
         for (int j = 0; j < i; j++)
             if (ordinals[j] == d->ord) {
                 hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", d->ord);
-                return open_failed(cu, filler, i, HK_CUDA_EINVAL);
+                return open_failed(cu, i, HK_CUDA_EINVAL);
             }
         if (d->ord < 0 || d->ord >= n) {
             hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", d->ord, n);
-            return open_failed(cu, filler, i, HK_CUDA_ENODEV);
+            return open_failed(cu, i, HK_CUDA_ENODEV);
         }
         cudaError_t e;
         const char *what = "cudaSetDevice";
-        if ((e = cudaSetDevice(d->ord)) == cudaSuccess &&
-            (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+        double t = hk_now();
+        if ((e = cudaSetDevice(d->ord)) == cudaSuccess) {
+            const double t1 = hk_now();
+            cu->open.context += (float)((t1 - t) * 1e3);
+            t = t1;
+            what = "cudaGetDeviceProperties";
+            e = cudaGetDeviceProperties(&d->prop, d->ord);
+            const double t2 = hk_now();
+            cu->open.props += (float)((t2 - t) * 1e3);
+            t = t2;
+        }
+        if (e == cudaSuccess) {
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
                 what = "cudaStreamCreateWithFlags";
                 e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
@@ -249,30 +318,55 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
             }
+            cu->open.streams += (float)((hk_now() - t) * 1e3);
         }
         if (e != cudaSuccess) {
-            return open_failed(cu, filler, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
+            return open_failed(cu, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
         }
     }
-    if (filler.joinable()) filler.join();
-    for (hk_dev &d : cu->dev)
-        if (cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
+    stager_go(cu, 1);                /* pinning goes on beside the caller */
+    cu->open.total = (float)((hk_now() - t_open) * 1e3);
     *out = cu;
     return HK_CUDA_OK;
+}
+
+extern "C" int hk_cuda_engine_device(const hk_cuda_t *cu, int i, hk_cuda_device_t *info)
+{
+    if (!cu || i < 0 || (size_t)i >= cu->dev.size()) return HK_CUDA_EINVAL;
+    const hk_dev &d = cu->dev[i];
+    memset(info, 0, sizeof *info);
+    info->ordinal = d.ord;
+    snprintf(info->name, sizeof info->name, "%s", d.prop.name);
+    info->total_mem = d.prop.totalGlobalMem;
+    info->cc_major = d.prop.major;
+    info->cc_minor = d.prop.minor;
+    info->sm_count = d.prop.multiProcessorCount;
+    return HK_CUDA_OK;
+}
+
+extern "C" void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st)
+{
+    std::lock_guard<std::mutex> lk(const_cast<hk_cuda_t *>(cu)->mu);
+    *st = cu->open;
 }
 
 extern "C" void hk_cuda_close(hk_cuda_t *cu)
 {
     if (!cu) return;
+    stager_go(cu, -1);               /* pins nothing more if it has not started */
+    if (cu->stager.joinable()) cu->stager.join();
     for (auto &d : cu->dev) dev_free(&d);
     delete cu;
 }
+
+unsigned hk_ctx_resets = 0;
 
 extern "C" void hk_cuda_reset(const int *ordinals, int n)
 {
     for (int i = 0; i < n; i++)
         if (cudaSetDevice(ordinals[i]) == cudaSuccess) (void)cudaDeviceReset();
     (void)cudaGetLastError();
+    __atomic_add_fetch(&hk_ctx_resets, 1, __ATOMIC_ACQ_REL);   /* the kernels' attributes went too */
 }
 
 /* ---- buffers ---- */
@@ -307,8 +401,9 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
         const size_t in_cap = hk_pow2_at_least(lim->in_bytes);
         const size_t pairs_cap = hk_pow2_at_least(lim->pairs);
         const size_t lk_bytes = hk_align16(pairs_cap * sizeof(double));
-        if (d->arena.registered && in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS) {
-            unsigned char *slice = d->arena.p + (size_t)(s - d->slot) * HK_ARENA_SLICE;
+        unsigned char *slice = in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS
+                             ? hk_arena_slice(d, (int)(s - d->slot)) : nullptr;
+        if (slice) {
             s->h_in = slice;
             s->h_out = slice + HK_SLOT_BYTES;
             s->in_arena = true;
@@ -456,9 +551,13 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
      * a slot's input block at most slot_bytes (the arena's slice) and
      * 1/(2 HK_SLOTS) of free memory; room for the largest read */
-    size_t free_b = 0, total_b = 0;
-    e = cudaMemGetInfo(&free_b, &total_b);
-    if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
+    if (!d->mem_free) {              /* once: a driver round trip (the slots' later
+                                      * allocations shrink their limits on failure) */
+        size_t total_b = 0;
+        e = cudaMemGetInfo(&d->mem_free, &total_b);
+        if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
+    }
+    const size_t free_b = d->mem_free;
     size_t slot_bytes = HK_SLOT_BYTES;
     if (const char *v = getenv("HK_CUDA_SLOT_MB")) {   /* measurements: another cap, 0 = none */
         char *end;
@@ -488,6 +587,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     int rc = HK_CUDA_OK;
     const double t_call = hk_now();
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
+    int first_shift = 2;             /* chunk k < first_shift: cells / 2^(first_shift - k) */
+    if (const char *v = getenv("HK_CUDA_FIRST_SHIFT")) first_shift = atoi(v);   /* measurements */
     for (unsigned k = 0;; k++) {
         hk_slot *s = &d->slot[k % HK_SLOTS];
         if (s->busy) {              /* collect the chunk this slot held */
@@ -556,7 +657,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         /* the first chunks are smaller, so that the GPU starts early (making
          * the last ones smaller too was measured no better) */
         hk_plan_limits lk = lim;
-        if (k < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k), 1);
+        if ((int)k < first_shift) lk.cells = std::max<uint64_t>(lim.cells >> (first_shift - k), 1);
         if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
             hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
             rc = HK_CUDA_ENOMEM;
