@@ -72,10 +72,6 @@ typedef struct hk_cuda hk_cuda_t;
 
 int  hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                   char *err, size_t errlen);
-/* Device i (0-based, in the order given to hk_cuda_open) as read at open:
- * no driver call. */
-int  hk_cuda_engine_device(const hk_cuda_t *cu, int i, hk_cuda_device_t *info);
-
 /* Where hk_cuda_open's time went, ms, summed over the devices (HK_TRACE).
  * The staging memory is faulted in beside the context creation and pinned
  * after hk_cuda_open has returned: pin is that thread's time. */

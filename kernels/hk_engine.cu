@@ -30,6 +30,13 @@
 #include "hk_engine_internal.h"
 #include "hk_pdhmm_internal.h"
 
+/* Hardware work queues per context (CUDA_DEVICE_MAX_CONNECTIONS, 8 by
+ * default): creating each costs the context ~6 ms on an H100 (8: 107-131
+ * ms, 2: 73-78 ms), about a third of the engine's start-up; the engine's
+ * streams share fewer queues (docs/PERFORMANCE.md, issue 15). Set before
+ * main, while the process has one thread, unless the user has set it. */
+static const int hk_connections = [] { return setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 0); }();
+
 /* ---- errors ---- */
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -330,20 +337,6 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
     return HK_CUDA_OK;
 }
 
-extern "C" int hk_cuda_engine_device(const hk_cuda_t *cu, int i, hk_cuda_device_t *info)
-{
-    if (!cu || i < 0 || (size_t)i >= cu->dev.size()) return HK_CUDA_EINVAL;
-    const hk_dev &d = cu->dev[i];
-    memset(info, 0, sizeof *info);
-    info->ordinal = d.ord;
-    snprintf(info->name, sizeof info->name, "%s", d.prop.name);
-    info->total_mem = d.prop.totalGlobalMem;
-    info->cc_major = d.prop.major;
-    info->cc_minor = d.prop.minor;
-    info->sm_count = d.prop.multiProcessorCount;
-    return HK_CUDA_OK;
-}
-
 extern "C" void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st)
 {
     std::lock_guard<std::mutex> lk(const_cast<hk_cuda_t *>(cu)->mu);
@@ -359,14 +352,11 @@ extern "C" void hk_cuda_close(hk_cuda_t *cu)
     delete cu;
 }
 
-unsigned hk_ctx_resets = 0;
-
 extern "C" void hk_cuda_reset(const int *ordinals, int n)
 {
     for (int i = 0; i < n; i++)
         if (cudaSetDevice(ordinals[i]) == cudaSuccess) (void)cudaDeviceReset();
     (void)cudaGetLastError();
-    __atomic_add_fetch(&hk_ctx_resets, 1, __ATOMIC_ACQ_REL);   /* the kernels' attributes went too */
 }
 
 /* ---- buffers ---- */
@@ -519,11 +509,11 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
     const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
                        hk_align16(hcols + nh) + 4 * nh + 16 +
-                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS + 1) + 64 +
+                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS_MIN + 1) + 64 +
                        (b->pdhmm ? 6 * hcols + 3 * nh + 64 : 0);   /* PDHMM: 4-byte code words, twice */
     x->max_one = std::max(x->max_one, one);
     x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
-    x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS + 1);
+    x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
 }
 
 /* Score the device's shares (one per batch of the call, in batch order) as
@@ -551,13 +541,9 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
      * a slot's input block at most slot_bytes (the arena's slice) and
      * 1/(2 HK_SLOTS) of free memory; room for the largest read */
-    if (!d->mem_free) {              /* once: a driver round trip (the slots' later
-                                      * allocations shrink their limits on failure) */
-        size_t total_b = 0;
-        e = cudaMemGetInfo(&d->mem_free, &total_b);
-        if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
-    }
-    const size_t free_b = d->mem_free;
+    size_t free_b = 0, total_b = 0;
+    e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return hk_cu_fail(e, "cudaMemGetInfo", d->ord, err, errlen);
     size_t slot_bytes = HK_SLOT_BYTES;
     if (const char *v = getenv("HK_CUDA_SLOT_MB")) {   /* measurements: another cap, 0 = none */
         char *end;
@@ -589,6 +575,10 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
     int first_shift = 2;             /* chunk k < first_shift: cells / 2^(first_shift - k) */
     if (const char *v = getenv("HK_CUDA_FIRST_SHIFT")) first_shift = atoi(v);   /* measurements */
+    unsigned item_cols = 0;          /* 0: by the chunk's size */
+    unsigned unpack_parts = 0;       /* 0: by the chunk's pairs */
+    if (const char *v = getenv("HK_CUDA_UNPACK_PARTS")) unpack_parts = (unsigned)atoi(v);   /* measurements */
+    if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);   /* measurements */
     for (unsigned k = 0;; k++) {
         hk_slot *s = &d->slot[k % HK_SLOTS];
         if (s->busy) {              /* collect the chunk this slot held */
@@ -620,7 +610,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
             stats->wait_s += t1 - t0;
             const uint64_t np = s->ch.n_pairs;
             double *dst = s->b->lk + s->ch.pair0;
-            const unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
+            unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
+            if (unpack_parts && d->pool) nu = std::min(unpack_parts, d->pool->size());
             hk_par_run(d->pool.get(), nu, [&](unsigned t) {
                 const uint64_t a = np * t / nu, z = np * (t + 1) / nu;
                 memcpy(dst + a, lk + a, (z - a) * sizeof(double));
@@ -658,6 +649,10 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
          * the last ones smaller too was measured no better) */
         hk_plan_limits lk = lim;
         if ((int)k < first_shift) lk.cells = std::max<uint64_t>(lim.cells >> (first_shift - k), 1);
+        /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
+         * columns), however few its cells: shorter items there; long ones in
+         * large chunks, where each item's pipeline fill costs throughput */
+        lk.item_cols = item_cols ? item_cols : lk.cells < 500000000ull ? 256 : lk.cells < 2000000000ull ? 512 : 1024;
         if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
             hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
             rc = HK_CUDA_ENOMEM;

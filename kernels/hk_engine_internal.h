@@ -38,6 +38,7 @@ struct hk_chunk {
     uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
     uint32_t n_long;          /* pairs (items) in long_bin: scored in double at once */
+    uint32_t item_cols;       /* the planner's cap on an item's columns, which packing keeps */
     bool     has_gap_rows;
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
 };
@@ -46,6 +47,8 @@ struct hk_chunk {
 struct hk_plan_limits {
     size_t   in_bytes, min_in_bytes;
     uint64_t pairs, min_pairs, items, cells;
+    uint32_t item_cols = HK_ITEM_COLS;   /* most haplotype columns per work item,
+                                          * HK_ITEM_COLS_MIN..HK_ITEM_COLS */
 };
 
 /* A few host threads that pack and unpack chunks (one pool per device, so
@@ -175,7 +178,6 @@ struct hk_dev {
     std::unique_ptr<hk_pool> pool;
     hk_arena       arena;
     cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
-    size_t         mem_free;       /* free device memory at the first call (0: not read yet) */
 };
 
 struct hk_cuda {

@@ -19,31 +19,15 @@ template <typename T, int K, bool CGAP> constexpr int hk_min_blocks()
     return HK_MIN_BLOCKS > 0 ? HK_MIN_BLOCKS : (int)sizeof(T) * K > (CGAP ? 64 : 48) ? 3 : 4;
 }
 
-/* Contexts destroyed by hk_cuda_reset so far (hk_engine.cu): a kernel's
- * attributes go with its context, so a setting made before a reset must
- * be made again. */
-extern unsigned hk_ctx_resets;
-
 /* What both launchers do first: allow kernel fn smem bytes of dynamic shared
  * memory where that is above the default 48 KB, and size the grid for
- * n_items at `groups` items per block (the kernels stride over the rest).
- * The attribute is a driver call: made once per kernel and device context,
- * which set_on[device] (the launcher's own, 0 = never) remembers as
- * hk_ctx_resets + 1 at the time. */
+ * n_items at `groups` items per block (the kernels stride over the rest). */
 template <typename Kernel>
-static cudaError_t hk_launch_shape(Kernel *fn, unsigned *set_on, size_t smem, uint32_t n_items, int groups,
-                                   unsigned *blocks)
+static cudaError_t hk_launch_shape(Kernel *fn, size_t smem, uint32_t n_items, int groups, unsigned *blocks)
 {
     if (smem > 48 * 1024) {
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
+        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess) return e;
-        const unsigned epoch = __atomic_load_n(&hk_ctx_resets, __ATOMIC_ACQUIRE) + 1;
-        if (dev < 0 || dev >= 64 || __atomic_load_n(&set_on[dev], __ATOMIC_ACQUIRE) != epoch) {
-            e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-            if (e != cudaSuccess) return e;
-            if (dev >= 0 && dev < 64) __atomic_store_n(&set_on[dev], epoch, __ATOMIC_RELEASE);
-        }
     }
     const uint64_t b = ((uint64_t)n_items + groups - 1) / groups;
     *blocks = b > 0x7fffffffu ? 0x7fffffffu : (unsigned)b;
@@ -68,9 +52,7 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     typedef hk_fwd<T, P, K, SCALED, MULTI> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    static unsigned set_on[64];
-    cudaError_t e = hk_launch_shape(hk_fwd_kernel<T, P, K, SCALED, MULTI>, set_on, F::SMEM_BYTES, n_items,
-                                    F::GROUPS, &blocks);
+    cudaError_t e = hk_launch_shape(hk_fwd_kernel<T, P, K, SCALED, MULTI>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
@@ -100,8 +82,7 @@ cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
     typedef hk_fwd_pair<P, K, CGAP> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    static unsigned set_on[64];
-    cudaError_t e = hk_launch_shape(hk_pair_kernel<P, K, CGAP>, set_on, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<P, K, CGAP>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
     hk_pair_kernel<P, K, CGAP><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
     return cudaGetLastError();

@@ -160,7 +160,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     }
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
-        if (hk_cuda_engine_device(e->cu, i, &info) != HK_CUDA_OK)
+        if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
             snprintf(info.name, sizeof info.name, "GPU %d", cand[i]);
         e->names[e->n_names++] = strdup(info.name);
         e->ordinals[e->n_ordinals++] = cand[i];
