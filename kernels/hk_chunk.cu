@@ -141,20 +141,10 @@ hk_pool::~hk_pool()
     for (auto &t : th_) t.join();
 }
 
-/* HK_POOL_SPIN_US, or HK_CUDA_SPIN_US from the environment (measurements). */
-static long spin_us()
-{
-    static const long us = [] {
-        const char *v = getenv("HK_CUDA_SPIN_US");
-        return v ? atol(v) : (long)HK_POOL_SPIN_US;
-    }();
-    return us;
-}
-
-/* Spin until done() or spin_us() have passed; whether done() became true. */
+/* Spin until done() or HK_POOL_SPIN_US have passed; whether done() became true. */
 template <typename F> static bool spin_until(F done)
 {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us());
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(HK_POOL_SPIN_US);
     for (unsigned k = 0;; k++) {
         if (done()) return true;
         if ((k & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
@@ -218,13 +208,17 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     fn_ = nullptr;
 }
 
-/* Parts to pack a chunk of nr reads in. */
+/* Parts to pack a chunk of nr reads in: one per 512 reads, so that chunks
+ * of few reads with many haplotypes each (many items per read) still use
+ * the pool (2048 reads a part left `haplik bench`'s 72-base workload on 3
+ * threads: packing 2.85 -> 1.75-1.95 ms a call with 512, H100 host, issue 15).
+ * HK_CUDA_PACK_READS (measurements) sets another count. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
     if (!pool) return 1;
-    static const size_t per = [] {           /* reads per part; HK_CUDA_PACK_READS: measurements */
+    static const size_t per = [] {
         const char *v = getenv("HK_CUDA_PACK_READS");
-        return v && atol(v) > 0 ? (size_t)atol(v) : (size_t)2048;
+        return v && atol(v) > 0 ? (size_t)atol(v) : (size_t)512;
     }();
     return (unsigned)std::min<size_t>(nr / per + 1, pool->size());
 }

@@ -266,17 +266,11 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
     cu->open.count = (float)((hk_now() - t_open) * 1e3);
     cu->open.pin = -1;
     cu->dev.resize(n_devices);
-    for (hk_dev &d : cu->dev) d.arena.settled = 1;   /* until the stager has one */
-    /* the staging arenas are faulted in while the contexts are created
-     * (~0.1 s each); HK_CUDA_ARENA=0 (measurements) does without them */
-    const char *ar = getenv("HK_CUDA_ARENA");
-    if (!ar || strcmp(ar, "0")) {
-        for (hk_dev &d : cu->dev) d.arena.settled = 0;
-        try {
-            cu->stager = std::thread(stage_arenas, cu);
-        } catch (...) {              /* no thread: no arenas, the slots pin their own memory */
-            for (hk_dev &d : cu->dev) d.arena.settled = 1;
-        }
+    /* the staging arenas are faulted in while the contexts are created (~0.1 s each) */
+    try {
+        cu->stager = std::thread(stage_arenas, cu);
+    } catch (...) {                  /* no thread: no arenas, the slots pin their own memory */
+        for (hk_dev &d : cu->dev) d.arena.settled = 1;
     }
     for (int i = 0; i < n_devices; i++) {
         hk_dev *d = &cu->dev[i];
@@ -293,17 +287,10 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
         cudaError_t e;
         const char *what = "cudaSetDevice";
         double t = hk_now();
-        if ((e = cudaSetDevice(d->ord)) == cudaSuccess) {
-            const double t1 = hk_now();
-            cu->open.context += (float)((t1 - t) * 1e3);
-            t = t1;
-            what = "cudaGetDeviceProperties";
-            e = cudaGetDeviceProperties(&d->prop, d->ord);
-            const double t2 = hk_now();
-            cu->open.props += (float)((t2 - t) * 1e3);
-            t = t2;
-        }
-        if (e == cudaSuccess) {
+        auto lap = [&t](float *ms) { const double u = hk_now(); *ms += (float)((u - t) * 1e3); t = u; };
+        if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&cu->open.context), true) &&
+            (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+            lap(&cu->open.props);
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
                 what = "cudaStreamCreateWithFlags";
                 e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
@@ -325,11 +312,9 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
             }
-            cu->open.streams += (float)((hk_now() - t) * 1e3);
+            lap(&cu->open.streams);
         }
-        if (e != cudaSuccess) {
-            return open_failed(cu, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
-        }
+        if (e != cudaSuccess) return open_failed(cu, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
     }
     stager_go(cu, 1);                /* pinning goes on beside the caller */
     cu->open.total = (float)((hk_now() - t_open) * 1e3);
@@ -572,25 +557,21 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     uint64_t share_redo = 0;         /* of the share being collected (collected in order) */
     int rc = HK_CUDA_OK;
     const double t_call = hk_now();
+    std::vector<std::pair<float, float>> busy;   /* each chunk's kernels, ms from d->t0 */
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
-    int first_shift = 2;             /* chunk k < first_shift: cells / 2^(first_shift - k) */
-    if (const char *v = getenv("HK_CUDA_FIRST_SHIFT")) first_shift = atoi(v);   /* measurements */
-    unsigned item_cols = 0;          /* 0: by the chunk's size */
-    unsigned unpack_parts = 0;       /* 0: by the chunk's pairs */
-    if (const char *v = getenv("HK_CUDA_UNPACK_PARTS")) unpack_parts = (unsigned)atoi(v);   /* measurements */
-    if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);   /* measurements */
+    unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
+    if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
     for (unsigned k = 0;; k++) {
         hk_slot *s = &d->slot[k % HK_SLOTS];
         if (s->busy) {              /* collect the chunk this slot held */
             const double t0 = hk_now();
             e = cudaEventSynchronize(s->done);
             if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
-            float ms_h2d = 0, ms_k = 0;
-            if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess &&
-                cudaEventElapsedTime(&ms_k, s->k0, s->k1) == cudaSuccess) {
-                stats->h2d_s += ms_h2d * 1e-3;
-                stats->kernel_s += ms_k * 1e-3;
-            }
+            float ms_h2d = 0, ms_k0 = 0, ms_k1 = 0;
+            if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess) stats->h2d_s += ms_h2d * 1e-3;
+            if (cudaEventElapsedTime(&ms_k0, d->t0, s->k0) == cudaSuccess &&
+                cudaEventElapsedTime(&ms_k1, d->t0, s->k1) == cudaSuccess)
+                busy.push_back({ ms_k0, ms_k1 });
             float ms_span = 0;
             if (cudaEventElapsedTime(&ms_span, d->t0, s->k1) == cudaSuccess)
                 stats->gpu_span_s = std::max(stats->gpu_span_s, ms_span * 1e-3);
@@ -610,8 +591,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
             stats->wait_s += t1 - t0;
             const uint64_t np = s->ch.n_pairs;
             double *dst = s->b->lk + s->ch.pair0;
-            unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
-            if (unpack_parts && d->pool) nu = std::min(unpack_parts, d->pool->size());
+            const unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
             hk_par_run(d->pool.get(), nu, [&](unsigned t) {
                 const uint64_t a = np * t / nu, z = np * (t + 1) / nu;
                 memcpy(dst + a, lk + a, (z - a) * sizeof(double));
@@ -648,7 +628,7 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         /* the first chunks are smaller, so that the GPU starts early (making
          * the last ones smaller too was measured no better) */
         hk_plan_limits lk = lim;
-        if ((int)k < first_shift) lk.cells = std::max<uint64_t>(lim.cells >> (first_shift - k), 1);
+        if (k < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k), 1);
         /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
          * columns), however few its cells: shorter items there; long ones in
          * large chunks, where each item's pipeline fill costs throughput */
@@ -697,6 +677,13 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         s->trace.enqueue = (float)((th - te) * 1e3);
         s->trace.handed = (float)((th - t_call) * 1e3);
         if (k == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
+    }
+    std::sort(busy.begin(), busy.end());       /* kernel_s: the union of the chunks' kernels */
+    float covered = 0;
+    for (const auto &iv : busy) {
+        const float a = std::max(iv.first, covered);
+        if (iv.second > a) stats->kernel_s += (iv.second - a) * 1e-3;
+        covered = std::max(covered, iv.second);
     }
     stats->dev_done[0] = (float)((hk_now() - t_start) * 1e3);
     stats->dev_span[0] = (float)(stats->gpu_span_s * 1e3);

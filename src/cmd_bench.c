@@ -71,7 +71,7 @@ static void usage(FILE *fp)
             "      --config I      only the workload of configuration I (0-based)\n"
             "      --quick         a short run: --cells 1e9 --runs 5\n"
             "      --calls         instead: the fixed cost of a scoring call, on batches of\n"
-            "                      1 to 131072 NA12878-like pairs (the first call of each\n"
+            "                      1 to 2097152 NA12878-like pairs (the first call of each\n"
             "                      batch, then the median of 3 x --runs calls), and the\n"
             "                      runtime calls a scoring call makes, each timed alone\n"
             "      --trace         after each workload, the chunks of its last call\n"
@@ -273,7 +273,7 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
  * how long the GPU was busy (first copy in to last kernel end). */
 static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
 {
-    static const long sizes[] = { 1, 64, 1024, 16384, 131072 };
+    static const long sizes[] = { 1, 64, 1024, 16384, 131072, 524288, 2097152 };
     const int runs = 3 * o->runs;
     double *t = malloc(sizeof *t * (size_t)runs);
     if (!t) return HK_EXIT_RUNTIME;
