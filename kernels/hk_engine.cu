@@ -30,13 +30,6 @@
 #include "hk_engine_internal.h"
 #include "hk_pdhmm_internal.h"
 
-/* Hardware work queues per context (CUDA_DEVICE_MAX_CONNECTIONS, 8 by
- * default): creating each costs the context ~6 ms on an H100 (8: 107-131
- * ms, 2: 73-78 ms), about a third of the engine's start-up; the engine's
- * streams share fewer queues (docs/PERFORMANCE.md, issue 15). Set before
- * main, while the process has one thread, unless the user has set it. */
-static const int hk_connections = [] { return setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 0); }();
-
 /* ---- errors ---- */
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...)
