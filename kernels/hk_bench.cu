@@ -1,5 +1,6 @@
 /* hk_bench.cu - kernel timing for `haplik bench` (see hk_cuda.h). */
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -129,4 +130,76 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
     std::sort(ms.begin(), ms.end());
     *median_s = ms[ms.size() / 2] * 1e-3;
     return HK_CUDA_OK;
+}
+
+/* ---- the runtime calls a scoring call makes, each timed alone ---- */
+
+static double hk_now(void)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/* Nothing: its launch and its attribute stand for any kernel's. */
+__global__ void hk_probe_kernel(int *p)
+{
+    if (p) *p = 0;
+}
+
+extern "C" int hk_cuda_api_costs(hk_cuda_t *cu, const char **names, double *us, int max)
+{
+    if (!cu || cu->dev.empty()) return 0;
+    hk_dev *d = &cu->dev[0];
+    if (cudaSetDevice(d->ord) != cudaSuccess) return 0;
+    cudaStream_t st = d->st[0], st2 = d->slot[0].side.st[0];
+    cudaEvent_t ev = d->slot[0].side.fork, evt = d->slot[0].c0;
+    void *dbuf = nullptr, *hbuf = nullptr;
+    if (cudaMalloc(&dbuf, 1 << 20) != cudaSuccess || cudaHostAlloc(&hbuf, 1 << 20, cudaHostAllocDefault) != cudaSuccess) {
+        if (dbuf) cudaFree(dbuf);
+        (void)cudaGetLastError();
+        return 0;
+    }
+    int n = 0;
+    const int reps = 200;
+    auto time_it = [&](const char *name, int r, auto fn) {
+        if (n >= max) return;
+        const double t0 = hk_now();
+        for (int i = 0; i < r; i++) fn();
+        us[n] = (hk_now() - t0) * 1e6 / r;
+        names[n++] = name;
+    };
+    size_t fr, tot;
+    cudaDeviceProp p;
+    int dev;
+    time_it("first launch of a kernel (lazy module load) + sync", 1, [&] {
+        hk_probe_kernel<<<1, 32, 0, st>>>(nullptr); cudaStreamSynchronize(st); });
+    time_it("launch + cudaStreamSynchronize (round trip)", reps, [&] {
+        hk_probe_kernel<<<1, 32, 0, st>>>(nullptr); cudaStreamSynchronize(st); });
+    time_it("kernel launch (enqueue only)", reps, [&] { hk_probe_kernel<<<1, 32, 0, st>>>(nullptr); });
+    cudaStreamSynchronize(st);
+    time_it("cudaFuncSetAttribute (max dynamic shared memory)", reps, [&] {
+        cudaFuncSetAttribute(hk_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024); });
+    time_it("cudaGetDevice", reps, [&] { cudaGetDevice(&dev); });
+    time_it("cudaSetDevice", reps, [&] { cudaSetDevice(d->ord); });
+    time_it("cudaMemGetInfo", reps, [&] { cudaMemGetInfo(&fr, &tot); });
+    time_it("cudaGetDeviceProperties", 20, [&] { cudaGetDeviceProperties(&p, d->ord); });
+    time_it("cudaEventRecord (no timing)", reps, [&] { cudaEventRecord(ev, st); });
+    time_it("cudaEventRecord (timing)", reps, [&] { cudaEventRecord(evt, st); });
+    time_it("cudaStreamWaitEvent", reps, [&] { cudaStreamWaitEvent(st2, ev, 0); });
+    time_it("cudaMemsetAsync 4 bytes", reps, [&] { cudaMemsetAsync(dbuf, 0, 4, st); });
+    time_it("cudaMemcpyAsync 64 KB in, pinned", reps, [&] { cudaMemcpyAsync(dbuf, hbuf, 65536, cudaMemcpyHostToDevice, st); });
+    cudaStreamSynchronize(st);
+    cudaStreamSynchronize(st2);
+    time_it("cudaMemcpyAsync 16 B out + cudaEventSynchronize (round trip)", reps, [&] {
+        cudaMemcpyAsync(hbuf, dbuf, 16, cudaMemcpyDeviceToHost, st); cudaEventRecord(ev, st); cudaEventSynchronize(ev); });
+    time_it("cudaEventCreate + cudaEventDestroy", reps, [&] {
+        cudaEvent_t e; if (cudaEventCreate(&e) == cudaSuccess) cudaEventDestroy(e); });
+    time_it("cudaStreamCreateWithFlags + cudaStreamDestroy", 50, [&] {
+        cudaStream_t s; if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) cudaStreamDestroy(s); });
+    time_it("cudaHostAlloc + cudaFreeHost 16 MB", 3, [&] {
+        void *h; if (cudaHostAlloc(&h, 16 << 20, cudaHostAllocDefault) == cudaSuccess) cudaFreeHost(h); });
+    cudaDeviceSynchronize();
+    cudaFree(dbuf);
+    cudaFreeHost(hbuf);
+    (void)cudaGetLastError();
+    return n;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -69,6 +70,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
 {
     /* grow the chunk while it fits: whole regions at once, else read by read */
     memset(ch, 0, sizeof *ch);
+    ch->item_cols = std::min(HK_ITEM_COLS, std::max(HK_ITEM_COLS_MIN, lim->item_cols));
     ch->reg0 = reg;
     ch->r0 = r0;
     size_t r = r0, g = reg;
@@ -81,7 +83,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
         if (r >= rend) { g++; continue; }
         const size_t e1 = std::min(r_end, rend), h1 = (size_t)rg->hap0 + rg->n_haps;
         const uint64_t hcols = b->hap_off[h1] - b->hap_off[rg->hap0];
-        const uint64_t it1 = rg->n_haps + hcols / HK_ITEM_COLS + 1;  /* items of one read, at most */
+        const uint64_t it1 = rg->n_haps + hcols / ch->item_cols + 1;  /* items of one read, at most */
         {
             const uint64_t n = e1 - r, it = items + n * it1, np = pairs + n * rg->n_haps;
             const uint64_t c = cells + (b->read_off[e1] - b->read_off[r]) * hcols;
@@ -206,22 +208,31 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     fn_ = nullptr;
 }
 
-/* Parts to pack a chunk of nr reads in. */
+/* Parts to pack a chunk of nr reads in: one per 512 reads, so that chunks
+ * of few reads with many haplotypes each (many items per read) still use
+ * the pool (2048 reads a part left `haplik bench`'s 72-base workload on 3
+ * threads: packing 2.85 -> 1.75-1.95 ms a call with 512, H100 host, issue 15).
+ * HK_CUDA_PACK_READS (measurements) sets another count. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
     if (!pool) return 1;
-    return (unsigned)std::min<size_t>(nr / 2048 + 1, pool->size());
+    static const size_t per = [] {
+        const char *v = getenv("HK_CUDA_PACK_READS");
+        return v && atol(v) > 0 ? (size_t)atol(v) : (size_t)512;
+    }();
+    return (unsigned)std::min<size_t>(nr / per + 1, pool->size());
 }
 
 enum { NB = 64 };                                      /* column buckets per bin */
 
 /* How one region's haplotypes group into items: runs of consecutive
- * haplotypes of at most HK_MAX_ITEM_HAPS and HK_ITEM_COLS columns (one each
+ * haplotypes of at most HK_MAX_ITEM_HAPS and cols_max columns (one each
  * for the multi-tile kernel); n_haps 0 marks an empty haplotype. The same
  * for every read of the region, so it is worked out once per region. */
 struct hk_hap_group { uint32_t h, n_haps, bucket; };
 
-static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, std::vector<hk_hap_group> &out)
+static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, uint32_t cols_max,
+                       std::vector<hk_hap_group> &out)
 {
     out.clear();
     const uint64_t *hoff = b->hap_off + rg->hap0;
@@ -230,7 +241,7 @@ static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, s
         uint64_t cols = 0;
         while (h + nhp < rg->n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
             const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
-            if (n == 0 || (nhp > 0 && cols + n > HK_ITEM_COLS)) break;
+            if (n == 0 || (nhp > 0 && cols + n > cols_max)) break;
             cols += n;
             nhp++;
         }
@@ -279,7 +290,7 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
         const bool multi = cg < 0 && cfg < 0;
         const uint32_t bin = (uint32_t)(to_double ? ch->long_bin : cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg);
         if (!grouped[multi]) {
-            group_haps(b, rg, multi, groups[multi]);
+            group_haps(b, rg, multi, ch->item_cols, groups[multi]);
             grouped[multi] = true;
         }
         hk_item it;

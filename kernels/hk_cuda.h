@@ -72,6 +72,19 @@ typedef struct hk_cuda hk_cuda_t;
 
 int  hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                   char *err, size_t errlen);
+/* Where hk_cuda_open's time went, ms, summed over the devices (HK_TRACE).
+ * The staging memory is faulted in beside the context creation and pinned
+ * after hk_cuda_open has returned: pin is that thread's time. */
+typedef struct {
+    float count;      /* cudaGetDeviceCount (the driver's initialisation if first) */
+    float context;    /* cudaSetDevice: creating the primary contexts */
+    float props;      /* cudaGetDeviceProperties */
+    float streams;    /* streams and events */
+    float total;      /* the whole hk_cuda_open */
+    float fill;       /* beside: faulting the staging memory in */
+    float pin;        /* after: registering it with the driver (-1: not done yet) */
+} hk_cuda_open_stats_t;
+void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st);
 /* Called once per batch of an hk_cuda_score call, in the order of the batches,
  * as soon as every pair of that batch has its final result (so that the caller
  * can write it while the engine scores the rest); from one of the engine's
@@ -112,7 +125,10 @@ typedef struct {
     double   pack_s;    /* planning and packing chunks into pinned buffers */
     double   wait_s;    /* waiting for a device to finish a chunk */
     double   unpack_s;  /* copying results into the batch */
-    double   kernel_s;  /* GPU: sum over chunks of first kernel start to last kernel end */
+    double   kernel_s;  /* GPU: time with a kernel of the call running (the union of the
+                         * chunks' first kernel start to last kernel end: chunks in flight
+                         * together overlap, and their sum once read 15.4 ms of "kernels"
+                         * for a 5.9 ms span), summed over the devices */
     double   h2d_s;     /* GPU: sum over chunks of the copies in */
     double   gpu_span_s; /* GPU: first copy in to the end of the last kernels (largest over devices) */
     unsigned chunks;
@@ -158,6 +174,11 @@ int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps
  * the device in one piece. */
 int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                   double *median_s, char *err, size_t errlen);
+
+/* Time each runtime call that hk_cuda_score makes, alone and repeated, on
+ * the engine's first device (its first streams): up to max of them, their
+ * names into names[] and mean microseconds into us[]; returns how many. */
+int hk_cuda_api_costs(hk_cuda_t *cu, const char **names, double *us, int max);
 
 #ifdef __cplusplus
 }

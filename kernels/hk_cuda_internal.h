@@ -21,6 +21,10 @@ struct hk_item {
  * short enough that a chunk's items spread over the whole GPU, long enough to
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
+/* The smallest cap a chunk may use instead (hk_plan_limits::item_cols): a
+ * small chunk's kernels last as long as its longest item, ~0.5 ms at 1024
+ * columns on an H100, whatever the chunk's size. */
+#define HK_ITEM_COLS_MIN 256u
 
 /* The code that pads an odd haplotype in hbase2: HK_HAP_PAD_BIT set (the
  * two-column kernels give that column an emission of zero), base N (a valid

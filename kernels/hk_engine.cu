@@ -150,8 +150,8 @@ static void dev_free(hk_dev *d)
     arena_free(&d->arena);
 }
 
-/* Map and fault in a staging arena (a host thread, while the context is
- * being created); on failure the slots fall back to cudaHostAlloc. */
+/* Map and fault in a staging arena (the stager thread, while the context
+ * is being created); on failure the slots fall back to cudaHostAlloc. */
 static void arena_fill(hk_arena *a)
 {
     const size_t bytes = HK_SLOTS * HK_ARENA_SLICE;
@@ -164,29 +164,78 @@ static void arena_fill(hk_arena *a)
     a->bytes = bytes;
 }
 
-/* Pin a filled arena for the current device; without it the slots use cudaHostAlloc. */
+/* Pin a filled arena for the current device, slice by slice in slot order,
+ * so that slot 0 can use its slice while the others are being pinned; the
+ * slices that fail stay unpinned (their slots use cudaHostAlloc). */
 static void arena_register(hk_arena *a)
 {
-    if (!a->p) return;
-    if (cudaHostRegister(a->p, a->bytes, cudaHostRegisterDefault) == cudaSuccess) {
-        a->registered = true;
-        return;
+    for (int k = 0; a->p && k < HK_SLOTS; k++) {
+        if (cudaHostRegister(a->p + (size_t)k * HK_ARENA_SLICE, HK_ARENA_SLICE, cudaHostRegisterDefault) != cudaSuccess) {
+            (void)cudaGetLastError();
+            break;
+        }
+        __atomic_store_n(&a->pinned, k + 1, __ATOMIC_RELEASE);
     }
-    (void)cudaGetLastError();
-    arena_free(a);
+    __atomic_store_n(&a->settled, 1, __ATOMIC_RELEASE);
 }
 
+/* After the stager has been joined. */
 static void arena_free(hk_arena *a)
 {
-    if (a->registered) cudaHostUnregister(a->p);
+    for (int k = 0; k < a->pinned; k++) cudaHostUnregister(a->p + (size_t)k * HK_ARENA_SLICE);
     if (a->p) munmap(a->p, a->bytes);
-    *a = hk_arena{ nullptr, 0, false };
+    *a = hk_arena{ nullptr, 0, 0, 1 };
+}
+
+unsigned char *hk_arena_slice(hk_dev *d, int k)
+{
+    hk_arena *a = &d->arena;
+    /* only the first chunks of a run can come here before the stager is
+     * done (a few ms of pinning at most): poll */
+    while (!__atomic_load_n(&a->settled, __ATOMIC_ACQUIRE) && __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) <= k)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    return __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) > k ? a->p + (size_t)k * HK_ARENA_SLICE : nullptr;
+}
+
+/* The stager: fault the arenas in while the main thread creates the
+ * contexts, then, once hk_cuda_open has returned (go), pin them. */
+static void stage_arenas(hk_cuda_t *cu)
+{
+    const double t0 = hk_now();
+    for (hk_dev &d : cu->dev) arena_fill(&d.arena);
+    const float fill = (float)((hk_now() - t0) * 1e3);
+    int go;
+    {
+        std::unique_lock<std::mutex> lk(cu->mu);
+        cu->open.fill = fill;
+        cu->cv.wait(lk, [cu] { return cu->go != 0; });
+        go = cu->go;
+    }
+    const double t1 = hk_now();
+    for (hk_dev &d : cu->dev) {
+        if (go > 0 && cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
+        else __atomic_store_n(&d.arena.settled, 1, __ATOMIC_RELEASE);
+    }
+    (void)cudaGetLastError();
+    std::lock_guard<std::mutex> lk(cu->mu);
+    cu->open.pin = go > 0 ? (float)((hk_now() - t1) * 1e3) : -1;
+}
+
+/* Let the stager go on (go 1) or give up (-1), once. */
+static void stager_go(hk_cuda_t *cu, int go)
+{
+    {
+        std::lock_guard<std::mutex> lk(cu->mu);
+        if (!cu->go) cu->go = go;
+    }
+    cu->cv.notify_all();
 }
 
 /* Undo a partial hk_cuda_open whose devices [0, n_ready) were set up. */
-static int open_failed(hk_cuda_t *cu, std::thread &filler, size_t n_ready, int rc)
+static int open_failed(hk_cuda_t *cu, size_t n_ready, int rc)
 {
-    if (filler.joinable()) filler.join();
+    stager_go(cu, -1);
+    if (cu->stager.joinable()) cu->stager.join();
     for (size_t i = n_ready; i < cu->dev.size(); i++) arena_free(&cu->dev[i].arena);
     cu->dev.resize(n_ready);
     hk_cuda_close(cu);
@@ -201,33 +250,40 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
         hk_cu_seterr(err, errlen, "hk_cuda_open: no device given");
         return HK_CUDA_EINVAL;
     }
+    const double t_open = hk_now();
     int n;
     int rc = hk_cuda_device_count(&n, err, errlen);
     if (rc) return rc;
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_CUDA_ENOMEM; }
+    cu->open.count = (float)((hk_now() - t_open) * 1e3);
+    cu->open.pin = -1;
     cu->dev.resize(n_devices);
     /* the staging arenas are faulted in while the contexts are created (~0.1 s each) */
-    std::thread filler;
     try {
-        filler = std::thread([cu] { for (hk_dev &d : cu->dev) arena_fill(&d.arena); });
-    } catch (...) {}                  /* no thread: no arenas, the slots pin their own memory */
+        cu->stager = std::thread(stage_arenas, cu);
+    } catch (...) {                  /* no thread: no arenas, the slots pin their own memory */
+        for (hk_dev &d : cu->dev) d.arena.settled = 1;
+    }
     for (int i = 0; i < n_devices; i++) {
         hk_dev *d = &cu->dev[i];
         d->ord = ordinals[i];
         for (int j = 0; j < i; j++)
             if (ordinals[j] == d->ord) {
                 hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", d->ord);
-                return open_failed(cu, filler, i, HK_CUDA_EINVAL);
+                return open_failed(cu, i, HK_CUDA_EINVAL);
             }
         if (d->ord < 0 || d->ord >= n) {
             hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", d->ord, n);
-            return open_failed(cu, filler, i, HK_CUDA_ENODEV);
+            return open_failed(cu, i, HK_CUDA_ENODEV);
         }
         cudaError_t e;
         const char *what = "cudaSetDevice";
-        if ((e = cudaSetDevice(d->ord)) == cudaSuccess &&
+        double t = hk_now();
+        auto lap = [&t](float *ms) { const double u = hk_now(); *ms += (float)((u - t) * 1e3); t = u; };
+        if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&cu->open.context), true) &&
             (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+            lap(&cu->open.props);
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
                 what = "cudaStreamCreateWithFlags";
                 e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
@@ -249,21 +305,27 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
                 if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
             }
+            lap(&cu->open.streams);
         }
-        if (e != cudaSuccess) {
-            return open_failed(cu, filler, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
-        }
+        if (e != cudaSuccess) return open_failed(cu, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
     }
-    if (filler.joinable()) filler.join();
-    for (hk_dev &d : cu->dev)
-        if (cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
+    stager_go(cu, 1);                /* pinning goes on beside the caller */
+    cu->open.total = (float)((hk_now() - t_open) * 1e3);
     *out = cu;
     return HK_CUDA_OK;
+}
+
+extern "C" void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st)
+{
+    std::lock_guard<std::mutex> lk(const_cast<hk_cuda_t *>(cu)->mu);
+    *st = cu->open;
 }
 
 extern "C" void hk_cuda_close(hk_cuda_t *cu)
 {
     if (!cu) return;
+    stager_go(cu, -1);               /* pins nothing more if it has not started */
+    if (cu->stager.joinable()) cu->stager.join();
     for (auto &d : cu->dev) dev_free(&d);
     delete cu;
 }
@@ -307,8 +369,9 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
         const size_t in_cap = hk_pow2_at_least(lim->in_bytes);
         const size_t pairs_cap = hk_pow2_at_least(lim->pairs);
         const size_t lk_bytes = hk_align16(pairs_cap * sizeof(double));
-        if (d->arena.registered && in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS) {
-            unsigned char *slice = d->arena.p + (size_t)(s - d->slot) * HK_ARENA_SLICE;
+        unsigned char *slice = in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS
+                             ? hk_arena_slice(d, (int)(s - d->slot)) : nullptr;
+        if (slice) {
             s->h_in = slice;
             s->h_out = slice + HK_SLOT_BYTES;
             s->in_arena = true;
@@ -424,11 +487,11 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
     const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
                        hk_align16(hcols + nh) + 4 * nh + 16 +
-                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS + 1) + 64 +
+                       sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS_MIN + 1) + 64 +
                        (b->pdhmm ? 6 * hcols + 3 * nh + 64 : 0);   /* PDHMM: 4-byte code words, twice */
     x->max_one = std::max(x->max_one, one);
     x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
-    x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS + 1);
+    x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
 }
 
 /* Score the device's shares (one per batch of the call, in batch order) as
@@ -487,19 +550,21 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     uint64_t share_redo = 0;         /* of the share being collected (collected in order) */
     int rc = HK_CUDA_OK;
     const double t_call = hk_now();
+    std::vector<std::pair<float, float>> busy;   /* each chunk's kernels, ms from d->t0 */
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
+    unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
+    if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
     for (unsigned k = 0;; k++) {
         hk_slot *s = &d->slot[k % HK_SLOTS];
         if (s->busy) {              /* collect the chunk this slot held */
             const double t0 = hk_now();
             e = cudaEventSynchronize(s->done);
             if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
-            float ms_h2d = 0, ms_k = 0;
-            if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess &&
-                cudaEventElapsedTime(&ms_k, s->k0, s->k1) == cudaSuccess) {
-                stats->h2d_s += ms_h2d * 1e-3;
-                stats->kernel_s += ms_k * 1e-3;
-            }
+            float ms_h2d = 0, ms_k0 = 0, ms_k1 = 0;
+            if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess) stats->h2d_s += ms_h2d * 1e-3;
+            if (cudaEventElapsedTime(&ms_k0, d->t0, s->k0) == cudaSuccess &&
+                cudaEventElapsedTime(&ms_k1, d->t0, s->k1) == cudaSuccess)
+                busy.push_back({ ms_k0, ms_k1 });
             float ms_span = 0;
             if (cudaEventElapsedTime(&ms_span, d->t0, s->k1) == cudaSuccess)
                 stats->gpu_span_s = std::max(stats->gpu_span_s, ms_span * 1e-3);
@@ -557,6 +622,10 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
          * the last ones smaller too was measured no better) */
         hk_plan_limits lk = lim;
         if (k < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k), 1);
+        /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
+         * columns), however few its cells: shorter items there; long ones in
+         * large chunks, where each item's pipeline fill costs throughput */
+        lk.item_cols = item_cols ? item_cols : lk.cells < 500000000ull ? 256 : lk.cells < 2000000000ull ? 512 : 1024;
         if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
             hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
             rc = HK_CUDA_ENOMEM;
@@ -601,6 +670,13 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         s->trace.enqueue = (float)((th - te) * 1e3);
         s->trace.handed = (float)((th - t_call) * 1e3);
         if (k == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
+    }
+    std::sort(busy.begin(), busy.end());       /* kernel_s: the union of the chunks' kernels */
+    float covered = 0;
+    for (const auto &iv : busy) {
+        const float a = std::max(iv.first, covered);
+        if (iv.second > a) stats->kernel_s += (iv.second - a) * 1e-3;
+        covered = std::max(covered, iv.second);
     }
     stats->dev_done[0] = (float)((hk_now() - t_start) * 1e3);
     stats->dev_span[0] = (float)(stats->gpu_span_s * 1e3);

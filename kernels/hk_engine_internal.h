@@ -38,6 +38,7 @@ struct hk_chunk {
     uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
     uint32_t n_long;          /* pairs (items) in long_bin: scored in double at once */
+    uint32_t item_cols;       /* the planner's cap on an item's columns, which packing keeps */
     bool     has_gap_rows;
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
 };
@@ -46,6 +47,8 @@ struct hk_chunk {
 struct hk_plan_limits {
     size_t   in_bytes, min_in_bytes;
     uint64_t pairs, min_pairs, items, cells;
+    uint32_t item_cols = HK_ITEM_COLS;   /* most haplotype columns per work item,
+                                          * HK_ITEM_COLS_MIN..HK_ITEM_COLS */
 };
 
 /* A few host threads that pack and unpack chunks (one pool per device, so
@@ -124,17 +127,22 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
 
 /* A device's pinned staging memory: HK_SLOTS slices of HK_ARENA_SLICE bytes,
  * the slots' input block then their results (the redo count's 16 bytes and
- * HK_SLOT_PAIRS doubles). It is mapped and faulted in by a host thread while
- * the device's context is being created, then registered with the driver:
- * pinning pages that are already there costs 0.04-0.08 ms per MB on an H100
- * host, cudaHostAlloc's fresh pages 0.4 ms per MB, and releasing them 1.3
- * against 6 ms per 64 MB. A slot that needs more (one huge region, or a
- * larger HK_CUDA_SLOT_MB) falls back to cudaHostAlloc. */
+ * HK_SLOT_PAIRS doubles). A host thread maps and faults it in while the
+ * device's context is being created, then, once hk_cuda_open has returned,
+ * registers it with the driver slice by slice, so that neither is on the
+ * way to the first launch: pinning pages that are already there costs
+ * 0.04-0.08 ms per MB on an H100 host, cudaHostAlloc's fresh pages 0.4 ms
+ * per MB, and releasing them 1.3 against 6 ms per 64 MB. Slot k waits for
+ * slice k (hk_arena_slice); a slot that needs more (one huge region, or a
+ * larger HK_CUDA_SLOT_MB), or whose slice could not be pinned, falls back
+ * to cudaHostAlloc. pinned and settled are written by that thread and read
+ * by the device's (__atomic). */
 #define HK_ARENA_SLICE (HK_SLOT_BYTES + 16 + HK_SLOT_PAIRS * sizeof(double))
 struct hk_arena {
     unsigned char *p;
     size_t         bytes;
-    bool           registered;
+    int            pinned;         /* slices [0, pinned) are registered */
+    int            settled;        /* 1: no more will be */
 };
 
 /* One staging slot: pinned host and device buffers of one chunk in flight. */
@@ -175,7 +183,16 @@ struct hk_dev {
 struct hk_cuda {
     std::vector<hk_dev> dev;
     hk_cuda_stats_t     stats;     /* of the last hk_cuda_score */
+    hk_cuda_open_stats_t open;     /* of hk_cuda_open; fill and pin written by stager */
+    std::thread         stager;    /* faults the arenas in, then pins them */
+    std::mutex          mu;
+    std::condition_variable cv;
+    int                 go = 0;    /* under mu: 1 the contexts exist, pin; -1 give up */
 };
+
+/* Slice k of d's arena once it is pinned (waiting while it may still be),
+ * or NULL: the slot pins its own memory. */
+unsigned char *hk_arena_slice(hk_dev *d, int k);
 
 static inline size_t hk_align16(size_t x) { return (x + 15) & ~(size_t)15; }
 

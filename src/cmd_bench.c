@@ -30,6 +30,8 @@ typedef struct {
     int    precision;
     int    only;         /* -1 all workloads, else configuration index */
     int    gaps;         /* HK_GAPS_*: which float kernel family the reads use */
+    int    calls;        /* --calls: the fixed cost of a call instead of the workloads */
+    int    trace;        /* --trace: each workload's chunks (its last call) */
 } bench_opts_t;
 
 static void bench_defaults(bench_opts_t *o)
@@ -41,6 +43,8 @@ static void bench_defaults(bench_opts_t *o)
     o->precision = HK_PREC_MIXED;
     o->only = -1;
     o->gaps = HK_GAPS_CONSTANT;
+    o->calls = 0;
+    o->trace = 0;
 }
 
 static void usage(FILE *fp)
@@ -66,6 +70,11 @@ static void usage(FILE *fp)
             "                      recalibration); each has its own kernels [constant]\n"
             "      --config I      only the workload of configuration I (0-based)\n"
             "      --quick         a short run: --cells 1e9 --runs 5\n"
+            "      --calls         instead: the fixed cost of a scoring call, on batches of\n"
+            "                      1 to 2097152 NA12878-like pairs (the first call of each\n"
+            "                      batch, then the median of 3 x --runs calls), and the\n"
+            "                      runtime calls a scoring call makes, each timed alone\n"
+            "      --trace         after each workload, the chunks of its last call\n"
             "  -h, --help          this help\n\n"
             "Exit status: 0 success, 2 usage error, 3 no usable GPU or a device failure.\n",
             d.device, d.runs, d.cells, d.max_pairs);
@@ -176,6 +185,23 @@ static int make_na12878(hk_batch_t *b, long pairs, int gaps)
     return 0;
 }
 
+/* The chunks of the last call (--trace), as HK_TRACE prints them. */
+static void print_trace(const hk_cuda_t *cu)
+{
+    hk_cuda_stats_t st;
+    hk_cuda_last_stats(cu, &st);
+    printf("#   call %.3f ms, %u chunks: pack %.3f, wait %.3f, unpack %.3f ms; GPU: copies in %.3f, kernels %.3f,"
+           " span %.3f ms; first chunk handed %.3f ms\n", st.total_s * 1e3, st.chunks, st.pack_s * 1e3,
+           st.wait_s * 1e3, st.unpack_s * 1e3, st.h2d_s * 1e3, st.kernel_s * 1e3, st.gpu_span_s * 1e3,
+           st.dev_first[0]);
+    for (unsigned i = 0; i < st.n_trace; i++) {
+        const hk_cuda_chunk_trace_t *c = &st.trace[i];
+        printf("#   chunk %2u: host reserve %6.3f pack %6.3f enqueue %6.3f handed %7.3f | GPU copy in %7.3f"
+               " kernels %7.3f .. %7.3f\n", i, c->reserve, c->pack, c->enqueue, c->handed, c->gpu_copy_in,
+               c->gpu_kernels, c->gpu_done);
+    }
+}
+
 typedef struct {
     const char *name;
     int read_len, hap_len, config;   /* read_len 0: mixed lengths */
@@ -233,9 +259,78 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     printf("%-10s %7s %7s %7s %9zu %10.3e %9.3f %7.3f %9.3f %7.3f\n", w->name, rl, hl, cfg,
            b.n_pairs, (double)b.cells, kernel_s * 1e3, b.cells / kernel_s / 1e12, total_s * 1e3,
            b.cells / total_s / 1e12);
+    if (o->trace) print_trace(cu);
     fflush(stdout);
     hk_batch_free(&b);
     return HK_EXIT_OK;
+}
+
+/* --calls: what one hk_cuda_score call costs beyond its kernels. For
+ * batches from one pair up: the first call on the batch (the process's
+ * first call pays the kernels' module loading, the slots' allocation and the
+ * packing threads' start), the kernels alone (one chunk, CUDA events), the
+ * median call, and when the last call handed its first chunk to the GPU and
+ * how long the GPU was busy (first copy in to last kernel end). */
+static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
+{
+    static const long sizes[] = { 1, 64, 1024, 16384, 131072, 524288, 2097152 };
+    const int runs = 3 * o->runs;
+    double *t = malloc(sizeof *t * (size_t)runs);
+    if (!t) return HK_EXIT_RUNTIME;
+    printf("%-8s %9s %10s %9s %9s %9s %9s %9s %9s\n", "batch", "pairs", "cells", "first_ms", "kernel_ms",
+           "call_ms", "fixed_ms", "handed_ms", "span_ms");
+    int rc = HK_EXIT_OK;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && rc == HK_EXIT_OK; i++) {
+        hk_batch_t b;
+        hk_batch_init(&b);
+        char err[512] = "";
+        int brc;
+        if (sizes[i] == 1) {                     /* one read of 100 bases, one haplotype of 300 */
+            hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+            int hl = 300, rl = 100;
+            brc = add_region(&b, &m, 1, 1, &hl, &rl, o->gaps);
+        } else {
+            brc = make_na12878(&b, sizes[i], o->gaps);
+        }
+        hk_batch_t *one = &b;
+        double first = 0, kernel_s = 0;
+        if (!brc) {
+            const double t0 = hk_log_now();
+            brc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
+            first = hk_log_now() - t0;
+        }
+        if (!brc) brc = hk_cuda_bench(cu, &b, o->gaps, -1, o->precision, o->runs, &kernel_s, err, sizeof err);
+        for (int r = 0; !brc && r < runs; r++) {
+            const double t0 = hk_log_now();
+            brc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
+            t[r] = hk_log_now() - t0;
+        }
+        if (brc) {
+            fprintf(stderr, "haplik: error: bench: %s\n", *err ? err : "out of memory building a batch");
+            rc = HK_EXIT_RUNTIME;
+        } else {
+            for (int a = 1; a < runs; a++)
+                for (int j = a; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+            hk_cuda_stats_t st;
+            hk_cuda_last_stats(cu, &st);
+            const double med = t[runs / 2];
+            printf("%-8s %9zu %10.3e %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", i ? "na12878" : "one", b.n_pairs,
+                   (double)b.cells, first * 1e3, kernel_s * 1e3, med * 1e3, (med - kernel_s) * 1e3,
+                   st.dev_first[0], st.gpu_span_s * 1e3);
+            if (o->trace) print_trace(cu);
+        }
+        fflush(stdout);
+        hk_batch_free(&b);
+    }
+    free(t);
+    if (rc == HK_EXIT_OK) {
+        const char *names[32];
+        double us[32];
+        const int n = hk_cuda_api_costs(cu, names, us, 32);
+        printf("# runtime calls, each timed alone (mean us)\n");
+        for (int i = 0; i < n; i++) printf("# %10.2f  %s\n", us[i], names[i]);
+    }
+    return rc;
 }
 #endif
 
@@ -248,6 +343,7 @@ int hk_cmd_bench(int argc, char **argv)
         { "cells", required_argument, NULL, 'n' },  { "max-pairs", required_argument, NULL, 'p' },
         { "precision", required_argument, NULL, 1 }, { "config", required_argument, NULL, 2 },
         { "quick", no_argument, NULL, 3 },           { "gaps", required_argument, NULL, 4 },
+        { "calls", no_argument, NULL, 5 },           { "trace", no_argument, NULL, 6 },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -275,6 +371,8 @@ int hk_cmd_bench(int argc, char **argv)
             else if (!strcmp(optarg, "varied")) o.gaps = HK_GAPS_VARIED;
             else end = optarg;
             break;
+        case 5: o.calls = 1; end = (char *)""; break;
+        case 6: o.trace = 1; end = (char *)""; break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
         default: usage(stderr); return HK_EXIT_INPUT;
         }
@@ -315,6 +413,12 @@ int hk_cmd_bench(int argc, char **argv)
            o.gaps == HK_GAPS_CONSTANT ? "constant" : "varied", o.runs);
     printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
            "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");
+    if (o.calls) {
+        const int crc = run_calls(cu, &o);
+        hk_cuda_close(cu);
+        if (hk_cli_close_stdout() && crc == HK_EXIT_OK) return HK_EXIT_RUNTIME;
+        return crc;
+    }
     workload_t w[64 + 4];
     int nw = 0;
     for (int i = 0; i < ncfg; i++) {

@@ -147,9 +147,17 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         snprintf(why, whylen, "%s", err);
         return -1;
     }
-    if (hk_log_tracing())
-        fprintf(stderr, "haplik: trace engine: driver initialised in %.1f ms, contexts created in %.1f ms\n",
-                t_init * 1e3, (hk_log_now() - t0 - t_init) * 1e3);
+    if (hk_log_tracing()) {
+        hk_cuda_open_stats_t os;
+        hk_cuda_open_stats(e->cu, &os);
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        fprintf(stderr, "haplik: trace engine: driver initialised in %.1f ms, contexts created in %.1f ms "
+                "(cudaSetDevice %.1f, properties %.2f, streams and events %.2f ms; staging memory faulted "
+                "in beside in %.1f ms); open began at %.4f s of the epoch\n", t_init * 1e3,
+                (hk_log_now() - t0 - t_init) * 1e3, os.context, os.props, os.streams, os.fill,
+                (double)rt.tv_sec + 1e-9 * (double)rt.tv_nsec - (hk_log_now() - t0));
+    }
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
         if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
@@ -199,6 +207,9 @@ static void trace_chunks(const hk_cuda_t *cu)
 {
     hk_cuda_stats_t st;
     hk_cuda_last_stats(cu, &st);
+    hk_cuda_open_stats_t os;
+    hk_cuda_open_stats(cu, &os);
+    if (os.pin >= 0) fprintf(stderr, "haplik: trace engine: staging memory pinned in %.1f ms after open\n", os.pin);
     fprintf(stderr, "haplik: trace engine: call of %.1f ms, %u chunks; the first device's first chunks, "
             "ms (host from the call's start, GPU from the first copy in):\n", st.total_s * 1e3, st.chunks);
     for (unsigned i = 0; i < st.n_trace; i++) {

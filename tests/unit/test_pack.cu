@@ -119,6 +119,8 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (h < rg->hap0 || h + it.n_haps > (size_t)rg->hap0 + rg->n_haps) { fail("item haplotypes outside its region", k); continue; }
         const uint64_t out = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps + (h - rg->hap0) - ch.pair0;
         if (it.out != out) fail("item result slot", k);
+        const uint64_t cols = b->hap_off[h + it.n_haps] - b->hap_off[h];
+        if (it.n_haps > 1 && cols > ch.item_cols) fail("item longer than the chunk's column cap", k);
         const bool constant = b->read_gaps[r].constant;
         const uint32_t m = hk_batch_read_len(b, r);
         const bool long_read = precision == HK_PREC_MIXED && m > HK_MIXED_FLOAT_MAX_READ;
@@ -180,9 +182,12 @@ int main(void)
     whole.pairs = whole.min_pairs = 1 << 24;
     whole.items = 1 << 24;
     whole.cells = ~0ull;
+    hk_plan_limits short_items = small;     /* small chunks cap their items' columns */
+    short_items.item_cols = HK_ITEM_COLS_MIN;
     for (unsigned threads : { 1u, 3u }) {
         pack_all(&b, small, threads, HK_PREC_MIXED, "mixed, small chunks");
         pack_all(&b, whole, threads, HK_PREC_MIXED, "mixed, one chunk");
+        pack_all(&b, short_items, threads, HK_PREC_MIXED, "mixed, small chunks, items of 256 columns");
     }
     pack_all(&b, small, 3, HK_PREC_FLOAT, "float, small chunks");
     hk_batch_free(&b);
