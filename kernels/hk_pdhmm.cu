@@ -386,9 +386,9 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t r
         const bool safe = form == PD_SAFE;
         const int cg = form == PD_CONST ? pd_pick_cg(m) : -1;
         const int cfg = safe || cg >= 0 ? -1 : pd_pick(m);
-        const bool multi = !safe && cg < 0 && cfg < 0;
-        const uint32_t bin = safe ? (uint32_t)PD_BIN_SAFE : cg >= 0 ? (uint32_t)(PD_BIN_CG + cg)
-                           : multi ? (uint32_t)PD_BIN_MULTI : (uint32_t)cfg;
+        const bool multi = safe || (cg < 0 && cfg < 0);   /* the multi-tile kernels: one haplotype per item */
+        const uint32_t bin = safe ? (uint32_t)PD_BIN_SAFE : multi ? (uint32_t)PD_BIN_MULTI
+                           : cg >= 0 ? (uint32_t)(PD_BIN_CG + cg) : (uint32_t)cfg;
         const uint64_t *hoff = b->hap_off + rg->hap0;
         for (uint32_t h = 0; h < rg->n_haps;) {
             uint32_t nhp = 0;

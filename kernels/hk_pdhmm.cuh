@@ -358,16 +358,17 @@ struct hk_pd_fwd {
                     else { uBM = 0; uBI = 0; uBD = 0; }
                 }
                 slow_column(co, rc, rM, rI, uBM, uBI, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB, sQ);
-                if (MULTI && lastlane && !last && tv && g < total) {
-                    sc[g].bm = bval(sB, K - 1, 0); sc[g].bi = bval(sB, K - 1, 1); sc[g].bd = bval(sB, K - 1, 2);
-                }
                 pBM = uBM; pBI = uBI; pBD = uBD;
             } else {
                 fast_column(co, rc, rM, rI, pM, pI, pD, M, I, D, sQ);
             }
             sum = CG ? fma(co.milast, I[K - 1], sum + M[K - 1]) : sum + (M[K - 1] + I[K - 1]);
             if (MULTI && lastlane && !last && tv && g < total) {
+                /* the branch values every step, not only at slow ones (where they
+                 * are up to date and the only ones read): the next tile's lane 0
+                 * loads whole cells, and no cell may be left unwritten */
                 sc[g].m = M[K - 1]; sc[g].i = I[K - 1]; sc[g].d = D[K - 1];
+                sc[g].bm = bval(sB, K - 1, 0); sc[g].bi = bval(sB, K - 1, 1); sc[g].bd = bval(sB, K - 1, 2);
             }
             pM = rM; pI = rI; pD = rD;
         }

@@ -241,7 +241,17 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
         const double d = fabs(g - ref[i]);
         if (d > maxd) { maxd = d; worst = i; }
         if (ref[i] >= -600 && d > maxd_normal) maxd_normal = d;
-        if (!(d <= pd_tolerance(ref[i]))) over++;
+        if (!(d <= pd_tolerance(ref[i])) && over++ < 6 && verbose) {
+            size_t x = 0;                        /* which kernel form: the read's length and gap rows */
+            while (x + 1 < b->n_regions && b->regions[x + 1].pair0 <= i) x++;
+            const size_t r = b->regions[x].read0 + (i - b->regions[x].pair0) / b->regions[x].n_haps;
+            const uint64_t o = b->read_off[r];
+            int safe = 0;
+            for (uint32_t k = 0; k < hk_batch_read_len(b, r); k++)
+                safe |= pow(10.0, -b->read_i[o + k] / 10.0) + pow(10.0, -b->read_d[o + k] / 10.0) >= 1.0 - 1e-9;
+            printf("#    over: pair %zu gpu %.9g cpu %.9g, read of %u bases%s%s\n", i, b->lk[i], ref[i],
+                   hk_batch_read_len(b, r), safe ? ", SAFE" : "", b->read_gaps[r].constant ? ", constant gaps" : "");
+        }
     }
     const int bad = unwritten || bad_inf || over || b->n_recomputed;
     tap_result(!bad, "%-30s %-6s pairs %8zu  max|diff| %.3g (above -600: %.3g)  over %zu  unwritten %zu  "

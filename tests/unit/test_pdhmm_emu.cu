@@ -207,7 +207,9 @@ static const int cfg_p[] = { HK_PDHMM_CONFIGS(CFG_P) }, cfg_k[] = { HK_PDHMM_CON
 static const int cg_p[] = { HK_PDHMM_CG_CONFIGS(CG_P) }, cg_k[] = { HK_PDHMM_CG_CONFIGS(CG_K) };
 
 /* Score batch b (one region or more) as the engine would, in the kernel form
- * of `cols` columns per step, into lk. */
+ * of `cols` columns per step, into lk. -1 also where a multi-tile item
+ * carries more than one haplotype (the engine's scratch has room for one
+ * haplotype's columns; this emulation's has more, so it would not show). */
 static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *bins_used)
 {
     hk_plan_limits lim;
@@ -230,6 +232,9 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
         const uint32_t b0 = ch.cfg_begin[k], n = ch.cfg_end[k] - b0;
         if (!n) continue;
         *bins_used |= 1u << k;
+        if (k == HK_PD_BIN_MULTI || k == HK_PD_BIN_SAFE)   /* scratch holds one haplotype's columns */
+            for (uint32_t x = b0; x < b0 + n; x++)
+                if (items[x].n_haps != 1) return -1;
         std::function<void()> fn;
         const size_t stride = sc_cols * hk_double_scratch_col_bytes();
         const int g = k - HK_PD_BIN_CG;          /* the CG form's configuration, in its default SHC form */
