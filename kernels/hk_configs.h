@@ -109,7 +109,10 @@
 /* PDHMM, reads with constant gap qualities (the CG form of hk_pdhmm.cuh: 5
  * FP64 instructions per cell, the gap coefficients per lane): X(P, K), one
  * column per step, single tile; a read goes to the first entry whose tile
- * holds it, longer reads to HK_PDHMM_CONFIGS. */
+ * holds it, longer reads to HK_PDHMM_CONFIGS. Measured on an H100 at equal
+ * lengths (docs/PERFORMANCE.md): 8 rows (3 blocks) 0.95-1.09 TCUPS, 12 rows
+ * (2 blocks) 0.91-1.04, 10 rows 0.88-0.99, 4x6 0.97; the NA12878-like mix
+ * 0.89 against the per-row form's 0.75 (2026-11-24). */
 #define HK_PDHMM_CG_CONFIGS(X) \
     X(2, 8)   /* reads    1..16  */ \
     X(4, 6)   /* reads   17..24  */ \

@@ -18,7 +18,9 @@
  * GPU's double underflows (-inf, for the engine to rescue) the CPU's value
  * must be beyond GATK's range (below -600), and both -inf where the
  * likelihood is truly 0. -q: only the GKL pairs and two small random
- * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more. Output is TAP. Without a usable
+ * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more
+ * (the worst pair's read and haplotype, the form of pairs over the tolerance); PDHMM_SHAPE=TEXT
+ * runs only the random shapes whose name holds TEXT. Output is TAP. Without a usable
  * GPU it prints a SKIP line and exits 77 (automake's skip code), or 0 under
  * automake's TAP driver.
  */

@@ -15,6 +15,7 @@
  * garbage, as on a GPU. What this does
  * not check: timing-dependent behaviour of real warps (compute-sanitizer's
  * racecheck on the device does), and the launch code. Output is TAP.
+ * EMU_REGIONS=N scores N random regions per form instead of 30 (slower).
  */
 #include <cuda_runtime.h>
 #include "hk_cuda_internal.h"     /* HK_BLOCK_THREADS, before the device code is emptied */
