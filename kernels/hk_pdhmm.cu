@@ -111,7 +111,7 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
 #ifndef HK_PD_CG_SHC_DEFAULT
 #define HK_PD_CG_SHC_DEFAULT 1
 #endif
-static std::atomic<int> pd_cg_shc{-1}, pd_cg_on{-1}, pd_cg_two{-1};
+static std::atomic<int> pd_cg_shc{-1}, pd_cg_on{-1};
 static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
 {
     int v = cache.load(std::memory_order_relaxed);
@@ -125,50 +125,10 @@ static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
 bool hk_pd_cg(void) { return pd_env01(pd_cg_on, "HK_PD_CG", 1) != 0; }
 void hk_pd_set_cg(bool on) { pd_cg_on.store(on ? 1 : 0, std::memory_order_relaxed); }
 
-/* The CG form two columns per step (hk_pdhmm_pair.cuh): HK_PD_CG_COLUMNS=2
- * (read once), else HK_PD_CG_COLUMNS_DEFAULT. */
-#ifndef HK_PD_CG_COLUMNS_DEFAULT
-#define HK_PD_CG_COLUMNS_DEFAULT 1
-#endif
-#ifndef HK_PD_CG_PAIR_MINB
-#define HK_PD_CG_PAIR_MINB 2
-#endif
-template <int P, int K>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, HK_PD_CG_PAIR_MINB)
-hk_pd_cg_pair_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items)
-{
-    hk_pd_pair<P, K, true>::body(c, items, n_items);
-}
-bool hk_pd_cg_two(void)
-{
-    static std::atomic<int> &v = pd_cg_two;
-    int x = v.load(std::memory_order_relaxed);
-    if (x < 0) {
-        const char *e = getenv("HK_PD_CG_COLUMNS");
-        x = e && !strcmp(e, "2") ? 1 : e && !strcmp(e, "1") ? 0 : HK_PD_CG_COLUMNS_DEFAULT == 2;
-        v.store(x, std::memory_order_relaxed);
-    }
-    return x != 0;
-}
-void hk_pd_set_cg_columns(int cols) { pd_cg_two.store(cols == 2 ? 1 : 0, std::memory_order_relaxed); }
-
 template <int P, int K>
 static cudaError_t hk_pd_cg_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                    const hk_scratch *sc, cudaStream_t st)
 {
-    if (hk_pd_cg_two()) {
-        typedef hk_pd_pair<P, K, true> F;
-        if (n_items == 0) return cudaSuccess;
-        auto fn = hk_pd_cg_pair_kernel<P, K>;
-        if (F::SMEM_BYTES > 48 * 1024) {
-            cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
-            if (e != cudaSuccess) return e;
-        }
-        uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
-        if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
-        fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
-        return cudaGetLastError();
-    }
     if (pd_env01(pd_cg_shc, "HK_PD_CG_SHC", HK_PD_CG_SHC_DEFAULT))
         return hk_pd_launch_form<P, K, false, false, true, true>(c, items, n_items, sc, st);
     return hk_pd_launch_form<P, K, false, false, false, true>(c, items, n_items, sc, st);

@@ -79,10 +79,6 @@ int hk_pdhmm_cg_rows(int cfg);
  * turns it off (for measurements and tests; read once). */
 bool hk_pd_cg(void);
 void hk_pd_set_cg(bool on);         /* tests: overrides HK_PD_CG */
-/* Whether the CG form runs two columns per step (HK_PD_CG_COLUMNS=2, read
- * once); tests override it. */
-bool hk_pd_cg_two(void);
-void hk_pd_set_cg_columns(int cols);
 
 /* The kernels' form: 1 (one column per step, hk_pdhmm.cuh), unless
  * HK_PD_COLUMNS says 1 or 2 (two columns, hk_pdhmm_pair.cuh: for

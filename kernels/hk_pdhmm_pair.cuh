@@ -34,11 +34,9 @@
 
 #include "hk_pdhmm.cuh"
 
-/* CG: the constant-gap form of hk_pd_fwd (its coefficients, cells, scale
- * and sum), with the emission coefficients in shared memory as there. */
-template <int P, int K, bool CG = false>
+template <int P, int K>
 struct hk_pd_pair {
-    typedef hk_pd_fwd<P, K, false, false, CG, CG> F;      /* rows, cells, finish, shared layout */
+    typedef hk_pd_fwd<P, K, false, false, false> F;       /* rows, cells, finish, shared layout */
     typedef typename F::rows_t rows_t;
     static constexpr int ROWS = F::ROWS;
     static constexpr int GROUPS = F::GROUPS;
@@ -54,7 +52,6 @@ struct hk_pd_pair {
         const int group = threadIdx.x / P;
         double *cn = reinterpret_cast<double *>(hk_smem_raw) + group * HK_MAX_ITEM_HAPS;
         double *sB = reinterpret_cast<double *>(hk_smem_raw + SMEM_CN) + threadIdx.x;
-        unsigned char *sQ = CG ? hk_smem_raw + F::SMEM_CN + F::SMEM_B + threadIdx.x * sizeof(double) : nullptr;
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
 
@@ -76,27 +73,22 @@ struct hk_pd_pair {
             const uint32_t steps = __reduce_max_sync(0xffffffffu, tv ? total + P - 1 : 0);
 
             __syncwarp();                                  /* the last item's C/n reads done */
-            if (tv) {
-                const double cscale = CG ? ldexp(1.0, HK_PD_CG_LOG2C) / hk_err_tab[c.rd[ro]] : 0x1p1020;
+            if (tv)
                 for (uint32_t h = t; h < it.n_haps; h += P)
-                    cn[h] = cscale / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
-            }
+                    cn[h] = 0x1p1020 / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
             __syncwarp();
 
             rows_t co;
-            if (CG) F::setup_rows_cg(c, t, ro, m, pad, tv, co, sQ);
-            else F::setup_rows(c, 0, t, ro, pad, tv, co, nullptr);
+            F::setup_rows(c, 0, t, ro, pad, tv, co, nullptr);
             const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
-            sweep(c, it, co, tv, above_pad, total, ho2, steps, t, cn, sB, sQ);
+            sweep(c, it, co, tv, above_pad, total, ho2, steps, t, cn, sB);
         }
     }
 
     static __device__ __forceinline__ void sweep(const hk_pd_dev &c, const hk_item &it, const rows_t &co, bool tv,
                                                  bool above_pad, uint32_t total, uint32_t ho2, uint32_t steps,
-                                                 int t, const double *cn, double *sB, unsigned char *sQ)
+                                                 int t, const double *cn, double *sB)
     {
-        /* the last row's contribution to the sum (CG: I is I' = I / mi_last) */
-        auto row_sum = [&](double m, double i) { return CG ? fma(co.milast, i, m) : m + i; };
         double M[K], I[K], D[K];
 #pragma unroll
         for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
@@ -159,19 +151,19 @@ struct hk_pd_pair {
             const double padb = rc.y & HK_PDC_PAD ? 0.0 : 1.0;   /* a pad column adds nothing */
             if (slow) {
                 if (lane0) uBMa = uBIa = uBDa = uBMb = uBIb = uBDb = 0;
-                F::slow_column(co, rc.x, uMa, uIa, uBMa, uBIa, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB, sQ);
-                sum += row_sum(M[K - 1], I[K - 1]);
+                F::slow_column(co, rc.x, uMa, uIa, uBMa, uBIa, pM, pI, pD, pBM, pBI, pBD, M, I, D, sB, nullptr);
+                sum += M[K - 1] + I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
                 aBM = F::bval(sB, K - 1, 0); aBI = F::bval(sB, K - 1, 1); aBD = F::bval(sB, K - 1, 2);
-                F::slow_column(co, rc.y, uMb, uIb, uBMb, uBIb, uMa, uIa, uDa, uBMa, uBIa, uBDa, M, I, D, sB, sQ);
+                F::slow_column(co, rc.y, uMb, uIb, uBMb, uBIb, uMa, uIa, uDa, uBMa, uBIa, uBDa, M, I, D, sB, nullptr);
                 pBM = uBMb; pBI = uBIb; pBD = uBDb;
             } else {
-                F::fast_column(co, rc.x, uMa, uIa, pM, pI, pD, M, I, D, sQ);
-                sum += row_sum(M[K - 1], I[K - 1]);
+                F::fast_column(co, rc.x, uMa, uIa, pM, pI, pD, M, I, D, nullptr);
+                sum += M[K - 1] + I[K - 1];
                 aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
-                F::fast_column(co, rc.y, uMb, uIb, uMa, uIa, uDa, M, I, D, sQ);
+                F::fast_column(co, rc.y, uMb, uIb, uMa, uIa, uDa, M, I, D, nullptr);
             }
-            sum = fma(padb, row_sum(M[K - 1], I[K - 1]), sum);
+            sum = fma(padb, M[K - 1] + I[K - 1], sum);
             pM = uMb; pI = uIb; pD = uDb;
         }
     }

@@ -238,18 +238,14 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
                 if (items[x].n_haps != 1) return -1;
         std::function<void()> fn;
         const size_t stride = sc_cols * hk_double_scratch_col_bytes();
-        const int g = k - HK_PD_BIN_CG;          /* the CG form's configuration (SHC; two columns with cols 2) */
+        const int g = k - HK_PD_BIN_CG;          /* the CG form's configuration, in its default SHC form */
         if (k == HK_PD_BIN_MULTI)
             fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, false>::body(c, items + b0, n, scratch.data(), stride); };
         else if (k == HK_PD_BIN_SAFE)
             fn = [&, b0, n] { hk_pd_fwd<MP, MK, true, true>::body(c, items + b0, n, scratch.data(), stride); };
 #define EMU_CG(P, K)                                                                                           \
-        else if (g >= 0 && cg_p[g] == P && cg_k[g] == K) {                                                      \
-            if (cols == 1)                                                                                       \
-                fn = [&, b0, n] { hk_pd_fwd<P, K, false, false, true, true>::body(c, items + b0, n, nullptr, 0); }; \
-            else                                                                                                 \
-                fn = [&, b0, n] { hk_pd_pair<P, K, true>::body(c, items + b0, n); };                             \
-        }
+        else if (g >= 0 && cg_p[g] == P && cg_k[g] == K)                                                        \
+            fn = [&, b0, n] { hk_pd_fwd<P, K, false, false, true, true>::body(c, items + b0, n, nullptr, 0); };
         HK_PDHMM_CG_CONFIGS(EMU_CG)
 #define EMU_CFG(P, K, M)                                                                                 \
         else if (cfg_p[k] == P && cfg_k[k] == K) {                                                       \
