@@ -51,17 +51,20 @@ hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char 
 /* Whether the single-tile kernels of up to 6 rows per lane keep the emission
  * coefficients in shared memory (SHC, hk_pdhmm.cuh): HK_PD_SHC=0 or 1 in the
  * environment (for measurements; read once), else HK_PD_SHC_DEFAULT. */
-static std::atomic<int> pd_shc{-1};
-bool hk_pd_shc()
+/* A 0/1 switch from the environment, read once into cache (else dflt). */
+static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
 {
-    int v = pd_shc.load(std::memory_order_relaxed);
+    int v = cache.load(std::memory_order_relaxed);
     if (v < 0) {
-        const char *e = getenv("HK_PD_SHC");
-        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : HK_PD_SHC_DEFAULT;
-        pd_shc.store(v, std::memory_order_relaxed);
+        const char *e = getenv(name);
+        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : dflt;
+        cache.store(v, std::memory_order_relaxed);
     }
-    return v != 0;
+    return v;
 }
+
+static std::atomic<int> pd_shc{-1};
+bool hk_pd_shc() { return pd_env01(pd_shc, "HK_PD_SHC", HK_PD_SHC_DEFAULT) != 0; }
 
 template <int P, int K, bool MULTI, bool SAFE, bool SHC, bool CG = false>
 static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
@@ -112,16 +115,6 @@ static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32
 #define HK_PD_CG_SHC_DEFAULT 1
 #endif
 static std::atomic<int> pd_cg_shc{-1}, pd_cg_on{-1};
-static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
-{
-    int v = cache.load(std::memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv(name);
-        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : dflt;
-        cache.store(v, std::memory_order_relaxed);
-    }
-    return v;
-}
 bool hk_pd_cg(void) { return pd_env01(pd_cg_on, "HK_PD_CG", 1) != 0; }
 void hk_pd_set_cg(bool on) { pd_cg_on.store(on ? 1 : 0, std::memory_order_relaxed); }
 

@@ -210,6 +210,19 @@ static int random_batch(hk_batch_t *b, const shape_t *s)
 
 /* ---- comparing ---- */
 
+/* The region of pair i, and its read. */
+static size_t pair_region(const hk_batch_t *b, size_t i)
+{
+    size_t g = 0;
+    while (g + 1 < b->n_regions && b->regions[g + 1].pair0 <= i) g++;
+    return g;
+}
+static size_t pair_read(const hk_batch_t *b, size_t i)
+{
+    const hk_region_t *rg = &b->regions[pair_region(b, i)];
+    return rg->read0 + (i - rg->pair0) / rg->n_haps;
+}
+
 static double *cpu_ref(hk_batch_t *b)
 {
     if (hk_pdhmm_score_batch(b, 8)) return NULL;
@@ -244,9 +257,7 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
         if (d > maxd) { maxd = d; worst = i; }
         if (ref[i] >= -600 && d > maxd_normal) maxd_normal = d;
         if (!(d <= pd_tolerance(ref[i])) && over++ < 6 && verbose) {
-            size_t x = 0;                        /* which kernel form: the read's length and gap rows */
-            while (x + 1 < b->n_regions && b->regions[x + 1].pair0 <= i) x++;
-            const size_t r = b->regions[x].read0 + (i - b->regions[x].pair0) / b->regions[x].n_haps;
+            const size_t r = pair_read(b, i);    /* which kernel form: the read's length and gap rows */
             const uint64_t o = b->read_off[r];
             int safe = 0;
             for (uint32_t k = 0; k < hk_batch_read_len(b, r); k++)
@@ -261,10 +272,9 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
            what, pname[prec], b->n_pairs, maxd, maxd_normal, over, unwritten, bad_inf, beyond, zero,
            (unsigned long long)b->n_recomputed);
     if ((bad || verbose) && b->n_pairs) {
-        size_t g = 0;                            /* the worst pair's region, read and haplotype */
-        while (g + 1 < b->n_regions && b->regions[g + 1].pair0 <= worst) g++;
+        const size_t g = pair_region(b, worst);  /* the worst pair's region, read and haplotype */
         const hk_region_t *rg = &b->regions[g];
-        const size_t r = rg->read0 + (worst - rg->pair0) / rg->n_haps, h = rg->hap0 + (worst - rg->pair0) % rg->n_haps;
+        const size_t r = pair_read(b, worst), h = rg->hap0 + (worst - rg->pair0) % rg->n_haps;
         const hk_read_gaps_t q = b->read_gaps[r];
         printf("#    worst pair %zu: gpu %.12g cpu %.12g; read of %u bases, gaps %s (ins %u/%u del %u/%u gcp %u/%u), "
                "haplotype of %u\n", worst, b->lk[worst], ref[worst], hk_batch_read_len(b, r),

@@ -307,12 +307,13 @@ int main(void)
         TAP_OK(wrong == 0, "code words: the match mask of every base and PD byte is the emission rule's (%zu wrong)",
                wrong);
     }
+    const int regions = getenv("EMU_REGIONS") ? atoi(getenv("EMU_REGIONS")) : 30;
     for (int cols = 1; cols <= 2; cols++) {
         hk_pd_set_columns(cols);              /* the packing's dispatch of this form */
         size_t pairs = 0, bad = 0, unwritten = 0;
         double worst = 0, worst_normal = 0;     /* all pairs; those above -600 */
         unsigned bins = 0;
-        for (int cs = 0; cs < (getenv("EMU_REGIONS") ? atoi(getenv("EMU_REGIONS")) : 30); cs++) {
+        for (int cs = 0; cs < regions; cs++) {
             hk_batch_t b;
             hk_batch_init(&b);
             if (random_region(&b, cs)) { TAP_OK(0, "building region %d", cs); return TAP_DONE(); }
