@@ -110,19 +110,21 @@
  * FP64 instructions per cell, the gap coefficients per lane): X(P, K), one
  * column per step, single tile; a read goes to the first entry whose tile
  * holds it, longer reads to HK_PDHMM_CONFIGS. Measured on an H100 at equal
- * lengths (docs/PERFORMANCE.md): 8 rows (3 blocks) 0.95-1.09 TCUPS, 12 rows
- * (2 blocks) 0.91-1.04, 10 rows 0.88-0.99, 4x6 0.97; the NA12878-like mix
- * 0.89 against the per-row form's 0.75 (2026-11-24). */
+ * lengths (docs/PERFORMANCE.md): 1.04-1.26 TCUPS, the NA12878-like mix 1.05
+ * (2026-11-24); the 7-row tiles cut the padding of reads of 49-56 and
+ * 97-112 bases at 3 blocks per SM. */
 #define HK_PDHMM_CG_CONFIGS(X) \
     X(2, 8)   /* reads    1..16  */ \
     X(4, 6)   /* reads   17..24  */ \
     X(4, 8)   /* reads   25..32  */ \
     X(4, 10)  /* reads   33..40  */ \
     X(4, 12)  /* reads   41..48  */ \
-    X(8, 8)   /* reads   49..64  */ \
+    X(8, 7)   /* reads   49..56  */ \
+    X(8, 8)   /* reads   57..64  */ \
     X(8, 10)  /* reads   65..80  */ \
     X(8, 12)  /* reads   81..96  */ \
-    X(16, 8)  /* reads   97..128 */ \
+    X(16, 7)  /* reads   97..112 */ \
+    X(16, 8)  /* reads  113..128 */ \
     X(16, 10) /* reads  129..160 */ \
     X(16, 12) /* reads  161..192 */ \
     X(32, 8)  /* reads  193..256 */

@@ -34,7 +34,9 @@
  * cell for the whole warp (selects on the column's state, the max of SPEC
  * 1b, the branch values in shared memory, three more shuffles); the others
  * never touch the branch values. Every read of a branch value is of a column
- * that was itself slow, so it was kept up to date.
+ * that was itself slow, so it was kept up to date. The slow steps were 18 %
+ * of the mix's instructions (112 per row); slow_column_uniform brought the
+ * row to about 41 (docs/PERFORMANCE.md).
  */
 #ifndef HK_PDHMM_CUH
 #define HK_PDHMM_CUH
@@ -392,6 +394,10 @@ struct hk_pd_fwd {
         }
     }
 
+    /* b where the column takes the max and b is larger, else a: max2 of
+     * src/hk_pdhmm.c (no NaN reaches here), one compare and two selects. */
+    static __device__ __forceinline__ double max_if(bool take, double b, double a) { return take && b > a ? b : a; }
+
     /* The general cell of SPEC 1b down the lane's K rows: the state of the
      * column (row 1's or the later rows'), the max of "span present" and
      * "span skipped" after a span, the branch values (sB: this lane's, at
@@ -406,6 +412,10 @@ struct hk_pd_fwd {
     {
         const uint32_t s2 = (rc >> HK_PDC_S2_SHIFT) & 3, s1 = (rc >> HK_PDC_S1_SHIFT) & 3;
         const bool dend = rc & HK_PDC_DEL_END;
+        if (co.row1mask == 0 || s1 == s2) {
+            slow_column_uniform(co, rc, s2, dend, uM, uI, uBM, uBI, dM, dI, dD, dBM, dBI, dBD, M, I, D, sB, sQ);
+            return;
+        }
 #pragma unroll
         for (int r = 0; r < K; r++) {
             const uint32_t st = (co.row1mask >> r) & 1 ? s1 : s2;
@@ -413,16 +423,46 @@ struct hk_pd_fwd {
             const bool em = (rc & co.rbit[r]) != 0;
             const double oM = M[r], oI = I[r], oD = D[r];
             const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
-            const double lM = isA ? fmax(bm, oM) : oM, lD = isA ? fmax(bd, oD) : oD;
-            const double xM = isA ? fmax(dBM, dM) : dM, xI = isA ? fmax(dBI, dI) : dI;
-            const double xD = isA ? fmax(dBD, dD) : dD;
-            const double aM = dend ? fmax(uBM, uM) : uM, aI = dend ? fmax(uBI, uI) : uI;
+            const double lM = max_if(isA, bm, oM), lD = max_if(isA, bd, oD);
+            const double xM = max_if(isA, dBM, dM), xI = max_if(isA, dBI, dI), xD = max_if(isA, dBD, dD);
+            const double aM = max_if(dend, uBM, uM), aI = max_if(dend, uBI, uI);
             double nM, nI, nD;
             cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
             const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
             bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
             M[r] = nM; I[r] = nI; D[r] = nD;
             dM = oM; dI = oI; dD = oD; dBM = bm; dBI = bi; dBD = bd;
+            uM = nM; uI = nI; uBM = nBM; uBI = nBI;
+        }
+    }
+
+    /* slow_column where all the lane's rows have one state st (nearly
+     * always: row 1's state differs from the later rows' only at the first
+     * columns of a haplotype whose rows end inside a span). Row r's diagonal
+     * operands after a span, max(B, X) of row r-1 at the column before, are
+     * then row r-1's own left operands: three maxes per row instead of five. */
+    static __device__ __forceinline__ void slow_column_uniform(const rows_t &co, uint32_t rc, uint32_t st, bool dend,
+                                                               double uM, double uI, double uBM, double uBI,
+                                                               double dM, double dI, double dD,
+                                                               double dBM, double dBI, double dBD,
+                                                               double (&M)[K], double (&I)[K], double (&D)[K],
+                                                               double *sB, unsigned char *sQ)
+    {
+        const bool isA = st == HK_PDS_AFTER, isI = st == HK_PDS_INSIDE;
+        double xM = max_if(isA, dBM, dM), xI = max_if(isA, dBI, dI), xD = max_if(isA, dBD, dD);
+#pragma unroll
+        for (int r = 0; r < K; r++) {
+            const bool em = (rc & co.rbit[r]) != 0;
+            const double oM = M[r], oI = I[r], oD = D[r];
+            const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
+            const double lM = max_if(isA, bm, oM), lI = max_if(isA, bi, oI), lD = max_if(isA, bd, oD);
+            const double aM = max_if(dend, uBM, uM), aI = max_if(dend, uBI, uI);
+            double nM, nI, nD;
+            cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
+            const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
+            bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
+            M[r] = nM; I[r] = nI; D[r] = nD;
+            xM = lM; xI = lI; xD = lD;
             uM = nM; uI = nI; uBM = nBM; uBI = nBI;
         }
     }

@@ -312,7 +312,8 @@ int main(void)
         hk_pd_set_columns(cols);              /* the packing's dispatch of this form */
         size_t pairs = 0, bad = 0, unwritten = 0;
         double worst = 0, worst_normal = 0;     /* all pairs; those above -600 */
-        unsigned bins = 0;
+        unsigned bins = 0;                      /* a bit per bin that ran */
+        static_assert(HK_PD_BINS <= 32, "the bins fit the bit mask");
         for (int cs = 0; cs < regions; cs++) {
             hk_batch_t b;
             hk_batch_init(&b);
