@@ -398,6 +398,23 @@ struct hk_pd_fwd {
      * src/hk_pdhmm.c (no NaN reaches here), one compare and two selects. */
     static __device__ __forceinline__ double max_if(bool take, double b, double a) { return take && b > a ? b : a; }
 
+    /* Row r of a slow column from its operands: the cell, and the branch
+     * values (kept inside a span, else this column's left operands and I);
+     * (uM, uI, uBM, uBI) become the row's, the next row's "above". */
+    static __device__ __forceinline__ void slow_cell(const rows_t &co, int r, bool em, bool isI, double xM, double xI,
+                                                     double xD, double aM, double aI, double lM, double lD, double oI,
+                                                     double bm, double bi, double bd,
+                                                     double (&M)[K], double (&I)[K], double (&D)[K], double *sB,
+                                                     unsigned char *sQ, double &uM, double &uI, double &uBM, double &uBI)
+    {
+        double nM, nI, nD;
+        cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
+        const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
+        bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
+        M[r] = nM; I[r] = nI; D[r] = nD;
+        uM = nM; uI = nI; uBM = nBM; uBI = nBI;
+    }
+
     /* The general cell of SPEC 1b down the lane's K rows: the state of the
      * column (row 1's or the later rows'), the max of "span present" and
      * "span skipped" after a span, the branch values (sB: this lane's, at
@@ -426,13 +443,8 @@ struct hk_pd_fwd {
             const double lM = max_if(isA, bm, oM), lD = max_if(isA, bd, oD);
             const double xM = max_if(isA, dBM, dM), xI = max_if(isA, dBI, dI), xD = max_if(isA, dBD, dD);
             const double aM = max_if(dend, uBM, uM), aI = max_if(dend, uBI, uI);
-            double nM, nI, nD;
-            cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
-            const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
-            bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
-            M[r] = nM; I[r] = nI; D[r] = nD;
+            slow_cell(co, r, em, isI, xM, xI, xD, aM, aI, lM, lD, oI, bm, bi, bd, M, I, D, sB, sQ, uM, uI, uBM, uBI);
             dM = oM; dI = oI; dD = oD; dBM = bm; dBI = bi; dBD = bd;
-            uM = nM; uI = nI; uBM = nBM; uBI = nBI;
         }
     }
 
@@ -457,13 +469,8 @@ struct hk_pd_fwd {
             const double bm = bval(sB, r, 0), bi = bval(sB, r, 1), bd = bval(sB, r, 2);
             const double lM = max_if(isA, bm, oM), lI = max_if(isA, bi, oI), lD = max_if(isA, bd, oD);
             const double aM = max_if(dend, uBM, uM), aI = max_if(dend, uBI, uI);
-            double nM, nI, nD;
-            cell(co, r, em, xM, xI, xD, aM, aI, lM, lD, sQ, nM, nI, nD);
-            const double nBM = isI ? bm : lM, nBI = isI ? bi : oI, nBD = isI ? bd : lD;
-            bval(sB, r, 0) = nBM; bval(sB, r, 1) = nBI; bval(sB, r, 2) = nBD;
-            M[r] = nM; I[r] = nI; D[r] = nD;
+            slow_cell(co, r, em, isI, xM, xI, xD, aM, aI, lM, lD, oI, bm, bi, bd, M, I, D, sB, sQ, uM, uI, uBM, uBI);
             xM = lM; xI = lI; xD = lD;
-            uM = nM; uI = nI; uBM = nBM; uBI = nBI;
         }
     }
 
