@@ -157,6 +157,10 @@ enum { HK_GAPS_VARIED = 0, HK_GAPS_CONSTANT = 1 };
  * p[0..max) and k[0..max). Returns how many there are. Works without a GPU. */
 int hk_cuda_configs(int gaps, int *p, int *k, int max);
 
+/* The double kernel configurations (HK_DOUBLE_CONFIGS: double mode), as
+ * hk_cuda_configs. */
+int hk_cuda_double_configs(int *p, int *k, int max);
+
 /* The PDHMM kernel configurations (HK_PDHMM_CONFIGS), as hk_cuda_configs. */
 int hk_cuda_pdhmm_configs(int *p, int *k, int max);
 int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps */
@@ -165,9 +169,9 @@ int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps
  * packed and copied once, then scored `runs` times (after one warm-up run),
  * each timed with CUDA events; *median_s is the median. config >= 0 forces
  * configuration `config` of float family `gaps` for every pair (every read
- * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities;
- * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score
- * does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
+ * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities),
+ * with precision HK_PREC_DOUBLE of hk_cuda_double_configs whatever `gaps`;
+ * -1 dispatches as hk_cuda_score does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
  * precision, config then indexing hk_cuda_pdhmm_configs, or with gaps
  * HK_GAPS_CONSTANT hk_cuda_pdhmm_cg_configs (every read of the CG form).
  * The batch's lk[] receives the last run's results. The batch must fit
