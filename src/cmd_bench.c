@@ -31,6 +31,7 @@ typedef struct {
     long   max_pairs;
     int    precision;
     int    only;         /* -1 all workloads, else configuration index */
+    const char *workload; /* NULL all workloads, else only those of this name */
     int    gaps;         /* HK_GAPS_*: which float kernel family the reads use */
     int    calls;        /* --calls: the fixed cost of a call instead of the workloads */
     int    trace;        /* --trace: each workload's chunks (its last call) */
@@ -44,6 +45,7 @@ static void bench_defaults(bench_opts_t *o)
     o->max_pairs = 4000000;
     o->precision = HK_PREC_MIXED;
     o->only = -1;
+    o->workload = NULL;
     o->gaps = HK_GAPS_CONSTANT;
     o->calls = 0;
     o->trace = 0;
@@ -74,6 +76,7 @@ static void usage(FILE *fp)
             "                      usual IIII...IN) or varied (per base, as after indel\n"
             "                      recalibration); each has its own kernels [constant]\n"
             "      --config I      only the workload of configuration I (0-based)\n"
+            "      --workload W    only the workloads named W (config, equal, na12878, long)\n"
             "      --quick         a short run: --cells 1e9 --runs 5\n"
             "      --calls         instead: the fixed cost of a scoring call, on batches of\n"
             "                      1 to 2097152 NA12878-like pairs (the first call of each\n"
@@ -349,6 +352,7 @@ int hk_cmd_bench(int argc, char **argv)
         { "precision", required_argument, NULL, 1 }, { "config", required_argument, NULL, 2 },
         { "quick", no_argument, NULL, 3 },           { "gaps", required_argument, NULL, 4 },
         { "calls", no_argument, NULL, 5 },           { "trace", no_argument, NULL, 6 },
+        { "workload", required_argument, NULL, 7 },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -379,6 +383,13 @@ int hk_cmd_bench(int argc, char **argv)
             break;
         case 5: o.calls = 1; end = (char *)""; break;
         case 6: o.trace = 1; end = (char *)""; break;
+        case 7:
+            o.workload = optarg;
+            end = optarg + strlen(optarg);
+            if (strcmp(optarg, "config") && strcmp(optarg, "equal") && strcmp(optarg, "na12878") &&
+                strcmp(optarg, "long"))
+                end = optarg;
+            break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
         default: usage(stderr); return HK_EXIT_INPUT;
         }
@@ -441,7 +452,7 @@ int hk_cmd_bench(int argc, char **argv)
     }
     int rc = HK_EXIT_OK;
     for (int i = 0; i < nw && rc == HK_EXIT_OK; i++) {
-        if (o.only >= 0 && w[i].config != o.only) continue;
+        if ((o.only >= 0 && w[i].config != o.only) || (o.workload && strcmp(w[i].name, o.workload))) continue;
         rc = run_workload(cu, &o, &w[i], P, K);
     }
     hk_cuda_close(cu);
