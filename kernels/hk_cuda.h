@@ -31,7 +31,9 @@
  * HK_CUDA_SLOT_MB=N caps a chunk's input block at N MiB instead of the built-in
  * HK_SLOT_BYTES (0: no cap), and HK_CUDA_ONE_STREAM (set) launches a chunk's
  * configurations on one stream; HK_PD_COLUMNS=2 (or 1) runs the PDHMM kernels
- * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default).
+ * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default);
+ * HK_CUDA_COLUMNS=1 runs the double and multi-tile forward kernels of one column
+ * per step (hk_fwd.cuh) instead of two (hk_fwd_pair.cuh).
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H

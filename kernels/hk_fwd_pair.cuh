@@ -28,7 +28,8 @@
  * initial row, D' = D = C/n); the body's is gm ed/mm, so row 0's emission
  * entries are divided by ed instead. Only dd stays per register: padding
  * rows keep D' constant with dd = 1. That leaves room for 14-24 rows per
- * lane.
+ * lane. The double kernels (plain recurrence: hk_coef_rows's cell) and the
+ * multi-tile ones use the per-row set.
  */
 #ifndef HK_FWD_PAIR_CUH
 #define HK_FWD_PAIR_CUH

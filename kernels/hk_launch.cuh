@@ -68,11 +68,22 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     return cudaGetLastError();
 }
 
+/* The two-column kernels' blocks per SM: as hk_min_blocks, but 2 (255
+ * registers) for the multi-tile kernels and the double ones of 8 rows per
+ * lane, which spill at 3 (ptxas: 88-304 bytes) and ran 25-50 % slower there
+ * (docs/PERFORMANCE.md, issue 15). */
+template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_blocks()
+{
+    return HK_MIN_BLOCKS > 0                    ? HK_MIN_BLOCKS
+           : MULTI || (sizeof(T) == 8 && K >= 8) ? 2
+                                                 : hk_min_blocks<T, K, CGAP>();
+}
+
 /* The two-column kernels (hk_fwd_pair.cuh): T float with the scaled
  * recurrence (SCALED) or double with the plain one; CGAP: the constant-gap
  * family; MULTI: the multi-tile kernel. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int MINB = 0>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (MINB ? MINB : hk_min_blocks<T, K, CGAP>()))
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CGAP, MULTI>()))
 hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
                const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
@@ -80,14 +91,14 @@ hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
 }
 
 /* Host launcher, as hk_fwd_launch. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int MINB = 0>
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
 cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
     typedef hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, MINB>, F::SMEM_BYTES, n_items,
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI>, F::SMEM_BYTES, n_items,
                                     F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
@@ -98,7 +109,7 @@ cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
         scratch = static_cast<hk_cell3<T> *>(sc->ptr);
         cols = sc->cols;
     }
-    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, MINB><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
 }
@@ -119,11 +130,6 @@ template <typename T, int P, int K, bool SCALED, bool MULTI>
 cudaError_t hk_cols_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    /* EXPERIMENT (HK_CUDA_MINB=2): 2 blocks per SM for the kernels that spill at 3 */
-    static const bool minb2 = getenv("HK_CUDA_MINB") && getenv("HK_CUDA_MINB")[0] == '2';
-    constexpr bool ALT = MULTI || (sizeof(T) == 8 && K == 8);
-    if (ALT && minb2 && hk_columns() == 2)
-        return hk_pair_launch<T, P, K, SCALED, false, MULTI, ALT ? 2 : 0>(c, items, n_items, n_items_dev, sc, st);
     return hk_columns() == 1 ? hk_fwd_launch<T, P, K, SCALED, MULTI>(c, items, n_items, n_items_dev, sc, st)
                              : hk_pair_launch<T, P, K, SCALED, false, MULTI>(c, items, n_items, n_items_dev, sc, st);
 }
