@@ -71,8 +71,8 @@
  * FP64 instructions per cell), two columns per step; the last entry's
  * multi-tile kernel takes longer reads and the recompute list. Measured on an
  * H100 (haplik bench --precision double, kernels alone): 8x4, 16x4, 32x4
- * 1.16-1.21 TCUPS, 32x8 1.26 (2 blocks per SM, hk_launch.cuh), the
- * multi-tile kernel 0.92-0.93; one column per step 1.06-1.16 and 0.47-0.50
+ * 1.16-1.22 TCUPS, 32x8 1.28-1.29 (2 blocks per SM, hk_launch.cuh), the
+ * multi-tile kernel 0.93-0.94; one column per step 1.07-1.18 and 0.44-0.47
  * (docs/PERFORMANCE.md, 2026-11-24). */
 #define HK_DOUBLE_CONFIGS(X) \
     X(8, 4)   /* reads    1..32  */ \
