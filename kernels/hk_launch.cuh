@@ -70,8 +70,8 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
 
 /* The two-column kernels' blocks per SM: as hk_min_blocks, but 2 (255
  * registers) for the multi-tile kernels and the double ones of 8 rows per
- * lane, which spill at 3 (ptxas: 88-304 bytes) and ran 25-50 % slower there
- * (docs/PERFORMANCE.md, issue 15). */
+ * lane, which spill at 3 (ptxas: 56-304 bytes); at 2 they ran 13-54 % faster
+ * on an H100 (docs/PERFORMANCE.md, issue 15). */
 template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_blocks()
 {
     return HK_MIN_BLOCKS > 0                    ? HK_MIN_BLOCKS
