@@ -21,6 +21,15 @@ extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
     return n;
 }
 
+extern "C" int hk_cuda_double_configs(int *p, int *k, int max)
+{
+    for (int c = 0; c < HK_N_DOUBLE_CONFIGS && c < max; c++) {
+        p[c] = hk_double_group(c);
+        k[c] = hk_double_rows(c) / p[c];
+    }
+    return HK_N_DOUBLE_CONFIGS;
+}
+
 extern "C" int hk_cuda_pdhmm_configs(int *p, int *k, int max)
 {
     for (int c = 0; c < HK_N_PDHMM_CONFIGS && c < max; c++) {
@@ -35,15 +44,16 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
 {
     *median_s = 0;
     const bool cg = gaps == HK_GAPS_CONSTANT, pd = b && b->pdhmm;
-    const int n_cfg = pd ? (cg ? HK_N_PDHMM_CG_CONFIGS : HK_N_PDHMM_CONFIGS) : cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
+    const bool dbl = precision == HK_PREC_DOUBLE && !pd;   /* the double family, whatever the gaps */
+    const int n_cfg = pd ? (cg ? HK_N_PDHMM_CG_CONFIGS : HK_N_PDHMM_CONFIGS) : dbl ? HK_N_DOUBLE_CONFIGS
+                    : cg ? HK_N_CGAP_CONFIGS : HK_N_FLOAT_CONFIGS;
     if (!cu || !b || runs < 1 || (gaps != HK_GAPS_VARIED && !cg) || config < -1 || config >= n_cfg ||
-        precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE ||
-        (config >= 0 && precision == HK_PREC_DOUBLE && !pd)) {
+        precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: bad argument");
         return HK_CUDA_EINVAL;
     }
     const int rows = config < 0 ? 0 : pd ? (cg ? hk_pdhmm_cg_rows(config) : hk_pdhmm_rows(config))
-                                    : cg ? hk_cgap_rows(config) : hk_float_rows(config);
+                                    : dbl ? hk_double_rows(config) : cg ? hk_cgap_rows(config) : hk_float_rows(config);
     if (config >= 0 && b->max_read_len > (uint32_t)rows) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: reads of %u bases do not fit configuration %d (%d rows)",
                      b->max_read_len, config, rows);
@@ -81,14 +91,14 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         /* PDHMM: the packing put every read of the CG form in a CG bin */
         const bool pd_cg_reads = pd && ch->cfg_end[HK_PD_BIN_CG + HK_N_PDHMM_CG_CONFIGS - 1] == ch->n_items &&
                                  ch->cfg_begin[HK_PD_BIN_CG] == 0;
-        if (cg && (pd ? !pd_cg_reads : ch->has_gap_rows)) {
+        if (cg && !dbl && (pd ? !pd_cg_reads : ch->has_gap_rows)) {
             hk_cu_seterr(err, errlen, "hk_cuda_bench: the constant-gap kernels need reads with constant gap qualities");
             return HK_CUDA_EINVAL;
         }
         const uint32_t n = ch->n_items;
         for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
         ch->n_long = 0;
-        ch->cfg_end[!cg ? config : pd ? HK_PD_BIN_CG + config : ch->n_single + 1 + config] = n;
+        ch->cfg_end[!cg || dbl ? config : pd ? HK_PD_BIN_CG + config : ch->n_single + 1 + config] = n;
     }
     cudaStream_t st = d->st[0];
     hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);

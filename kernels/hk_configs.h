@@ -31,7 +31,7 @@
     X(16, 10) /* reads  129..160 */ \
     X(16, 12) /* reads  161..192 */ \
     X(16, 16) /* reads  193..256 */ \
-    X(32, 16) /* reads  257..512, longer reads: multi-tile */
+    X(32, 16) /* reads  257..512, longer reads: multi-tile (two columns per step, 2 blocks per SM) */
 
 /* float path for reads with constant gap qualities (hk_read_gaps_t: one
  * coefficient set per read, not per row), single tile only. Fewer registers
@@ -67,7 +67,13 @@
     X(32, 14) /* reads  385..448 */ \
     X(32, 16) /* reads  449..512; longer reads: the float family's multi-tile kernel */
 
-/* double path (double mode and mixed-mode recomputes), plain recurrence */
+/* double path (double mode and mixed-mode recomputes), plain recurrence (8
+ * FP64 instructions per cell), two columns per step; the last entry's
+ * multi-tile kernel takes longer reads and the recompute list. Measured on an
+ * H100 (haplik bench --precision double, kernels alone): 8x4, 16x4, 32x4
+ * 1.16-1.22 TCUPS, 32x8 1.28-1.29 (2 blocks per SM, hk_launch.cuh), the
+ * multi-tile kernel 0.93-0.94; one column per step 1.07-1.18 and 0.44-0.47
+ * (docs/PERFORMANCE.md, 2026-11-24). */
 #define HK_DOUBLE_CONFIGS(X) \
     X(8, 4)   /* reads    1..32  */ \
     X(16, 4)  /* reads   33..64  */ \

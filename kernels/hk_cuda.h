@@ -31,7 +31,9 @@
  * HK_CUDA_SLOT_MB=N caps a chunk's input block at N MiB instead of the built-in
  * HK_SLOT_BYTES (0: no cap), and HK_CUDA_ONE_STREAM (set) launches a chunk's
  * configurations on one stream; HK_PD_COLUMNS=2 (or 1) runs the PDHMM kernels
- * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default).
+ * of two (or one) haplotype columns per step (hk_pdhmm_pair.cuh; one by default);
+ * HK_CUDA_COLUMNS=1 runs the double and multi-tile forward kernels of one column
+ * per step (hk_fwd.cuh) instead of two (hk_fwd_pair.cuh).
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H
@@ -157,6 +159,10 @@ enum { HK_GAPS_VARIED = 0, HK_GAPS_CONSTANT = 1 };
  * p[0..max) and k[0..max). Returns how many there are. Works without a GPU. */
 int hk_cuda_configs(int gaps, int *p, int *k, int max);
 
+/* The double kernel configurations (HK_DOUBLE_CONFIGS: double mode), as
+ * hk_cuda_configs. */
+int hk_cuda_double_configs(int *p, int *k, int max);
+
 /* The PDHMM kernel configurations (HK_PDHMM_CONFIGS), as hk_cuda_configs. */
 int hk_cuda_pdhmm_configs(int *p, int *k, int max);
 int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps */
@@ -165,9 +171,9 @@ int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max);   /* PDHMM, constant gaps
  * packed and copied once, then scored `runs` times (after one warm-up run),
  * each timed with CUDA events; *median_s is the median. config >= 0 forces
  * configuration `config` of float family `gaps` for every pair (every read
- * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities;
- * precision must not be HK_PREC_DOUBLE); -1 dispatches as hk_cuda_score
- * does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
+ * must fit its tile, and for HK_GAPS_CONSTANT have constant gap qualities),
+ * with precision HK_PREC_DOUBLE of hk_cuda_double_configs whatever `gaps`;
+ * -1 dispatches as hk_cuda_score does. A PDHMM batch (b->pdhmm) runs the PDHMM kernels whatever the
  * precision, config then indexing hk_cuda_pdhmm_configs, or with gaps
  * HK_GAPS_CONSTANT hk_cuda_pdhmm_cg_configs (every read of the CG form).
  * The batch's lk[] receives the last run's results. The batch must fit

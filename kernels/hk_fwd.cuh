@@ -26,8 +26,11 @@
  * which mixed mode recomputes in double. The double path uses the plain
  * recurrence (8 instructions), which cannot overflow.
  *
- * The constant-gap float kernels (two columns per step) are in
- * hk_fwd_pair.cuh.
+ * The kernels that run (two columns per step, every family, single- and
+ * multi-tile) are in hk_fwd_pair.cuh, which uses this struct's tables,
+ * setup_rows, boundary and finish; its one-column body runs only with
+ * HK_CUDA_COLUMNS=1 (hk_launch.cuh), the double and multi-tile kernels of
+ * before, for measuring.
  */
 #ifndef HK_FWD_CUH
 #define HK_FWD_CUH

@@ -1,8 +1,10 @@
-/* hk_fwd_pair.cuh - the single-tile float kernels, two haplotype columns per
- * step (included by hk_launch.cuh).
+/* hk_fwd_pair.cuh - the forward kernels, two haplotype columns per step
+ * (included by hk_launch.cuh): every float and double kernel, single- and
+ * multi-tile.
  *
- * The scaled recurrence, groups, tiles and emission table of hk_fwd.cuh, but
- * lane t works on columns 2(s-t) and 2(s-t)+1 at step s. What each step
+ * The recurrences (scaled for float, plain for double), groups, tiles,
+ * emission table and multi-tile scratch of hk_fwd.cuh, but lane t works on
+ * columns 2(s-t) and 2(s-t)+1 at step s. What each step
  * costs besides its cells (six shuffles, the haplotype codes, the warp vote,
  * loop control) is then spread over 2K cells per lane instead of K, and the
  * two columns' dependency chains interleave: column B's row r needs column
@@ -26,7 +28,8 @@
  * initial row, D' = D = C/n); the body's is gm ed/mm, so row 0's emission
  * entries are divided by ed instead. Only dd stays per register: padding
  * rows keep D' constant with dd = 1. That leaves room for 14-24 rows per
- * lane.
+ * lane. The double kernels (plain recurrence: hk_coef_rows's cell) and the
+ * multi-tile ones use the per-row set.
  */
 #ifndef HK_FWD_PAIR_CUH
 #define HK_FWD_PAIR_CUH
@@ -39,21 +42,32 @@
 #define HK_PAIR_UNROLL 1
 #endif
 
-/* Per-row coefficients (hk_fwd's c1..c4 of the scaled recurrence). */
-template <int P, int K>
+/* Per-row coefficients, hk_fwd's c0..c4 (SCALED: c0 = mm is folded into the
+ * table and left unused), and the cell of either recurrence. */
+template <typename T, int P, int K, bool SCALED, bool MULTI>
 struct hk_coef_rows {
-    typedef float T;
-    typedef hk_fwd<float, P, K, true, false> F;
-    T c1[K], c2[K], c3[K], c4[K];
-    __device__ __forceinline__ T a1(int r) const { return c1[r]; }
-    __device__ __forceinline__ T a2(int r) const { return c2[r]; }
-    __device__ __forceinline__ T a3(int r) const { return c3[r]; }
-    __device__ __forceinline__ T dd(int r) const { return c4[r]; }
-    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t, uint32_t ro,
-                                          uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
+    typedef hk_fwd<T, P, K, SCALED, MULTI> F;
+    T c0[K], c1[K], c2[K], c3[K], c4[K];
+    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, uint32_t tile, int t,
+                                          uint32_t ro, uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
     {
-        T c0[K];                                   /* mm: folded into the table */
-        F::setup_rows(c, gq, 0, t, ro, m, pad, tab, c0, c1, c2, c3, c4, milast, padmask);
+        T mm[K];                                   /* SCALED: mm is folded into the table */
+        F::setup_rows(c, gq, tile, t, ro, m, pad, tab, SCALED ? mm : c0, c1, c2, c3, c4, milast, padmask);
+    }
+    /* row r at one column: e its emission, (dM, dI, dD) the diagonal, (uM,
+     * uI) the cell above, (oM, oD) the cell to the left */
+    __device__ __forceinline__ void cell(int r, T e, T dM, T dI, T dD, T uM, T uI, T oM, T oD,
+                                         T &nM, T &nI, T &nD) const
+    {
+        if (SCALED) {       /* e = emission * mm */
+            nM = e * fma(c1[r], dI, fma(c2[r], dD, dM));
+            nI = fma(c3[r], uI, uM);
+            nD = fma(c4[r], oD, oM);
+        } else {
+            nM = e * fma(c0[r], dM, c1[r] * (dI + dD));
+            nI = fma(c2[r], uM, c4[r] * uI);
+            nD = fma(c3[r], oM, c4[r] * oD);
+        }
     }
 };
 
@@ -69,10 +83,17 @@ struct hk_coef_const {
     __device__ __forceinline__ T a2(int r) const { return r == K - 1 ? k2x : k2b; }
     __device__ __forceinline__ T a3(int r) const { return r == K - 1 ? k3x : k3b; }
     __device__ __forceinline__ T dd(int r) const { return d[r]; }
-    /* The tile's emission table and the coefficients; padmask gets the
-     * padding rows. */
-    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, int t, uint32_t ro,
-                                          uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
+    __device__ __forceinline__ void cell(int r, T e, T dM, T dI, T dD, T uM, T uI, T oM, T oD,
+                                         T &nM, T &nI, T &nD) const
+    {
+        nM = e * fma(a1(r), dI, fma(a2(r), dD, dM));
+        nI = fma(a3(r), uI, uM);
+        nD = fma(dd(r), oD, oM);
+    }
+    /* The tile's emission table and the coefficients (single tile: tile is
+     * 0); padmask gets the padding rows. */
+    __device__ __forceinline__ void setup(const hk_chunk_dev &c, const hk_read_gaps_t &gq, uint32_t, int t,
+                                         uint32_t ro, uint32_t m, uint32_t pad, T *tab, T &milast, uint32_t &padmask)
     {
         const double eib = hk_err_tab[gq.ins], edb = hk_err_tab[gq.del], egb = hk_err_tab[gq.gcp];
         const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
@@ -111,11 +132,16 @@ struct hk_coef_const {
     }
 };
 
-template <int P, int K, bool CGAP>
+/* T float with SCALED (the scaled recurrence) or double without; CGAP: the
+ * constant-gap coefficients (float, single tile); MULTI: reads longer than a
+ * tile, tile after tile as in hk_fwd, lane P-1 writing both columns of each
+ * step to the scratch row that lane 0 of the next tile reads, one step
+ * ahead. */
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
 struct hk_fwd_pair {
-    typedef float T;
-    typedef hk_fwd<float, P, K, true, false> F;    /* layout, tables and finish as there */
-    typedef typename std::conditional<CGAP, hk_coef_const<P, K>, hk_coef_rows<P, K> >::type coef_t;
+    typedef hk_fwd<T, P, K, SCALED, MULTI> F;      /* layout, tables and finish as there */
+    typedef hk_cell3<T> cell3;
+    typedef typename std::conditional<CGAP, hk_coef_const<P, K>, hk_coef_rows<T, P, K, SCALED, MULTI> >::type coef_t;
     typedef typename F::vec_t vec_t;
     static constexpr int VEC = F::VEC;
     static constexpr int ROWS = F::ROWS;
@@ -124,6 +150,8 @@ struct hk_fwd_pair {
     static constexpr int SMEM_GROUP = F::SMEM_GROUP;
     static constexpr size_t SMEM_BYTES = F::SMEM_BYTES + ROWS * sizeof(T);   /* + the pad column's zeros */
     static constexpr int UNROLL = HK_PAIR_UNROLL;
+    static_assert(!CGAP || (SCALED && !MULTI && sizeof(T) == sizeof(float)),
+                  "the constant-gap coefficients are the float family's, single tile");
 
     /* The lane's K rows at one column: e the emission table at the column's
      * code, (uM, uI) the row above at this column, (dM, dI, dD) the row above
@@ -139,16 +167,19 @@ struct hk_fwd_pair {
             for (int j = 0; j < VEC; j++) {
                 const int r = q * VEC + j;
                 const T oM = M[r], oI = I[r], oD = D[r];
-                const T nM = pv[j] * fma(co.a1(r), dI, fma(co.a2(r), dD, dM));
-                const T nI = fma(co.a3(r), uI, uM);
-                const T nD = fma(co.dd(r), oD, oM);
+                T nM, nI, nD;
+                co.cell(r, pv[j], dM, dI, dD, uM, uI, oM, oD, nM, nI, nD);
                 M[r] = nM; I[r] = nI; D[r] = nD;
                 dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
             }
         }
     }
 
-    static __device__ void body(const hk_chunk_dev &c, const hk_item *items, uint32_t n_items)
+    /* n_items_dev (MULTI): the item count is on the device (mixed mode's
+     * recompute list); scratch: MULTI's, two rows of scratch_cols cells per
+     * group. */
+    static __device__ void body(const hk_chunk_dev &c, const hk_item *items, uint32_t n_items,
+                                const uint32_t *n_items_dev, cell3 *scratch, size_t scratch_cols)
     {
         extern __shared__ __align__(16) unsigned char hk_smem_raw[];
         const int lane = threadIdx.x & 31;
@@ -159,17 +190,20 @@ struct hk_fwd_pair {
         T *zeros = reinterpret_cast<T *>(hk_smem_raw) + GROUPS * SMEM_GROUP;
         for (int i = threadIdx.x; i < ROWS; i += HK_BLOCK_THREADS) zeros[i] = 0;
         __syncthreads();
+        const uint32_t n = MULTI && n_items_dev ? *n_items_dev : n_items;   /* only the multi-tile kernel's */
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
+        cell3 *sc = nullptr;
+        if (MULTI) sc = scratch + ((size_t)blockIdx.x * GROUPS + group) * 2 * scratch_cols;
 
-        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n_items;
+        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n;
              w += warps_total) {
             const uint32_t idx = w * WARP_ITEMS + lane / P;
-            const bool tv = idx < n_items;
+            const bool valid = idx < n;
             hk_item it = {0, 0, 0, 0};
             hk_read_gaps_t gq = {};
             uint32_t ro = 0, m = 0, ho = 0, total = 0;
-            if (tv) {
+            if (valid) {
                 it = items[idx];
                 gq = hk_load_gaps(c.gaps, it.read);
                 ro = c.read_off[it.read];
@@ -177,66 +211,96 @@ struct hk_fwd_pair {
                 ho = c.hap_off2[it.hap];
                 total = (c.hap_off2[it.hap + it.n_haps] - ho) / 2;   /* column pairs */
             }
-            const uint32_t pad = tv ? ROWS - m : 0;
+            const uint32_t tiles = MULTI ? (m + ROWS - 1) / ROWS : 1;
+            const uint32_t pad = valid ? tiles * ROWS - m : 0;
             /* lane P-1 meets the end marker (pair total) at step total + P - 1 */
-            const uint32_t steps = __reduce_max_sync(0xffffffffu, tv ? total + P - 1 : 0);
+            const uint32_t steps = __reduce_max_sync(0xffffffffu, valid ? total + P - 1 : 0);
+            const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
 
             __syncwarp();                                  /* last item's table reads done */
-            if (tv)
+            if (valid)
                 for (uint32_t h = t; h < it.n_haps; h += P)
                     cn[h] = hk_real<T>::scale() / (T)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
 
-            coef_t co;
-            T milast = 1;
-            uint32_t padmask = 0;
-            if (tv) co.setup(c, gq, t, ro, m, pad, tab, milast, padmask);
-            __syncwarp();
+            for (uint32_t tile = 0; tile < tiles_w; tile++) {
+                const bool tv = valid && tile < tiles;
+                const bool last = tile + 1 == tiles;
+                coef_t co;
+                T milast = 1;
+                uint32_t padmask = 0;
+                if (MULTI) __syncwarp();                   /* the last tile's table and scratch reads done */
+                if (tv) co.setup(c, gq, tile, t, ro, m, pad, tab, milast, padmask);
+                __syncwarp();
 
-            const bool above_pad = t == 0 || (uint32_t)(t * K) - 1 < pad;
-            T M[K], I[K], D[K];
+                /* the row above lane t's first row is padding (or row 0) */
+                const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + (uint32_t)(t * K) - 1 < pad;
+                const bool from_scratch = MULTI && t == 0 && tile > 0;
+                const cell3 *sc_in = MULTI ? sc + (tile & 1) * scratch_cols : nullptr;
+                cell3 *sc_out = MULTI ? sc + ((tile + 1) & 1) * scratch_cols : nullptr;
+                T M[K], I[K], D[K];
 #pragma unroll
-            for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
-            T aM = 0, aI = 0, aD = 0;                  /* last row, column A of the last step */
-            T pM = 0, pI = 0, pD = 0;                  /* row above, the column before A */
-            T sumM = 0, sumI = 0, cnh = 0;
-            int h = -1;
-            /* Codes as in hk_fwd (bits 0-2 the base, bit 3 a haplotype's first
-             * column, bit 4 the pair after the item's last, bit 5 the pad); a
-             * pair's two codes in one int, column A in bits 0-7. Loaded 3
-             * steps ahead. */
-            const uint16_t *hp = reinterpret_cast<const uint16_t *>(c.hbase2 + ho);
-            auto pair_at = [&](uint32_t p) -> int {
-                return p < total ? (int)__ldg(hp + p) : p == total && tv ? 16 : 0;
-            };
-            int l0 = pair_at(0u - (uint32_t)t), l1 = pair_at(1u - (uint32_t)t), l2 = pair_at(2u - (uint32_t)t);
+                for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
+                T aM = 0, aI = 0, aD = 0;                  /* last row, column A of the last step */
+                T pM = 0, pI = 0, pD = 0;                  /* row above, the column before A */
+                T sumM = 0, sumI = 0, cnh = 0;
+                int h = -1;
+                /* Codes as in hk_fwd (bits 0-2 the base, bit 3 a haplotype's first
+                 * column, bit 4 the pair after the item's last, bit 5 the pad); a
+                 * pair's two codes in one int, column A in bits 0-7. Loaded 3
+                 * steps ahead. */
+                const uint16_t *hp = reinterpret_cast<const uint16_t *>(c.hbase2 + ho);
+                const uint32_t tot = MULTI && !tv ? 0 : total;   /* single tile: total is 0 where !tv */
+                auto pair_at = [&](uint32_t p) -> int {
+                    return p < tot ? (int)__ldg(hp + p) : p == tot && tv ? 16 : 0;
+                };
+                int l0 = pair_at(0u - (uint32_t)t), l1 = pair_at(1u - (uint32_t)t), l2 = pair_at(2u - (uint32_t)t);
+                /* lane 0 of a later tile: the row above at both columns of the
+                 * next step (a step of a warp lasts longer than a load from L2;
+                 * hk_fwd's two steps of look-ahead cost a copy of every value
+                 * per step) */
+                cell3 na = {0, 0, 0, 0}, nb = na;
+                if (from_scratch && tv) { na = sc_in[0]; nb = sc_in[1]; }
 
-            const bool lane0 = t == 0;
-            const bool fin = tv && t == P - 1;
-            const T *et0 = tab + t * VEC;
+                const bool lane0 = t == 0, lastlane = t == P - 1;
+                const bool fin = tv && last && lastlane;
+                const T *et0 = tab + t * VEC;
 #pragma unroll UNROLL
-            for (uint32_t s = 0; s <= steps; s++) {
-                T uMa = __shfl_up_sync(0xffffffffu, aM, 1, P);
-                T uIa = __shfl_up_sync(0xffffffffu, aI, 1, P);
-                T uDa = __shfl_up_sync(0xffffffffu, aD, 1, P);
-                T uMb = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
-                T uIb = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
-                T uDb = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
-                const int rc = l0;
-                l0 = l1; l1 = l2;
-                l2 = pair_at(s + 3 - (uint32_t)t);
-                if (lane0) { uMa = 0; uIa = 0; uMb = 0; uIb = 0; }
-                if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
-                    F::boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
-                                pM, pI, pD);
-                if (lane0) { uDa = cnh; uDb = cnh; }
-                const T *ea = et0 + (rc & 7) * ROWS;
-                const T *eb = rc & (HK_HAP_PAD_BIT << 8) ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;
-                column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
-                sumM += M[K - 1]; sumI += I[K - 1];
-                aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
-                column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, co);
-                sumM += M[K - 1]; sumI += I[K - 1];
-                pM = uMb; pI = uIb; pD = uDb;
+                for (uint32_t s = 0; s <= steps; s++) {
+                    T uMa = __shfl_up_sync(0xffffffffu, aM, 1, P);
+                    T uIa = __shfl_up_sync(0xffffffffu, aI, 1, P);
+                    T uDa = __shfl_up_sync(0xffffffffu, aD, 1, P);
+                    T uMb = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
+                    T uIb = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
+                    T uDb = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
+                    const int rc = l0;
+                    l0 = l1; l1 = l2;
+                    l2 = pair_at(s + 3 - (uint32_t)t);
+                    if (lane0) { uMa = 0; uIa = 0; uMb = 0; uIb = 0; }
+                    if (MULTI && from_scratch) {
+                        uMa = na.m; uIa = na.i; uDa = na.d; uMb = nb.m; uIb = nb.i; uDb = nb.d;
+                        if (tv && s + 1 < total) { na = sc_in[2 * (s + 1)]; nb = sc_in[2 * (s + 1) + 1]; }
+                    }
+                    if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
+                        F::boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
+                                    pM, pI, pD);
+                    if (lane0 && !from_scratch) { uDa = cnh; uDb = cnh; }
+                    const T *ea = et0 + (rc & 7) * ROWS;
+                    const T *eb = rc & (HK_HAP_PAD_BIT << 8) ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;
+                    column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
+                    sumM += M[K - 1]; sumI += I[K - 1];
+                    aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
+                    column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, co);
+                    sumM += M[K - 1]; sumI += I[K - 1];
+                    if (MULTI && lastlane && !last) {
+                        const uint32_t g = s - (uint32_t)t;
+                        if (tv && g < total) {
+                            const cell3 va = {aM, aI, aD, 0}, vb = {M[K - 1], I[K - 1], D[K - 1], 0};
+                            sc_out[2 * g] = va;
+                            sc_out[2 * g + 1] = vb;
+                        }
+                    }
+                    pM = uMb; pI = uIb; pD = uDb;
+                }
             }
         }
     }

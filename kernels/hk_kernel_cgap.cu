@@ -8,7 +8,7 @@ typedef cudaError_t (*hk_cgap_fn)(const hk_chunk_dev *, const hk_item *, uint32_
 
 static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CFG_P) };
 static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CFG_K) };
-#define HK_CGAP_FN(P, K) hk_pair_launch<P, K, true>,
+#define HK_CGAP_FN(P, K) hk_float_pair_launch<P, K, true>,
 static const hk_cgap_fn cgap_fn[] = { HK_CGAP_CONFIGS(HK_CGAP_FN) };
 
 int hk_cgap_rows(int cfg) { return cgap_p[cfg] * cgap_k[cfg]; }

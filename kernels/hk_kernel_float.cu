@@ -1,14 +1,14 @@
 /* hk_kernel_float.cu - the float kernel family (scaled recurrence, C = 2^120):
- * one instantiation per entry of HK_FLOAT_CONFIGS (two columns per step,
- * hk_fwd_pair.cuh), plus the multi-tile kernel of the last entry (one column
- * per step, hk_fwd.cuh). */
+ * one instantiation per entry of HK_FLOAT_CONFIGS, plus the multi-tile kernel
+ * of the last entry; two columns per step (hk_fwd_pair.cuh), the multi-tile
+ * kernel one (hk_fwd.cuh) with HK_CUDA_COLUMNS=1 (hk_launch.cuh). */
 #include "hk_launch.cuh"
 
 typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
 static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P) };
 static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K) };
-#define HK_FLOAT_FN(P, K) hk_pair_launch<P, K, false>,
+#define HK_FLOAT_FN(P, K) hk_float_pair_launch<P, K, false>,
 static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
 static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
 
@@ -26,6 +26,6 @@ cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items
 cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
                                   uint32_t n_items, const hk_scratch *sc, cudaStream_t st)
 {
-    return hk_fwd_launch<float, float_p[LAST], float_k[LAST], true, true>(
+    return hk_cols_launch<float, float_p[LAST], float_k[LAST], true, true>(
         c, items, n_items, nullptr, sc, st);
 }

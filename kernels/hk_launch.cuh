@@ -3,6 +3,7 @@
 #ifndef HK_LAUNCH_CUH
 #define HK_LAUNCH_CUH
 
+#include <cstdlib>
 #include "hk_fwd.cuh"
 #include "hk_fwd_pair.cuh"
 
@@ -67,25 +68,78 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     return cudaGetLastError();
 }
 
-/* The single-tile float kernels, two columns per step (hk_fwd_pair.cuh);
- * CGAP: the constant-gap family. */
-template <int P, int K, bool CGAP>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<float, K, CGAP>()))
-hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items)
+/* The two-column kernels' blocks per SM: as hk_min_blocks, but 2 (255
+ * registers) for the multi-tile kernels and the double ones of 8 rows per
+ * lane, which spill at 3 (ptxas: 56-304 bytes); at 2 they ran 13-54 % faster
+ * on an H100 (docs/PERFORMANCE.md, issue 15). */
+template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_blocks()
 {
-    hk_fwd_pair<P, K, CGAP>::body(c, items, n_items);
+    return HK_MIN_BLOCKS > 0                    ? HK_MIN_BLOCKS
+           : MULTI || (sizeof(T) == 8 && K >= 8) ? 2
+                                                 : hk_min_blocks<T, K, CGAP>();
 }
 
-template <int P, int K, bool CGAP>
-cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
+/* The two-column kernels (hk_fwd_pair.cuh): T float with the scaled
+ * recurrence (SCALED) or double with the plain one; CGAP: the constant-gap
+ * family; MULTI: the multi-tile kernel. */
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CGAP, MULTI>()))
+hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
+               const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
-    typedef hk_fwd_pair<P, K, CGAP> F;
+    hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+}
+
+/* Host launcher, as hk_fwd_launch. */
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
+                           const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
+{
+    typedef hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    cudaError_t e = hk_launch_shape(hk_pair_kernel<P, K, CGAP>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI>, F::SMEM_BYTES, n_items,
+                                    F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
-    hk_pair_kernel<P, K, CGAP><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
+    hk_cell3<T> *scratch = nullptr;
+    size_t cols = 0;
+    if (MULTI) {
+        if (!sc || sc->groups < F::GROUPS) return cudaErrorInvalidValue;
+        if (blocks > sc->groups / F::GROUPS) blocks = sc->groups / F::GROUPS;
+        scratch = static_cast<hk_cell3<T> *>(sc->ptr);
+        cols = sc->cols;
+    }
+    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+        *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
+}
+
+/* HK_CUDA_COLUMNS=1: the double and multi-tile kernels of one column per
+ * step (hk_fwd.cuh), for measuring against two (the default). */
+static inline int hk_columns(void)
+{
+    static const int n = [] {
+        const char *v = getenv("HK_CUDA_COLUMNS");
+        return v && v[0] == '1' && !v[1] ? 1 : 2;
+    }();
+    return n;
+}
+
+/* A double or multi-tile kernel, in the form hk_columns() picks. */
+template <typename T, int P, int K, bool SCALED, bool MULTI>
+cudaError_t hk_cols_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
+                           const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
+{
+    return hk_columns() == 1 ? hk_fwd_launch<T, P, K, SCALED, MULTI>(c, items, n_items, n_items_dev, sc, st)
+                             : hk_pair_launch<T, P, K, SCALED, false, MULTI>(c, items, n_items, n_items_dev, sc, st);
+}
+
+/* The single-tile float launchers of a family (one function type per
+ * family table). */
+template <int P, int K, bool CGAP>
+cudaError_t hk_float_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
+{
+    return hk_pair_launch<float, P, K, true, CGAP, false>(c, items, n_items, nullptr, nullptr, st);
 }
 
 /* Configuration tables of a family list X: P and K of each entry. */

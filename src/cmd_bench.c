@@ -2,8 +2,10 @@
  *
  * For each kernel configuration, an equal-length workload whose reads fill
  * the configuration's tile; then equal lengths 128, 256 and 512 (the
- * literature's yardsticks) and an NA12878-like mix (the statistics of
- * gen_batches.py's default profile). Each workload is timed twice, as the
+ * literature's yardsticks), an NA12878-like mix (the statistics of
+ * gen_batches.py's default profile) and long reads (768 and 1024 bases: the
+ * multi-tile kernels; in mixed mode reads over HK_MIXED_FLOAT_MAX_READ go to
+ * double). --precision double runs the double kernels' configurations. Each workload is timed twice, as the
  * median of --runs runs after a warm-up: the kernels alone (CUDA events, data
  * already on the GPU) and the whole hk_cuda_score call (packing, transfers,
  * kernels, results back; host clock). TCUPS = cells / seconds / 1e12.
@@ -29,6 +31,7 @@ typedef struct {
     long   max_pairs;
     int    precision;
     int    only;         /* -1 all workloads, else configuration index */
+    const char *workload; /* NULL all workloads, else only those of this name */
     int    gaps;         /* HK_GAPS_*: which float kernel family the reads use */
     int    calls;        /* --calls: the fixed cost of a call instead of the workloads */
     int    trace;        /* --trace: each workload's chunks (its last call) */
@@ -42,6 +45,7 @@ static void bench_defaults(bench_opts_t *o)
     o->max_pairs = 4000000;
     o->precision = HK_PREC_MIXED;
     o->only = -1;
+    o->workload = NULL;
     o->gaps = HK_GAPS_CONSTANT;
     o->calls = 0;
     o->trace = 0;
@@ -55,20 +59,24 @@ static void usage(FILE *fp)
             "Usage: haplik bench [options]\n\n"
             "Synthetic benchmark of the CUDA kernels: one equal-length workload per kernel\n"
             "configuration (reads as long as its tile, haplotypes of 256 bases), equal lengths\n"
-            "128, 256 and 512, and an NA12878-like mix. Prints read length, haplotype length,\n"
-            "configuration (lanes x rows per lane), pairs and TCUPS (1e12 cell updates per\n"
-            "second) of the kernels alone and of the whole GPU phase (packing, transfers,\n"
-            "kernels, results back), each the median of --runs runs after a warm-up.\n\n"
+            "128, 256 and 512, an NA12878-like mix, and long reads (768 and 1024 bases, the\n"
+            "multi-tile kernels; in mixed mode reads over 800 bases are scored in double).\n"
+            "Prints read length, haplotype length, configuration (lanes x rows per lane),\n"
+            "pairs and TCUPS (1e12 cell updates per second) of the kernels alone and of the\n"
+            "whole GPU phase (packing, transfers, kernels, results back), each the median of\n"
+            "--runs runs after a warm-up.\n\n"
             "Options:\n"
             "  -d, --device N      GPU ordinal [%d]\n"
             "  -r, --runs N        timed runs per workload, at least 5 [%d]\n"
             "  -n, --cells N       cell updates per workload [%.0e]\n"
             "  -p, --max-pairs N   most pairs per workload [%ld]\n"
-            "      --precision P   mixed or float [mixed]\n"
+            "      --precision P   mixed, float or double (the double kernels' configurations)\n"
+            "                      [mixed]\n"
             "      --gaps G        the reads' gap qualities: constant (HaplotypeCaller's\n"
             "                      usual IIII...IN) or varied (per base, as after indel\n"
             "                      recalibration); each has its own kernels [constant]\n"
             "      --config I      only the workload of configuration I (0-based)\n"
+            "      --workload W    only the workloads named W (config, equal, na12878, long)\n"
             "      --quick         a short run: --cells 1e9 --runs 5\n"
             "      --calls         instead: the fixed cost of a scoring call, on batches of\n"
             "                      1 to 2097152 NA12878-like pairs (the first call of each\n"
@@ -344,6 +352,7 @@ int hk_cmd_bench(int argc, char **argv)
         { "precision", required_argument, NULL, 1 }, { "config", required_argument, NULL, 2 },
         { "quick", no_argument, NULL, 3 },           { "gaps", required_argument, NULL, 4 },
         { "calls", no_argument, NULL, 5 },           { "trace", no_argument, NULL, 6 },
+        { "workload", required_argument, NULL, 7 },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -361,6 +370,7 @@ int hk_cmd_bench(int argc, char **argv)
             end = optarg + strlen(optarg);
             if (!strcmp(optarg, "mixed")) o.precision = HK_PREC_MIXED;
             else if (!strcmp(optarg, "float")) o.precision = HK_PREC_FLOAT;
+            else if (!strcmp(optarg, "double")) o.precision = HK_PREC_DOUBLE;
             else end = optarg;
             break;
         case 2: o.only = (int)strtol(optarg, &end, 10); if (o.only < 0) end = optarg; break;
@@ -373,6 +383,13 @@ int hk_cmd_bench(int argc, char **argv)
             break;
         case 5: o.calls = 1; end = (char *)""; break;
         case 6: o.trace = 1; end = (char *)""; break;
+        case 7:
+            o.workload = optarg;
+            end = optarg + strlen(optarg);
+            if (strcmp(optarg, "config") && strcmp(optarg, "equal") && strcmp(optarg, "na12878") &&
+                strcmp(optarg, "long"))
+                end = optarg;
+            break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
         default: usage(stderr); return HK_EXIT_INPUT;
         }
@@ -392,7 +409,7 @@ int hk_cmd_bench(int argc, char **argv)
 #else
     char err[512];
     int P[64], K[64];
-    const int ncfg = hk_cuda_configs(o.gaps, P, K, 64);
+    const int ncfg = o.precision == HK_PREC_DOUBLE ? hk_cuda_double_configs(P, K, 64) : hk_cuda_configs(o.gaps, P, K, 64);
     if (o.only >= ncfg) {
         fprintf(stderr, "haplik: error: bench: --config %d: there are %d configurations\n", o.only, ncfg);
         return HK_EXIT_INPUT;
@@ -409,7 +426,7 @@ int hk_cmd_bench(int argc, char **argv)
     }
     printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, %s gap qualities, "
            "median of %d runs\n", PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major,
-           info.cc_minor, o.precision == HK_PREC_FLOAT ? "float" : "mixed",
+           info.cc_minor, o.precision == HK_PREC_FLOAT ? "float" : o.precision == HK_PREC_DOUBLE ? "double" : "mixed",
            o.gaps == HK_GAPS_CONSTANT ? "constant" : "varied", o.runs);
     printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
            "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");
@@ -419,7 +436,7 @@ int hk_cmd_bench(int argc, char **argv)
         if (hk_cli_close_stdout() && crc == HK_EXIT_OK) return HK_EXIT_RUNTIME;
         return crc;
     }
-    workload_t w[64 + 4];
+    workload_t w[64 + 6];
     int nw = 0;
     for (int i = 0; i < ncfg; i++) {
         const int rows = P[i] * K[i];
@@ -430,10 +447,12 @@ int hk_cmd_bench(int argc, char **argv)
         w[nw++] = (workload_t){ "equal", 256, 256, -1 };
         w[nw++] = (workload_t){ "equal", 512, 512, -1 };
         w[nw++] = (workload_t){ "na12878", 0, 0, -1 };
+        w[nw++] = (workload_t){ "long", 768, 768, -1 };
+        w[nw++] = (workload_t){ "long", 1024, 1024, -1 };
     }
     int rc = HK_EXIT_OK;
     for (int i = 0; i < nw && rc == HK_EXIT_OK; i++) {
-        if (o.only >= 0 && w[i].config != o.only) continue;
+        if ((o.only >= 0 && w[i].config != o.only) || (o.workload && strcmp(w[i].name, o.workload))) continue;
         rc = run_workload(cu, &o, &w[i], P, K);
     }
     hk_cuda_close(cu);
