@@ -105,8 +105,12 @@ struct hk_lines {
     piece_t     *done;
     int          n_done;
     int          tracing;  /* HK_TRACE: time the steps' tasks */
+    int          side_first;   /* HK_STEP_ORDER=side: a step's side parts before its scan */
     atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
     atomic_uint_least64_t steps;
+    /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
+    atomic_uint_least64_t fj_n[2], fj_wall_ns[2], fj_start_ns[2], fj_end_ns[2];
+    uint64_t     idle_ns;
 };
 
 static size_t block_per_thread(void)
@@ -132,6 +136,8 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
+    const char *e = getenv("HK_STEP_ORDER");
+    L->side_first = e && !strcmp(e, "side");
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -208,6 +214,16 @@ void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *sid
     *scan = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SCAN]);
     *side = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SIDE]);
     *steps = (long)atomic_load(&L->steps);
+}
+
+void hk_lines_fork_times(const hk_lines_t *L, int kind, long *n, double *wall, double *start,
+                         double *end, double *idle)
+{
+    *n = (long)atomic_load(&L->fj_n[kind]);
+    *wall = 1e-9 * (double)atomic_load(&L->fj_wall_ns[kind]);
+    *start = 1e-9 * (double)atomic_load(&L->fj_start_ns[kind]);
+    *end = 1e-9 * (double)atomic_load(&L->fj_end_ns[kind]);
+    *idle = 1e-9 * (double)L->idle_ns;
 }
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
@@ -379,6 +395,8 @@ typedef struct {
     size_t            read_bytes;
     ssize_t           read_got[MAX_THREADS * READ_PER_THREAD];
     atomic_int        task;       /* the next task to take */
+    double            t0;         /* HK_TRACE: when the fork-join began */
+    atomic_uint_least64_t first_ns, out_ns;   /* its threads' first task and running out, summed */
 } step_ctx_t;
 
 static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
@@ -387,13 +405,18 @@ static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
     *hi = total * (size_t)(k + 1) / (size_t)n;
 }
 
-/* Run task i; returns its kind (TASK_*). */
+/* Run task i; returns its kind (TASK_*). The largest tasks first (a
+ * stream's read, the pieces to scan), so that the step ends on small ones:
+ * side parts, then a plain file's read shares (HK_STEP_ORDER=side: the side
+ * parts first, as before, for measuring). */
 static int do_task(step_ctx_t *c, int i)
 {
     if (c->stream && i-- == 0) {
         read_stream(c->L, c->stream);
         return TASK_READ;
     }
+    if (!c->L->side_first && i < c->n_scan + c->n_side)   /* scan, then side */
+        i = i < c->n_scan ? i + c->n_side : i - c->n_scan;
     if (i < c->n_side) {
         c->side(c->side_arg, i, c->n_side);
         if (c->async) {   /* the caller may be waiting for the side job alone */
@@ -429,11 +452,15 @@ static void run_task(step_ctx_t *c, int i)
     atomic_fetch_add(&c->L->task_ns[kind], (uint_least64_t)(1e9 * (hk_log_now() - t0)));
 }
 
+static uint_least64_t ns_since(double t0) { return (uint_least64_t)(1e9 * (hk_log_now() - t0)); }
+
 static void *step_worker(void *arg)
 {
     step_ctx_t *c = arg;
     const int n = (c->stream != NULL) + c->n_side + c->n_scan + c->n_read;
+    if (c->L->tracing) atomic_fetch_add(&c->first_ns, ns_since(c->t0));
     for (int i; (i = atomic_fetch_add(&c->task, 1)) < n;) run_task(c, i);
+    if (c->L->tracing) atomic_fetch_add(&c->out_ns, ns_since(c->t0));
     return NULL;
 }
 
@@ -500,8 +527,17 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
     }
     /* a stream's block is read by one more thread: the others keep the work */
     if (blk || next || side || stream) {
-        hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+        const int nw = nt + (stream != NULL), k = !async;
+        c.t0 = L->tracing ? hk_log_now() : 0;
+        hk_threads_run(step_worker, &c, 0, nw);
         atomic_fetch_add(&L->steps, 1);
+        if (L->tracing) {
+            const uint_least64_t wall = ns_since(c.t0);
+            atomic_fetch_add(&L->fj_n[k], 1);
+            atomic_fetch_add(&L->fj_wall_ns[k], wall);
+            atomic_fetch_add(&L->fj_start_ns[k], atomic_load(&c.first_ns));
+            atomic_fetch_add(&L->fj_end_ns[k], (uint_least64_t)nw * wall - atomic_load(&c.out_ns));
+        }
     }
     if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
@@ -523,9 +559,10 @@ static void *stepper_main(void *arg)
     stepper_t *st = &L->step;
     pthread_setname_np(pthread_self(), "hk-lines");   /* for top -H and perf --comm */
     pthread_mutex_lock(&st->lock);
-    for (;;) {
+    for (double t_done = 0;; t_done = L->tracing ? hk_log_now() : 0) {
         while (!st->go && !st->quit) pthread_cond_wait(&st->cond, &st->lock);
         if (st->quit) break;
+        if (t_done > 0) L->idle_ns += ns_since(t_done);   /* waiting for the walk's take */
         st->go = 0;
         pthread_mutex_unlock(&st->lock);
         const int np = do_step(L);
