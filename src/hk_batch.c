@@ -194,7 +194,6 @@ int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 
 /* Base codes by letter; -1 for bytes that are not bases. */
 static int8_t base_code[256];
-static int set_nt;   /* HK_SET_NT=1: see out16_nt */
 static pthread_once_t base_once = PTHREAD_ONCE_INIT;
 
 static void gap_init(void);
@@ -203,8 +202,6 @@ static void base_init(void)
 {
     gap_init();
     memset(base_code, -1, sizeof base_code);
-    const char *e = getenv("HK_SET_NT");
-    set_nt = e && !strcmp(e, "1");
     static const char letters[] = "ACGTN";
     for (int k = 0; k < 5; k++) {
         base_code[(unsigned char)letters[k]] = (int8_t)k;
@@ -314,45 +311,6 @@ static inline void out16(uint8_t *p, uint32_t at, uint32_t len, v16u8 v)
     memcpy(p + at, tmp, len - at);
 }
 
-/* Non-temporal stores of the batch arrays (HK_SET_NT=1, x86-64; for
- * measuring): the arrays are written once and read later by the engine, so
- * a store need not read its line from memory first. */
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define HAVE_NT 1
-static inline void out16_nt(uint8_t *p, v16u8 v) { _mm_stream_si128((__m128i *)(void *)p, (__m128i)v); }
-#else
-#define HAVE_NT 0
-static inline void out16_nt(uint8_t *p, v16u8 v) { store16(p, v); }
-#endif
-
-void hk_batch_store_fence(void)
-{
-#if HAVE_NT
-    if (set_nt) _mm_sfence();   /* the streamed stores before whatever follows */
-#endif
-}
-
-/* Positions [at, at + n) of the read (n <= 16; len: the read's length). With
- * nt, out[] are 16-aligned at `at` and n == 16: streamed. */
-#define READ_CHUNK(at, n, len, nt) do { \
-        const uint32_t e_ = (at) + (n) < (len) ? (at) + (n) : (len);   /* field16's end */ \
-        const v16u8 bases = field16(text[0], at, e_, 'A'); \
-        const v16u8 code = encode16(bases, &bad); \
-        const v16u8 q = field16(text[1], at, e_, 'I') - q33; \
-        const v16u8 ins = field16(text[2], at, e_, 'I') - q33; \
-        const v16u8 del = field16(text[3], at, e_, 'I') - q33; \
-        const v16u8 gcp = field16(text[4], at, e_, 'I') - q33; \
-        worst = max16(max16(worst, q), max16(max16(ins, del), gcp)); \
-        gap_low |= (v16u8)(ins <= 3) | (v16u8)(del <= 3); \
-        gcp_zero |= (v16u8)(gcp == 0); \
-        const v16u8 v_[6] = { bases, code, max16(q, floor), ins, del, gcp }; \
-        for (int k_ = out[0] ? 0 : 1; k_ < 6; k_++) { \
-            if (nt) out16_nt(out[k_] + (at), v_[k_]); \
-            else out16(out[k_], at, e_, v_[k_]); \
-        } \
-    } while (0)
-
 /* The whole read in one pass: its bases copied and encoded, its qualities
  * decoded (base qualities raised to the floor). Returns 0 when every byte
  * is valid and no rule needs a closer look (a gap-open quality at or below
@@ -363,21 +321,22 @@ static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uin
 {
     const v16u8 floor = splat16((uint8_t)rules->min_base_quality), q33 = splat16(33);
     v16u8 bad = { 0 }, worst = { 0 }, gap_low = { 0 }, gcp_zero = { 0 };
-    /* streamed only where every array is aligned alike (malloc's 16 bytes) */
-    const uintptr_t mis = (uintptr_t)out[1] & 15;
-    int nt = set_nt && HAVE_NT;
-    for (int k = out[0] ? 0 : 2; nt && k < 6; k++) nt = ((uintptr_t)out[k] & 15) == mis;
-    uint32_t at = 0;
-    if (nt) {
-        const uint32_t head = (uint32_t)((16 - mis) & 15);   /* to the first aligned position */
-        if (head) {
-            const uint32_t n = head < len ? head : len;
-            READ_CHUNK(0, n, n, 0);
-            at = n;
-        }
-        for (; at + 16 <= len; at += 16) READ_CHUNK(at, 16, len, 1);
+    for (uint32_t at = 0; at < len; at += 16) {
+        const v16u8 bases = field16(text[0], at, len, 'A');
+        if (out[0]) out16(out[0], at, len, bases);           /* read_text */
+        out16(out[1], at, len, encode16(bases, &bad));       /* read_base */
+        const v16u8 q = field16(text[1], at, len, 'I') - q33;
+        const v16u8 ins = field16(text[2], at, len, 'I') - q33;
+        const v16u8 del = field16(text[3], at, len, 'I') - q33;
+        const v16u8 gcp = field16(text[4], at, len, 'I') - q33;
+        worst = max16(max16(worst, q), max16(max16(ins, del), gcp));
+        gap_low |= (v16u8)(ins <= 3) | (v16u8)(del <= 3);
+        gcp_zero |= (v16u8)(gcp == 0);
+        out16(out[2], at, len, max16(q, floor));
+        out16(out[3], at, len, ins);
+        out16(out[4], at, len, del);
+        out16(out[5], at, len, gcp);
     }
-    for (; at < len; at += 16) READ_CHUNK(at, 16, len, 0);
     bad |= (v16u8)(worst > 93);
     if (!rules->pdhmm) bad |= gap_low;
     if (rules->gcp < 0 && !rules->pdhmm) bad |= gcp_zero;

@@ -137,11 +137,6 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *err) __attribute__((warn_unused_result));
 
-/* After setting sequences on a thread, before another reads them: orders
- * the stores of hk_batch_set_read_at (non-temporal ones are not ordered by
- * a lock alone). */
-void hk_batch_store_fence(void);
-
 /* The reader's bulk path (hk_reader.c): the walk only counts reads (n_reads,
  * n_read_pos, the region's n_reads), after making room with
  * hk_batch_reserve_reads; read_off, read_line and the sequences are then

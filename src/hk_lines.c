@@ -6,6 +6,7 @@
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
+#include "hk_lines_scan.h"
 #include "hk_log.h"
 #include "hk_threads.h"
 
@@ -47,15 +48,7 @@ typedef struct {
     size_t  end_line;      /* once scanned: index in lines after its last line */
 } block_t;
 
-/* A thread's piece of a block and what it found there. */
-typedef struct {
-    char      *buf;
-    size_t     lo, hi;     /* bytes [lo, hi) of buf: whole lines */
-    hk_line_t *lines;
-    size_t     n, m;
-    void      *state;      /* the format's scan state for this piece */
-    int        oom;
-} piece_t;
+typedef hk_lines_piece_t piece_t;
 
 /* The step in flight: the side job, the scan of `scanning`, the read of `ahead`. */
 typedef struct {
@@ -106,6 +99,7 @@ struct hk_lines {
     int          n_done;
     int          tracing;  /* HK_TRACE: time the steps' tasks */
     int          side_first;   /* HK_STEP_ORDER=side: a step's side parts before its scan */
+    int          flat_wake;    /* HK_STEP_WAKE=flat: see run_workers */
     atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
     atomic_uint_least64_t steps;
     /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
@@ -138,6 +132,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->tracing = hk_log_tracing();
     const char *e = getenv("HK_STEP_ORDER");
     L->side_first = e && !strcmp(e, "side");
+    L->flat_wake = (e = getenv("HK_STEP_WAKE")) && !strcmp(e, "flat");
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -190,15 +185,13 @@ void hk_lines_close(hk_lines_t *L)
     free(L);
 }
 
-static void split_fields(hk_line_t *L, const char *s, char sep);
-
 void hk_lines_rescan(hk_lines_t *L, size_t from)
 {
     if (from >= L->ix.n_lines) return;
     for (size_t i = from; i < L->ix.n_lines; i++) {
         hk_line_t *x = &L->ix.lines[i];
         x->piece_back = (uint32_t)(i - from);
-        if (x->kind == HK_LINE_TEXT) split_fields(x, x->text, L->sep);
+        if (x->kind == HK_LINE_TEXT) hk_lines_split_fields(x, x->text, L->sep);
     }
     if (!L->scan) return;
     void *state = NULL;
@@ -234,63 +227,6 @@ static int threads_for(const hk_lines_t *L, size_t bytes)
     const int most = L->nthreads >= 4 ? L->nthreads - 1 : L->nthreads;
     const size_t n = bytes / MIN_PIECE;
     return n < 1 ? 1 : n < (size_t)most ? (int)n : most;
-}
-
-/* ---- scanning a piece ---- */
-
-/* Split line L (text s) on single separators: n_fields and field_end. */
-static void split_fields(hk_line_t *L, const char *s, char sep)
-{
-    uint32_t from = 0;
-    for (int n = 0;; n++) {
-        if (n == HK_MAX_FIELDS) { L->n_fields = HK_MAX_FIELDS + 1; return; }
-        const char *q = memchr(s + from, sep, L->len - from);
-        L->field_end[n] = q ? (uint32_t)(q - s) : L->len;
-        if (!q) { L->n_fields = (uint8_t)(n + 1); return; }
-        from = L->field_end[n] + 1;
-    }
-}
-
-/* Index the lines of the piece; NUL-terminate each in place; then the
- * format's own pass. */
-static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
-{
-    char *s = p->buf + p->lo, *const end = p->buf + p->hi;
-    char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */
-    if (!nul) nul = end;
-    p->n = 0;
-    p->oom = 0;
-    while (s < end) {
-        char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl) nl = end;    /* the last line, without a line end */
-        if (nul < s && !(nul = memchr(s, '\0', (size_t)(end - s)))) nul = end;
-        if (p->n == p->m) {
-            const size_t m = p->m ? 2 * p->m : 4096;
-            hk_line_t *x = realloc(p->lines, m * sizeof *x);
-            if (!x) { p->oom = 1; return; }
-            p->lines = x;
-            p->m = m;
-        }
-        const size_t i = p->n++;
-        hk_line_t *L = &p->lines[i];
-        size_t len = (size_t)(nl - s);
-        memset(L, 0, sizeof *L);
-        L->text = s;
-        L->piece_back = (uint32_t)i;
-        if (len > HK_MAX_LINE_LEN) {
-            L->kind = HK_LINE_TOO_LONG;
-        } else if (nul < nl) {
-            L->kind = HK_LINE_NUL;
-        } else {
-            if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
-            s[len] = '\0';
-            L->len = (uint32_t)len;
-            L->first = s[0];
-            split_fields(L, s, sep);
-        }
-        s = nl + 1;
-    }
-    if (scan) scan(p->lines, p->n, &p->state);
 }
 
 /* ---- reading blocks, one ahead of the scan ---- */
@@ -428,7 +364,7 @@ static int do_task(step_ctx_t *c, int i)
         return TASK_SIDE;
     }
     if ((i -= c->n_side) < c->n_scan) {
-        scan_piece(&c->L->pieces[i], c->scan, c->sep);
+        hk_lines_scan_piece(&c->L->pieces[i], c->scan, c->sep);
         return TASK_SCAN;
     }
     i -= c->n_scan;
@@ -462,6 +398,33 @@ static void *step_worker(void *arg)
     for (int i; (i = atomic_fetch_add(&c->task, 1)) < n;) run_task(c, i);
     if (c->L->tracing) atomic_fetch_add(&c->out_ns, ns_since(c->t0));
     return NULL;
+}
+
+/* Waking a worker costs its waker tens of microseconds on the H100 host (a
+ * KVM guest): woken one after another, 15 workers spent 0.7 ms each on
+ * average before their first task, in steps of 3 ms (HK_TRACE). So the
+ * stepper wakes group leaders, and each leader its group
+ * (HK_STEP_WAKE=flat: all by the stepper, for measuring). */
+typedef struct {
+    step_ctx_t *c;
+    int         n;   /* threads in the group, its leader included */
+} wake_group_t;
+
+static void *step_group(void *arg)
+{
+    const wake_group_t *g = arg;
+    hk_threads_run(step_worker, g->c, 0, g->n);
+    return NULL;
+}
+
+static void run_workers(step_ctx_t *c, int nw)
+{
+    wake_group_t g[MAX_THREADS + 1];
+    int ng = 1;
+    if (!c->L->flat_wake)
+        while (ng * ng < nw) ng++;   /* about sqrt(nw) groups of about sqrt(nw) */
+    for (int k = 0; k < ng; k++) g[k] = (wake_group_t){ c, nw * (k + 1) / ng - nw * k / ng };
+    hk_threads_run(step_group, g, sizeof *g, ng);
 }
 
 /* The shares of a plain file's block read: it ends at the first short one. */
@@ -529,7 +492,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
     if (blk || next || side || stream) {
         const int nw = nt + (stream != NULL), k = !async;
         c.t0 = L->tracing ? hk_log_now() : 0;
-        hk_threads_run(step_worker, &c, 0, nw);
+        run_workers(&c, nw);
         atomic_fetch_add(&L->steps, 1);
         if (L->tracing) {
             const uint_least64_t wall = ns_since(c.t0);

@@ -389,7 +389,6 @@ static void set_part(void *arg, int part, int nparts)
     for (size_t i = a; i < z; i++) b->lk[i] = NAN;
     if (q->fill_expected)
         for (size_t i = a; i < z; i++) b->expected[i] = NAN;
-    hk_batch_store_fence();
 }
 
 /* The side job of two lists (one may be NULL): a full batch's last
@@ -727,6 +726,19 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     w->t_cpu += thread_cpu() - cpu0;
     const int full = got > 0 && b->n_pairs >= max_pairs && w->ready;
     const int more = !hk_lines_ended(w->lines) || w->at.pos < w->at.ix->n_lines;
+    if (full && more && w->overlap && !w->failed && w->pending && !has_work(w->tail)) {
+        /* the batch before is still pending, its last sequences in the step in
+         * flight: wait for that step's side job, no more */
+        const double t1 = hk_log_now();
+        hk_lines_wait_side(w->lines);
+        sequences_set(w, w->setting, b);
+        sequences_set(w, w->tail_setting, w->pending);
+        finish_pending(w);
+        const double dt = hk_log_now() - t1;
+        w->t_wait += dt;
+        w->t_end_wait += dt;
+        w->n_ends++;
+    }
     if (full && more && w->overlap && !w->failed && !w->pending) {
         hold_pending(w, b, b->n_regions - (size_t)got);
         return got;
