@@ -99,7 +99,6 @@ struct hk_lines {
     int          n_done;
     int          tracing;  /* HK_TRACE: time the steps' tasks */
     int          side_first;   /* HK_STEP_ORDER=side: a step's side parts before its scan */
-    int          flat_wake;    /* HK_STEP_WAKE=flat: see run_workers */
     atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
     atomic_uint_least64_t steps;
     /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
@@ -132,7 +131,6 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->tracing = hk_log_tracing();
     const char *e = getenv("HK_STEP_ORDER");
     L->side_first = e && !strcmp(e, "side");
-    L->flat_wake = (e = getenv("HK_STEP_WAKE")) && !strcmp(e, "flat");
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -400,33 +398,6 @@ static void *step_worker(void *arg)
     return NULL;
 }
 
-/* Waking a worker costs its waker tens of microseconds on the H100 host (a
- * KVM guest): woken one after another, 15 workers spent 0.7 ms each on
- * average before their first task, in steps of 3 ms (HK_TRACE). So the
- * stepper wakes group leaders, and each leader its group
- * (HK_STEP_WAKE=flat: all by the stepper, for measuring). */
-typedef struct {
-    step_ctx_t *c;
-    int         n;   /* threads in the group, its leader included */
-} wake_group_t;
-
-static void *step_group(void *arg)
-{
-    const wake_group_t *g = arg;
-    hk_threads_run(step_worker, g->c, 0, g->n);
-    return NULL;
-}
-
-static void run_workers(step_ctx_t *c, int nw)
-{
-    wake_group_t g[MAX_THREADS + 1];
-    int ng = 1;
-    if (!c->L->flat_wake)
-        while (ng * ng < nw) ng++;   /* about sqrt(nw) groups of about sqrt(nw) */
-    for (int k = 0; k < ng; k++) g[k] = (wake_group_t){ c, nw * (k + 1) / ng - nw * k / ng };
-    hk_threads_run(step_group, g, sizeof *g, ng);
-}
-
 /* The shares of a plain file's block read: it ends at the first short one. */
 static void end_shares(hk_lines_t *L, block_t *blk, const step_ctx_t *c)
 {
@@ -492,7 +463,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
     if (blk || next || side || stream) {
         const int nw = nt + (stream != NULL), k = !async;
         c.t0 = L->tracing ? hk_log_now() : 0;
-        run_workers(&c, nw);
+        hk_threads_run(step_worker, &c, 0, nw);
         atomic_fetch_add(&L->steps, 1);
         if (L->tracing) {
             const uint_least64_t wall = ns_since(c.t0);
