@@ -326,6 +326,7 @@ typedef struct {
     block_t          *stream;     /* a stream's next block, to read whole, or NULL */
     int               n_side, n_scan, n_read;
     block_t          *next;       /* a plain file's next block, to read in n_read shares, or NULL */
+    int               inflating;  /* next's bytes planned by the source, inflated in n_read parts */
     size_t            read_bytes;
     ssize_t           read_got[MAX_THREADS * READ_PER_THREAD];
     atomic_int        task;       /* the next task to take */
@@ -366,6 +367,10 @@ static int do_task(step_ctx_t *c, int i)
         return TASK_SCAN;
     }
     i -= c->n_scan;
+    if (c->inflating) {
+        hk_source_inflate(c->L->src, c->next->data + c->next->len, i, c->n_read);
+        return TASK_READ;
+    }
     size_t lo, hi;
     share(c->read_bytes, i, c->n_read, &lo, &hi);
     c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
@@ -418,6 +423,16 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_ctx_t *c)
     end_block(blk);
 }
 
+/* The parts of a block inflated (hk_source_plan, which ended with plan_end):
+ * up to the first bad block, then a read error. */
+static void end_inflated(hk_lines_t *L, block_t *blk, int plan_end)
+{
+    int bad;
+    blk->len += hk_source_planned(L->src, &bad);
+    blk->input_end = bad || plan_end < 0 ? INPUT_READ_ERROR : plan_end > 0 ? INPUT_EOF : INPUT_MORE;
+    end_block(blk);
+}
+
 /* One fork-join: run the side job; scan the whole lines of blk (unless NULL)
  * into L->pieces; read next (unless NULL), a plain file's block after blk, in
  * shares; read stream (unless NULL), a stream's block after blk, whole.
@@ -427,8 +442,11 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
+    const int inflating = next && hk_source_blocks(L->src);
+    int plan_end = 0;
+    if (inflating) (void)hk_source_plan(L->src, next->room, &plan_end);   /* in order, here */
     step_ctx_t c = { .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .async = async,
-                     .stream = stream, .next = next, .read_bytes = read_bytes };
+                     .stream = stream, .next = next, .inflating = inflating, .read_bytes = read_bytes };
     c.n_side = side ? nt * SIDE_PER_THREAD : 0;
     if (c.n_side > HK_LINES_MAX_PARTS) c.n_side = HK_LINES_MAX_PARTS;
     c.n_scan = blk ? nt : 0;
@@ -473,7 +491,8 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
             atomic_fetch_add(&L->fj_end_ns[k], (uint_least64_t)nw * wall - atomic_load(&c.out_ns));
         }
     }
-    if (next) end_shares(L, next, &c);
+    if (next && inflating) end_inflated(L, next, plan_end);
+    else if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
 }
 
@@ -482,7 +501,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
 static int do_step(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
-    const int seekable = hk_source_seekable(L->src);
+    const int seekable = hk_source_seekable(L->src) || hk_source_blocks(L->src);   /* read in parts */
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, seekable ? NULL : L->ahead, st->side,
                     st->arg, st->side_bytes, st->scan, st->sep, 1);
 }
@@ -571,14 +590,8 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 static int read_first_block(hk_lines_t *L)
 {
     if (!(L->ahead = new_block(L, NULL))) return -1;
-    if (!hk_source_seekable(L->src)) {
-        read_stream(L, L->ahead);
-    } else {
-        step_ctx_t c = { .L = L, .n_read = 1, .next = L->ahead, .read_bytes = L->ahead->room };
-        atomic_init(&c.task, 0);
-        step_worker(&c);
-        end_shares(L, L->ahead, &c);
-    }
+    if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, L->ahead);
+    else (void)run_step(L, NULL, L->ahead, NULL, NULL, NULL, 0, NULL, ' ', 0);
     return 0;
 }
 
