@@ -11,7 +11,9 @@
  * as runs of index entries (run_t). Everything per sequence, read offsets
  * and lines, copying, checking and encoding the sequences, the results'
  * NaN, is done later on all threads (set_part), beside the scan of the next
- * block, or at the end of the batch.
+ * block, or at the end of the batch; a full batch is handed on (hk_reader_
+ * set_ready) once the step after its end has set its last sequences, beside
+ * the walk of the next batch, rather than the walk waiting for them.
  *
  * Errors are kept until the sequences placed before them have been set: a bad
  * character on an earlier line must win over a structural error found first
