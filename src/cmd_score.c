@@ -148,19 +148,8 @@ static void batch_read(run_t *r, hk_batch_t *b)
     q_push(r, &r->score_q, b);
 }
 
-/* The reader's report that a full batch is set (hk_reader_set_ready): its
- * capacities, the first time, size the batches after it; on to the scorer. */
-typedef struct {
-    run_t          *r;
-    hk_batch_caps_t caps;   /* of the first full batch */
-} ready_t;
-
-static void batch_ready(hk_batch_t *b, void *arg)
-{
-    ready_t *x = arg;
-    if (!x->caps.read_pos) x->caps = hk_batch_caps(b);
-    batch_read(x->r, b);
-}
+/* The reader's report that a full batch is set (hk_reader_set_ready). */
+static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
 static void *read_stage(void *arg)
 {
@@ -169,15 +158,14 @@ static void *read_stage(void *arg)
     hk_reader_t *rd = NULL;
     int next_input = 0;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
-    ready_t ready = { .r = r };
-    const hk_batch_caps_t *const caps = &ready.caps;
+    hk_batch_caps_t caps = { 0 };   /* of the first full batch */
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
             hk_batch_clear(b);
             /* a fresh batch: take its page faults on all cores now rather than
              * one by one in this thread while it fills (a third of reading) */
-            if (caps->read_pos && hk_batch_prefault(b, caps, r->parse_threads)) {
+            if (caps.read_pos && hk_batch_prefault(b, &caps, r->parse_threads)) {
                 hk_log_error("out of memory");
                 fail(r, HK_EXIT_RUNTIME);
                 goto out;
@@ -192,7 +180,7 @@ static void *read_stage(void *arg)
             hk_reader_expect_pdhmm(rd, pdhmm);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
-            hk_reader_set_ready(rd, batch_ready, &ready);
+            hk_reader_set_ready(rd, batch_ready, r);
         }
         const double t0 = hk_log_now();
         int got = hk_reader_next(rd, b, r->batch_pairs);
@@ -200,7 +188,11 @@ static void *read_stage(void *arg)
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         pdhmm = b->pdhmm;
-        if (b->n_pairs >= r->batch_pairs) b = NULL;   /* batch_ready has it, or will */
+        if (b->n_pairs >= r->batch_pairs) {
+            /* its arrays grow no more, though its last sequences may still be set */
+            if (!caps.read_pos) caps = hk_batch_caps(b);
+            b = NULL;   /* batch_ready has it, or will */
+        }
     }
     if (b && b->n_regions) batch_read(r, b);
     q_push(r, &r->score_q, NULL);
