@@ -148,6 +148,9 @@ static void batch_read(run_t *r, hk_batch_t *b)
     q_push(r, &r->score_q, b);
 }
 
+/* The reader's report that a full batch is set (hk_reader_set_ready). */
+static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
+
 static void *read_stage(void *arg)
 {
     run_t *r = arg;
@@ -175,6 +178,9 @@ static void *read_stage(void *arg)
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
             hk_reader_set_threads(rd, r->parse_threads);
             hk_reader_expect_pdhmm(rd, pdhmm);
+            /* a full batch goes on from batch_ready, its last sequences set
+             * beside the walk of the next one */
+            hk_reader_set_ready(rd, batch_ready, r);
         }
         const double t0 = hk_log_now();
         int got = hk_reader_next(rd, b, r->batch_pairs);
@@ -183,9 +189,9 @@ static void *read_stage(void *arg)
         if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
         pdhmm = b->pdhmm;
         if (b->n_pairs >= r->batch_pairs) {
+            /* its arrays grow no more, though its last sequences may still be set */
             if (!caps.read_pos) caps = hk_batch_caps(b);
-            batch_read(r, b);
-            b = NULL;
+            b = NULL;   /* batch_ready has it, or will */
         }
     }
     if (b && b->n_regions) batch_read(r, b);

@@ -6,6 +6,7 @@
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
+#include "hk_lines_scan.h"
 #include "hk_log.h"
 #include "hk_threads.h"
 
@@ -47,15 +48,7 @@ typedef struct {
     size_t  end_line;      /* once scanned: index in lines after its last line */
 } block_t;
 
-/* A thread's piece of a block and what it found there. */
-typedef struct {
-    char      *buf;
-    size_t     lo, hi;     /* bytes [lo, hi) of buf: whole lines */
-    hk_line_t *lines;
-    size_t     n, m;
-    void      *state;      /* the format's scan state for this piece */
-    int        oom;
-} piece_t;
+typedef hk_lines_piece_t piece_t;
 
 /* The step in flight: the side job, the scan of `scanning`, the read of `ahead`. */
 typedef struct {
@@ -105,8 +98,12 @@ struct hk_lines {
     piece_t     *done;
     int          n_done;
     int          tracing;  /* HK_TRACE: time the steps' tasks */
+    int          side_first;   /* HK_STEP_ORDER=side: a step's side parts before its scan */
     atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
     atomic_uint_least64_t steps;
+    /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
+    atomic_uint_least64_t fj_n[2], fj_wall_ns[2], fj_start_ns[2], fj_end_ns[2];
+    uint64_t     idle_ns;
 };
 
 static size_t block_per_thread(void)
@@ -132,6 +129,8 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
+    const char *e = getenv("HK_STEP_ORDER");
+    L->side_first = e && !strcmp(e, "side");
     hk_lines_set_threads(L, nthreads);
     return L;
 }
@@ -184,15 +183,13 @@ void hk_lines_close(hk_lines_t *L)
     free(L);
 }
 
-static void split_fields(hk_line_t *L, const char *s, char sep);
-
 void hk_lines_rescan(hk_lines_t *L, size_t from)
 {
     if (from >= L->ix.n_lines) return;
     for (size_t i = from; i < L->ix.n_lines; i++) {
         hk_line_t *x = &L->ix.lines[i];
         x->piece_back = (uint32_t)(i - from);
-        if (x->kind == HK_LINE_TEXT) split_fields(x, x->text, L->sep);
+        if (x->kind == HK_LINE_TEXT) hk_lines_split_fields(x, x->text, L->sep);
     }
     if (!L->scan) return;
     void *state = NULL;
@@ -209,6 +206,16 @@ void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *sid
     *side = 1e-9 * (double)atomic_load(&L->task_ns[TASK_SIDE]);
     *steps = (long)atomic_load(&L->steps);
 }
+
+void hk_lines_fork_times(const hk_lines_t *L, int kind, long *n, double *wall, double *start,
+                         double *end, double *idle)
+{
+    *n = (long)atomic_load(&L->fj_n[kind]);
+    *wall = 1e-9 * (double)atomic_load(&L->fj_wall_ns[kind]);
+    *start = 1e-9 * (double)atomic_load(&L->fj_start_ns[kind]);
+    *end = 1e-9 * (double)atomic_load(&L->fj_end_ns[kind]);
+    *idle = 1e-9 * (double)L->idle_ns;
+}
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
 /* Threads worth starting for this many bytes. */
@@ -218,63 +225,6 @@ static int threads_for(const hk_lines_t *L, size_t bytes)
     const int most = L->nthreads >= 4 ? L->nthreads - 1 : L->nthreads;
     const size_t n = bytes / MIN_PIECE;
     return n < 1 ? 1 : n < (size_t)most ? (int)n : most;
-}
-
-/* ---- scanning a piece ---- */
-
-/* Split line L (text s) on single separators: n_fields and field_end. */
-static void split_fields(hk_line_t *L, const char *s, char sep)
-{
-    uint32_t from = 0;
-    for (int n = 0;; n++) {
-        if (n == HK_MAX_FIELDS) { L->n_fields = HK_MAX_FIELDS + 1; return; }
-        const char *q = memchr(s + from, sep, L->len - from);
-        L->field_end[n] = q ? (uint32_t)(q - s) : L->len;
-        if (!q) { L->n_fields = (uint8_t)(n + 1); return; }
-        from = L->field_end[n] + 1;
-    }
-}
-
-/* Index the lines of the piece; NUL-terminate each in place; then the
- * format's own pass. */
-static void scan_piece(piece_t *p, hk_lines_scan_fn scan, char sep)
-{
-    char *s = p->buf + p->lo, *const end = p->buf + p->hi;
-    char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */
-    if (!nul) nul = end;
-    p->n = 0;
-    p->oom = 0;
-    while (s < end) {
-        char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl) nl = end;    /* the last line, without a line end */
-        if (nul < s && !(nul = memchr(s, '\0', (size_t)(end - s)))) nul = end;
-        if (p->n == p->m) {
-            const size_t m = p->m ? 2 * p->m : 4096;
-            hk_line_t *x = realloc(p->lines, m * sizeof *x);
-            if (!x) { p->oom = 1; return; }
-            p->lines = x;
-            p->m = m;
-        }
-        const size_t i = p->n++;
-        hk_line_t *L = &p->lines[i];
-        size_t len = (size_t)(nl - s);
-        memset(L, 0, sizeof *L);
-        L->text = s;
-        L->piece_back = (uint32_t)i;
-        if (len > HK_MAX_LINE_LEN) {
-            L->kind = HK_LINE_TOO_LONG;
-        } else if (nul < nl) {
-            L->kind = HK_LINE_NUL;
-        } else {
-            if (len && s[len - 1] == '\r') len--;   /* CRLF, also on a last line */
-            s[len] = '\0';
-            L->len = (uint32_t)len;
-            L->first = s[0];
-            split_fields(L, s, sep);
-        }
-        s = nl + 1;
-    }
-    if (scan) scan(p->lines, p->n, &p->state);
 }
 
 /* ---- reading blocks, one ahead of the scan ---- */
@@ -376,9 +326,12 @@ typedef struct {
     block_t          *stream;     /* a stream's next block, to read whole, or NULL */
     int               n_side, n_scan, n_read;
     block_t          *next;       /* a plain file's next block, to read in n_read shares, or NULL */
+    int               inflating;  /* next's bytes planned by the source, inflated in n_read parts */
     size_t            read_bytes;
     ssize_t           read_got[MAX_THREADS * READ_PER_THREAD];
     atomic_int        task;       /* the next task to take */
+    double            t0;         /* HK_TRACE: when the fork-join began */
+    atomic_uint_least64_t first_ns, out_ns;   /* its threads' first task and running out, summed */
 } step_ctx_t;
 
 static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
@@ -387,13 +340,18 @@ static void share(size_t total, int k, int n, size_t *lo, size_t *hi)
     *hi = total * (size_t)(k + 1) / (size_t)n;
 }
 
-/* Run task i; returns its kind (TASK_*). */
+/* Run task i; returns its kind (TASK_*). The largest tasks first (a
+ * stream's read, the pieces to scan), so that the step ends on small ones:
+ * side parts, then a plain file's read shares (HK_STEP_ORDER=side: the side
+ * parts first, as before, for measuring). */
 static int do_task(step_ctx_t *c, int i)
 {
     if (c->stream && i-- == 0) {
         read_stream(c->L, c->stream);
         return TASK_READ;
     }
+    if (!c->L->side_first && i < c->n_scan + c->n_side)   /* scan, then side */
+        i = i < c->n_scan ? i + c->n_side : i - c->n_scan;
     if (i < c->n_side) {
         c->side(c->side_arg, i, c->n_side);
         if (c->async) {   /* the caller may be waiting for the side job alone */
@@ -405,10 +363,14 @@ static int do_task(step_ctx_t *c, int i)
         return TASK_SIDE;
     }
     if ((i -= c->n_side) < c->n_scan) {
-        scan_piece(&c->L->pieces[i], c->scan, c->sep);
+        hk_lines_scan_piece(&c->L->pieces[i], c->scan, c->sep);
         return TASK_SCAN;
     }
     i -= c->n_scan;
+    if (c->inflating) {
+        hk_source_inflate(c->L->src, c->next->data + c->next->len, i, c->n_read);
+        return TASK_READ;
+    }
     size_t lo, hi;
     share(c->read_bytes, i, c->n_read, &lo, &hi);
     c->read_got[i] = hk_source_pread(c->L->src, c->next->data + c->next->len + lo, hi - lo,
@@ -429,11 +391,15 @@ static void run_task(step_ctx_t *c, int i)
     atomic_fetch_add(&c->L->task_ns[kind], (uint_least64_t)(1e9 * (hk_log_now() - t0)));
 }
 
+static uint_least64_t ns_since(double t0) { return (uint_least64_t)(1e9 * (hk_log_now() - t0)); }
+
 static void *step_worker(void *arg)
 {
     step_ctx_t *c = arg;
     const int n = (c->stream != NULL) + c->n_side + c->n_scan + c->n_read;
+    if (c->L->tracing) atomic_fetch_add(&c->first_ns, ns_since(c->t0));
     for (int i; (i = atomic_fetch_add(&c->task, 1)) < n;) run_task(c, i);
+    if (c->L->tracing) atomic_fetch_add(&c->out_ns, ns_since(c->t0));
     return NULL;
 }
 
@@ -457,6 +423,16 @@ static void end_shares(hk_lines_t *L, block_t *blk, const step_ctx_t *c)
     end_block(blk);
 }
 
+/* The parts of a block inflated (hk_source_plan, which ended with plan_end):
+ * up to the first bad block, then a read error. */
+static void end_inflated(hk_lines_t *L, block_t *blk, int plan_end)
+{
+    int bad;
+    blk->len += hk_source_planned(L->src, &bad);
+    blk->input_end = bad || plan_end < 0 ? INPUT_READ_ERROR : plan_end > 0 ? INPUT_EOF : INPUT_MORE;
+    end_block(blk);
+}
+
 /* One fork-join: run the side job; scan the whole lines of blk (unless NULL)
  * into L->pieces; read next (unless NULL), a plain file's block after blk, in
  * shares; read stream (unless NULL), a stream's block after blk, whole.
@@ -466,8 +442,11 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
+    const int inflating = next && hk_source_blocks(L->src);
+    int plan_end = 0;
+    if (inflating) (void)hk_source_plan(L->src, next->room, &plan_end);   /* in order, here */
     step_ctx_t c = { .L = L, .side = side, .side_arg = arg, .scan = scan, .sep = sep, .async = async,
-                     .stream = stream, .next = next, .read_bytes = read_bytes };
+                     .stream = stream, .next = next, .inflating = inflating, .read_bytes = read_bytes };
     c.n_side = side ? nt * SIDE_PER_THREAD : 0;
     if (c.n_side > HK_LINES_MAX_PARTS) c.n_side = HK_LINES_MAX_PARTS;
     c.n_scan = blk ? nt : 0;
@@ -500,10 +479,20 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
     }
     /* a stream's block is read by one more thread: the others keep the work */
     if (blk || next || side || stream) {
-        hk_threads_run(step_worker, &c, 0, nt + (stream != NULL));
+        const int nw = nt + (stream != NULL), k = !async;
+        c.t0 = L->tracing ? hk_log_now() : 0;
+        hk_threads_run(step_worker, &c, 0, nw);
         atomic_fetch_add(&L->steps, 1);
+        if (L->tracing) {
+            const uint_least64_t wall = ns_since(c.t0);
+            atomic_fetch_add(&L->fj_n[k], 1);
+            atomic_fetch_add(&L->fj_wall_ns[k], wall);
+            atomic_fetch_add(&L->fj_start_ns[k], atomic_load(&c.first_ns));
+            atomic_fetch_add(&L->fj_end_ns[k], (uint_least64_t)nw * wall - atomic_load(&c.out_ns));
+        }
     }
-    if (next) end_shares(L, next, &c);
+    if (next && inflating) end_inflated(L, next, plan_end);
+    else if (next) end_shares(L, next, &c);
     return blk ? nt : 0;
 }
 
@@ -512,7 +501,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
 static int do_step(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
-    const int seekable = hk_source_seekable(L->src);
+    const int seekable = hk_source_seekable(L->src) || hk_source_blocks(L->src);   /* read in parts */
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, seekable ? NULL : L->ahead, st->side,
                     st->arg, st->side_bytes, st->scan, st->sep, 1);
 }
@@ -523,9 +512,10 @@ static void *stepper_main(void *arg)
     stepper_t *st = &L->step;
     pthread_setname_np(pthread_self(), "hk-lines");   /* for top -H and perf --comm */
     pthread_mutex_lock(&st->lock);
-    for (;;) {
+    for (double t_done = 0;; t_done = L->tracing ? hk_log_now() : 0) {
         while (!st->go && !st->quit) pthread_cond_wait(&st->cond, &st->lock);
         if (st->quit) break;
+        if (t_done > 0) L->idle_ns += ns_since(t_done);   /* waiting for the walk's take */
         st->go = 0;
         pthread_mutex_unlock(&st->lock);
         const int np = do_step(L);
@@ -600,14 +590,8 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 static int read_first_block(hk_lines_t *L)
 {
     if (!(L->ahead = new_block(L, NULL))) return -1;
-    if (!hk_source_seekable(L->src)) {
-        read_stream(L, L->ahead);
-    } else {
-        step_ctx_t c = { .L = L, .n_read = 1, .next = L->ahead, .read_bytes = L->ahead->room };
-        atomic_init(&c.task, 0);
-        step_worker(&c);
-        end_shares(L, L->ahead, &c);
-    }
+    if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, L->ahead);
+    else (void)run_step(L, NULL, L->ahead, NULL, NULL, NULL, 0, NULL, ' ', 0);
     return 0;
 }
 

@@ -131,6 +131,11 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 /* With HK_TRACE: the threads' seconds in the steps' tasks so far (reading,
  * scanning, the side job) and the fork-joins run. */
 void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *side, long *steps);
+/* With HK_TRACE: fork-joins of one kind (0: steps, 1: side jobs alone), their
+ * wall seconds, their threads' seconds before their first task and after
+ * their last; and the seconds the stepper waited for the walk between steps. */
+void hk_lines_fork_times(const hk_lines_t *L, int kind, long *n, double *wall, double *start,
+                         double *end, double *idle);
 
 /* Accepts NULL. */
 void hk_lines_close(hk_lines_t *L);

@@ -11,7 +11,9 @@
  * as runs of index entries (run_t). Everything per sequence, read offsets
  * and lines, copying, checking and encoding the sequences, the results'
  * NaN, is done later on all threads (set_part), beside the scan of the next
- * block, or at the end of the batch.
+ * block, or at the end of the batch; a full batch is handed on (hk_reader_
+ * set_ready) once the step after its end has set its last sequences, beside
+ * the walk of the next batch, rather than the walk waiting for them.
  *
  * Errors are kept until the sequences placed before them have been set: a bad
  * character on an earlier line must win over a structural error found first
@@ -91,12 +93,28 @@ struct hk_walk {
     long           err_line;    /* the first error: line (0 if none), kind and text */
     hk_err_kind_t  err_kind;
     char           err_msg[512];
-    seq_list_t     placed;      /* placed by the walk since the last step began */
-    seq_list_t     setting;     /* being set by the step in flight */
+    /* Lists by pointer, into lists[]: the step in flight reads one in place. */
+    seq_list_t    *placed;      /* placed by the walk since the last step began */
+    seq_list_t    *setting;     /* being set by the step in flight */
+    /* A full batch handed back before its last sequences were set (see
+     * hk_reader_set_ready): `tail` placed in it, not yet given to a step;
+     * `tail_setting` given to the step in flight. */
+    hk_batch_t    *pending;
+    size_t         pending_region0;   /* its first region of this reader's */
+    seq_list_t    *tail, *tail_setting;
+    seq_list_t     lists[4];
+    struct { seq_list_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
+    void         (*ready)(hk_batch_t *b, void *arg);   /* NULL: every batch complete on return */
+    void          *ready_arg;
+    int            overlap;     /* hand full batches back before they are set (HK_BATCH_END) */
     uint64_t       region_pos;  /* n_read_pos when the open region began */
     double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
     double         t_cpu;            /* this thread's CPU seconds in both: beside t_walk, what
                                         other threads on its core took from the walk */
+    /* HK_TRACE: of t_wait, at takes (waiting for the step, the take) and at
+     * batch ends (waiting for the step's side job, a side job alone) */
+    double         t_take_wait, t_take, t_end_wait, t_end_side;
+    long           n_ends, n_overlapped;
 };
 
 struct hk_reader { hk_walk_t w; };
@@ -211,7 +229,7 @@ int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
         return hk_walk_oom(w, hk_walk_line_no(w, first));
     rg->first_line = hk_walk_line_no(w, first);
     rg->last_line = hk_walk_line_no(w, last);
-    w->placed.pair_hi = b->n_pairs;
+    w->placed->pair_hi = b->n_pairs;
     return 0;
 }
 
@@ -262,7 +280,7 @@ static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int f
             return hk_walk_oom(w, hk_walk_line_no(w, li));
     }
     if (b->n_reads == 0) b->read_off[0] = 0;
-    if (add_run(w, &w->placed.reads, li, count, b->n_reads, b->n_read_pos, field) < 0) return -1;
+    if (add_run(w, &w->placed->reads, li, count, b->n_reads, b->n_read_pos, field) < 0) return -1;
     b->n_reads += count;
     b->n_read_pos += bases;
     hk_batch_last_region(b)->n_reads += (uint32_t)count;
@@ -296,7 +314,7 @@ int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    return add_run(w, &w->placed.haps, li, 1, b->n_haps - 1, b->hap_off[b->n_haps - 1], 0);
+    return add_run(w, &w->placed->haps, li, 1, b->n_haps - 1, b->hap_off[b->n_haps - 1], 0);
 }
 
 /* ---- setting the sequences placed (the side job, on every thread) ---- */
@@ -375,6 +393,15 @@ static void set_part(void *arg, int part, int nparts)
         for (size_t i = a; i < z; i++) b->expected[i] = NAN;
 }
 
+/* The side job of two lists (one may be NULL): a full batch's last
+ * sequences beside the next one's first. */
+static void set_job(void *arg, int part, int nparts)
+{
+    const struct { seq_list_t *q[2]; } *j = arg;
+    for (int k = 0; k < 2; k++)
+        if (j->q[k]) set_part(j->q[k], part, nparts);
+}
+
 /* Bytes of work the side job of q has (for how many threads to start). */
 static size_t side_bytes(const seq_list_t *q)
 {
@@ -423,17 +450,59 @@ static void sequences_set(hk_walk_t *w, seq_list_t *q, hk_batch_t *b)
 /* Set every sequence placed, now (the end of a batch): the step in flight
  * sets those placed before it began (its scan of the next block may go on),
  * the rest are set here. */
+static void finish_pending(hk_walk_t *w);
+
 static void set_all(hk_walk_t *w, hk_batch_t *b)
 {
     const double t0 = hk_log_now();
     hk_lines_wait_side(w->lines);
-    sequences_set(w, &w->setting, b);
-    if (has_work(&w->placed)) {
-        list_ready(w, &w->placed, w->at.ix);
-        hk_lines_run_side(w->lines, set_part, &w->placed, side_bytes(&w->placed));
+    const double t1 = hk_log_now();
+    sequences_set(w, w->setting, b);
+    if (w->pending) sequences_set(w, w->tail_setting, w->pending);
+    struct { seq_list_t *q[2]; } job = { { w->placed, w->pending ? w->tail : NULL } };
+    size_t bytes = 0;
+    for (int k = 0; k < 2; k++) {
+        if (job.q[k] && has_work(job.q[k])) {
+            list_ready(w, job.q[k], w->at.ix);
+            bytes += side_bytes(job.q[k]);
+        }
     }
-    sequences_set(w, &w->placed, b);
-    w->t_wait += hk_log_now() - t0;
+    if (bytes) hk_lines_run_side(w->lines, set_job, &job, bytes);
+    sequences_set(w, w->placed, b);
+    if (w->pending) {
+        sequences_set(w, w->tail, w->pending);
+        finish_pending(w);
+    }
+    const double t2 = hk_log_now();
+    w->t_wait += t2 - t0;
+    w->t_end_wait += t1 - t0;
+    w->t_end_side += t2 - t1;
+    w->n_ends++;
+}
+
+/* The pending batch's sequences are all set: on to the caller, unless an
+ * error was found (the reader then fails). */
+static void finish_pending(hk_walk_t *w)
+{
+    hk_batch_t *p = w->pending;
+    w->pending = NULL;
+    if (!w->failed && w->fmt->check_set) (void)w->fmt->check_set(w, p, w->pending_region0);
+    if (!w->failed) w->ready(p, w->ready_arg);
+}
+
+/* b ended full with more input to walk: hand it back now, its sequences
+ * placed since the last take set by the next step beside the walk of the
+ * next batch (no wait for the side job in flight, no side job alone). */
+static void hold_pending(hk_walk_t *w, hk_batch_t *b, size_t region0)
+{
+    seq_list_t *x = w->tail, *y = w->tail_setting;   /* empty: nothing pending */
+    w->tail = w->placed;
+    w->tail_setting = w->setting;
+    w->placed = x;
+    w->setting = y;
+    w->pending = b;
+    w->pending_region0 = region0;
+    w->n_overlapped++;
 }
 
 /* ---- the walk ---- */
@@ -535,16 +604,34 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     const hk_lines_index_t was = *w->at.ix;
     const double t0 = hk_log_now();
     hk_lines_wait(w->lines);
-    sequences_set(w, &w->setting, b);
-    const seq_list_t done = w->setting;
+    const double t1 = hk_log_now();
+    sequences_set(w, w->setting, b);
+    seq_list_t *const done = w->setting;
     w->setting = w->placed;
     w->placed = done;
-    list_reset(&w->placed, b);
-    list_ready(w, &w->setting, &was);
-    const int work = has_work(&w->setting);
-    const int rc = hk_lines_take(w->lines, keep, work ? set_part : NULL, &w->setting,
-                                 work ? side_bytes(&w->setting) : 0);
-    w->t_wait += hk_log_now() - t0;
+    list_reset(w->placed, b);
+    list_ready(w, w->setting, &was);
+    size_t bytes = has_work(w->setting) ? side_bytes(w->setting) : 0;
+    w->job.q[0] = w->setting;
+    w->job.q[1] = NULL;
+    if (w->pending) {   /* the batch handed back: its last sequences go to this step */
+        sequences_set(w, w->tail_setting, w->pending);
+        seq_list_t *const t = w->tail_setting;
+        w->tail_setting = w->tail;
+        w->tail = t;
+        if (has_work(w->tail_setting)) {
+            list_ready(w, w->tail_setting, &was);
+            bytes += side_bytes(w->tail_setting);
+            w->job.q[1] = w->tail_setting;
+        } else {
+            finish_pending(w);
+        }
+    }
+    const int rc = hk_lines_take(w->lines, keep, bytes ? set_job : NULL, &w->job, bytes);
+    const double t2 = hk_log_now();
+    w->t_wait += t2 - t0;
+    w->t_take_wait += t1 - t0;
+    w->t_take += t2 - t1;
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
@@ -600,7 +687,14 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
     w->want_pdhmm = -1;
-    w->placed.w = w->setting.w = w;
+    for (int k = 0; k < 4; k++) w->lists[k].w = w;
+    w->placed = &w->lists[0];
+    w->setting = &w->lists[1];
+    w->tail = &w->lists[2];
+    w->tail_setting = &w->lists[3];
+    /* HK_BATCH_END=wait: every batch set before it is handed back, as before (for measuring) */
+    const char *e = getenv("HK_BATCH_END");
+    w->overlap = !(e && !strcmp(e, "wait"));
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
@@ -610,6 +704,12 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 }
 
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
+
+void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg), void *arg)
+{
+    r->w.ready = ready;
+    r->w.ready_arg = arg;
+}
 
 void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 {
@@ -622,13 +722,33 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     hk_walk_t *w = &r->w;
     if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
     const double t0 = hk_log_now(), wait0 = w->t_wait, cpu0 = thread_cpu();
-    list_reset(&w->placed, b);
+    list_reset(w->placed, b);
     const int got = fill(w, b, max_pairs);
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     w->t_cpu += thread_cpu() - cpu0;
+    const int full = got > 0 && b->n_pairs >= max_pairs && w->ready;
+    const int more = !hk_lines_ended(w->lines) || w->at.pos < w->at.ix->n_lines;
+    if (full && more && w->overlap && !w->failed && w->pending && !has_work(w->tail)) {
+        /* the batch before is still pending, its last sequences in the step in
+         * flight: wait for that step's side job, no more */
+        const double t1 = hk_log_now();
+        hk_lines_wait_side(w->lines);
+        sequences_set(w, w->setting, b);
+        sequences_set(w, w->tail_setting, w->pending);
+        finish_pending(w);
+        const double dt = hk_log_now() - t1;
+        w->t_wait += dt;
+        w->t_end_wait += dt;
+        w->n_ends++;
+    }
+    if (full && more && w->overlap && !w->failed && !w->pending) {
+        hold_pending(w, b, b->n_regions - (size_t)got);
+        return got;
+    }
     set_all(w, b);
     if (!w->failed && got > 0 && w->fmt->check_set)
         (void)w->fmt->check_set(w, b, b->n_regions - (size_t)got);
+    if (!w->failed && full) w->ready(b, w->ready_arg);
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);
@@ -649,6 +769,17 @@ void hk_reader_close(hk_reader_t *r)
                       "(CPU time of both %.3f s); threads' time in %ld steps: reading %.3f s, "
                       "scanning %.3f s, setting %.3f s", w->path, w->t_walk, w->t_wait, w->t_cpu,
                       steps, rd, sc, sd);
+        long n[2];
+        double wall[2], start[2], end[2], idle;
+        for (int k = 0; k < 2; k++) hk_lines_fork_times(w->lines, k, &n[k], &wall[k], &start[k], &end[k], &idle);
+        hk_log_notice("reader %s: waiting at takes %.3f s (for the step %.3f s, taking %.3f s), at %ld "
+                      "batch ends %.3f s (for the side job %.3f s, setting the rest %.3f s), %ld batches "
+                      "handed back before set; %ld steps: wall %.3f s, threads' time starting %.3f s, "
+                      "joining %.3f s; %ld side jobs alone: wall %.3f s, starting %.3f s, joining %.3f s; "
+                      "steps waiting for the walk %.3f s", w->path, w->t_take_wait + w->t_take,
+                      w->t_take_wait, w->t_take, w->n_ends, w->t_end_wait + w->t_end_side, w->t_end_wait,
+                      w->t_end_side, w->n_overlapped, n[0], wall[0], start[0], end[0], n[1], wall[1],
+                      start[1], end[1], idle);
     }
     if (w->fmt && w->fmt->free_state && w->state) w->fmt->free_state(w->state);
     free(w->state);
@@ -656,9 +787,9 @@ void hk_reader_close(hk_reader_t *r)
     hk_source_close(w->src);
     free(w->path);
     free(w->name);
-    free(w->placed.reads.v);
-    free(w->placed.haps.v);
-    free(w->setting.reads.v);
-    free(w->setting.haps.v);
+    for (int k = 0; k < 4; k++) {
+        free(w->lists[k].reads.v);
+        free(w->lists[k].haps.v);
+    }
     free(r);
 }

@@ -31,6 +31,14 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules);
 int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     __attribute__((warn_unused_result));
 
+/* Hand full batches (at least max_pairs pairs) to ready(b, arg) rather than
+ * the return of hk_reader_next: it is called, in the caller's thread, once
+ * b's sequences are set, which may be during a later hk_reader_next (the
+ * last ones are set beside the walk of the next batch), or never when that
+ * call fails. Until then b must be left alone; a batch that is not full is
+ * complete on return, as without this. */
+void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg), void *arg);
+
 /* Threads that read (a plain file), scan the input and normalise its
  * sequences (default 1). */
 void hk_reader_set_threads(hk_reader_t *r, int nthreads);

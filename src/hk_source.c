@@ -2,6 +2,7 @@
 #include "config.h"
 #include "hk_source.h"
 #include "hk_log.h"
+#include "hk_source_bgzf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +65,7 @@ struct hk_source {
     int      bgzf_mt;
 #ifdef HAVE_ISAL
     gunzip_t *gz;
+    hk_bgzf_t *bz;         /* a BGZF file inflated on the reader's threads */
 #endif
 };
 
@@ -274,12 +276,32 @@ hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
         hts_close(s->fp);
         s->fp = NULL;
     }
+    /* a BGZF file: its blocks inflated on the reader's threads (htslib's fp
+     * stays open, unread; HK_BGZF=htslib reads through it, for measuring) */
+    const char *e = getenv("HK_BGZF");
+    if (comp == bgzf && !is_stdin && regular && !(e && !strcmp(e, "htslib")) && !(s->bz = hk_bgzf_open(path))) {
+        hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        hk_source_close(s);
+        return NULL;
+    }
 #endif
     *kind = HK_ERR_NONE;
     return s;
 }
 
 int hk_source_seekable(const hk_source_t *s) { return s->fd >= 0; }
+
+#ifdef HAVE_ISAL
+int hk_source_blocks(const hk_source_t *s) { return s->bz != NULL; }
+ssize_t hk_source_plan(hk_source_t *s, size_t room, int *end) { return hk_bgzf_plan(s->bz, room, end); }
+void hk_source_inflate(hk_source_t *s, char *dst, int part, int nparts) { hk_bgzf_inflate(s->bz, dst, part, nparts); }
+size_t hk_source_planned(hk_source_t *s, int *bad) { return hk_bgzf_done(s->bz, bad); }
+#else
+int hk_source_blocks(const hk_source_t *s) { (void)s; return 0; }
+ssize_t hk_source_plan(hk_source_t *s, size_t room, int *end) { (void)s; (void)room; *end = -1; return -1; }
+void hk_source_inflate(hk_source_t *s, char *dst, int part, int nparts) { (void)s; (void)dst; (void)part; (void)nparts; }
+size_t hk_source_planned(hk_source_t *s, int *bad) { (void)s; *bad = 1; return 0; }
+#endif
 int hk_source_streaming(const hk_source_t *s) { return s->streaming; }
 int hk_source_compressed(const hk_source_t *s) { return s->compressed; }
 int hk_source_unterminated(const hk_source_t *s) { return s->unterminated; }
@@ -310,7 +332,7 @@ ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
 void hk_source_set_threads(hk_source_t *s, int nthreads)
 {
     /* BGZF blocks decompress independently: let htslib do it in parallel */
-    if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt)
+    if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt && !hk_source_blocks(s))
         s->bgzf_mt = bgzf_mt(s->fp->fp.bgzf, nthreads, 256) == 0;
 }
 
@@ -321,6 +343,7 @@ void hk_source_close(hk_source_t *s)
     if (s->fd >= 0) close(s->fd);
 #ifdef HAVE_ISAL
     gunzip_close(s->gz);
+    hk_bgzf_close(s->bz);
 #endif
     free(s->path);
     free(s);

@@ -6,7 +6,9 @@
  *     (hk_source_pread): the fastest way from the page cache;
  *   - anything else is read in order (hk_source_read). Plain gzip is inflated
  *     by Intel ISA-L where haplik was built with it (configure says), in a
- *     thread of its own a few MB ahead of the reader; BGZF by htslib's threads;
+ *     thread of its own a few MB ahead of the reader; a BGZF file block by
+ *     block on the caller's threads (hk_source_plan), from standard input by
+ *     htslib's threads;
  *     gzip from standard input, or without ISA-L, by htslib (zlib).
  * Errors are logged once as "PATH:1: what" (content) or "PATH: what" (open);
  * a read error later is a -1 return, which the reader reports with its line.
@@ -41,6 +43,17 @@ ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at);
 /* The next bytes, up to n, in order (any source). Returns the bytes read, 0 at
  * the end, -1 on a read error or corrupt compressed data. */
 ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n);
+
+/* A source read in blocks inflated by the caller's threads (a BGZF file,
+ * with ISA-L): instead of hk_source_read, plan the next bytes, at most room
+ * of them (64 KB or more): the bytes planned, *end 0 when more follows, 1 at
+ * the end, -1 when what follows cannot be read; then inflate them into dst
+ * in nparts parts (from several threads at once); then hk_source_planned
+ * gives the bytes good from the start (*bad: 1 when fewer than planned). */
+int hk_source_blocks(const hk_source_t *s);
+ssize_t hk_source_plan(hk_source_t *s, size_t room, int *end);
+void hk_source_inflate(hk_source_t *s, char *dst, int part, int nparts);
+size_t hk_source_planned(hk_source_t *s, int *bad);
 
 /* Threads that may decompress BGZF (htslib's pool); plain gzip is one stream. */
 void hk_source_set_threads(hk_source_t *s, int nthreads);
