@@ -11,6 +11,7 @@
 #                     htslib, cJSON, libdeflate, libcurl, ...), found through env.sh
 #   tests/            a copy of tests/, with the built test programs (make check's
 #                     check_PROGRAMS, e.g. tests/gpu/gpu_vs_cpu) in place
+#   README.md         (config.bats checks its configuration table)
 #   bats/             bats, bats-support and bats-assert, unpacked with
 #                     apt-get download + dpkg -x (into the folder, never into /)
 #   tools/            gen_batches.py (seeded benchmark inputs, pure python3)
@@ -101,6 +102,7 @@ done
 # --build-dir holds only the latter)
 cp -R "$src/tests" "$out/tests"
 cp -R "$b/tests/." "$out/tests/"
+cp "$src/README.md" "$out/"   # config.bats checks the README's configuration table
 find "$out/tests" \( -name '*.o' -o -name '*.log' -o -name '*.trs' -o -name .deps -o -name .dirstamp \) \
     -prune -exec rm -rf {} + 2>/dev/null || true
 # the project's own generator (it has the pdhmm layout the shared one lacks)
