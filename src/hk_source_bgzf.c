@@ -94,11 +94,14 @@ static int hold(hk_bgzf_t *z, size_t n)
 
 ssize_t hk_bgzf_plan(hk_bgzf_t *z, size_t room, int *end)
 {
-    /* the blocks inflated last time are done with: drop their bytes */
-    memmove(z->cbuf, z->cbuf + z->cpos, z->clen - z->cpos);
-    z->coff += (off_t)z->cpos;
-    z->clen -= z->cpos;
-    z->cpos = 0;
+    /* the blocks inflated last time are done with: drop their bytes (none,
+     * and no buffer yet, the first time: memmove may not be given NULL) */
+    if (z->cpos) {
+        memmove(z->cbuf, z->cbuf + z->cpos, z->clen - z->cpos);
+        z->coff += (off_t)z->cpos;
+        z->clen -= z->cpos;
+        z->cpos = 0;
+    }
     z->n_blocks = z->planned = 0;
     *end = -1;
     for (;;) {
