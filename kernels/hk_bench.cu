@@ -108,7 +108,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
     const char *what = "cudaEventCreate";
     if ((e = cudaEventCreate(&ev0)) == cudaSuccess && (e = cudaEventCreate(&ev1)) == cudaSuccess &&
         (what = "cudaMemcpyAsync",
-         e = cudaMemcpyAsync(s->d_in, s->h_in, ch->in_bytes, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
+         e = cudaMemcpyAsync(s->d_in, s->h_in, ch->h2d_bytes, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
         for (int r = -1; r < runs && e == cudaSuccess; r++) {   /* run -1: warm-up */
             what = "cudaEventRecord";
             if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;

@@ -1,6 +1,7 @@
 /* hk_chunk.cu - chunks of a batch: planning, packing into the pinned input
- * block (on a few host threads), the device view, and the launches of one
- * chunk's kernels. Host code only; see hk_engine_internal.h. */
+ * block, the device view, and the launches of one chunk's kernels (the first
+ * of them, defined here, makes the haplotypes' padded copy from the packed
+ * one, which the host then need not write or copy). See hk_engine_internal.h. */
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -311,7 +312,8 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
 
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
  * items first (binned by kernel and by length), then offsets, gap summaries
- * and rows. Reads are split among a few host threads, which count their
+ * and rows; of the haplotypes' padded copy only the offsets (the GPU copies
+ * the bases: [0, ch->h2d_bytes) is what the host fills). Reads are split among a few host threads, which count their
  * items by key, then write them straight to their places. precision
  * (HK_PREC_*) picks the families: double, or float with, in mixed mode, the
  * long reads' bin. Degenerate pairs (an empty sequence) get no item: their
@@ -373,11 +375,13 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
     o += hk_align16(hp);
     ch->off_hap_off2 = o;
     o += hk_align16((nh + 1) * 4);
-    ch->off_hbase2 = o;
-    o += hk_align16(hp + nh);
-    ch->has_gap_rows = n_varied > 0;   /* else the block ends here: less to pack and copy */
+    ch->has_gap_rows = n_varied > 0;   /* else no gap rows: less to pack and copy */
     for (int k = 2; k < 5; k++) { ch->off_read[k] = o; if (ch->has_gap_rows) o += hk_align16(rp); }
+    ch->h2d_bytes = o;
+    ch->off_hbase2 = o;                /* last: the GPU fills it (hk_launch_pad_haps) */
+    o += hk_align16(hp + nh);
     ch->in_bytes = o;
+    ch->pad_haps = (uint32_t)nh;
 
     /* where each thread's items of each key go */
     std::vector<uint32_t> start(nkeys + 1, 0);
@@ -412,7 +416,6 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
     uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
-    uint8_t *hb2 = in + ch->off_hbase2;
     for (unsigned t = 0, odd = 0; t < nt; t++) {        /* odd haplotypes before each part's */
         const size_t c = parts[t].odd_haps;
         parts[t].odd_haps = odd;
@@ -448,17 +451,38 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
             const size_t x = b->hap_off[ch->h0 + i] - hbase0;
             if (x < b->hap_off[ch->h0 + i + 1] - hbase0) hb[x] |= 8;
         }
-        /* the padded copy: an odd haplotype gets HK_HAP_PAD after its last base */
+        /* where the padded copy puts each haplotype (the GPU copies it there):
+         * an odd haplotype gets HK_HAP_PAD after its last base */
         size_t x2 = qa + parts[t].odd_haps;
         for (size_t i = ha; i < hb_; i++) {
-            const size_t x = b->hap_off[ch->h0 + i] - hbase0, n = b->hap_off[ch->h0 + i + 1] - hbase0 - x;
             ho2[i] = (uint32_t)x2;
-            memcpy(hb2 + x2, hb + x, n);
-            if (n & 1) hb2[x2 + n] = HK_HAP_PAD;
+            const size_t n = b->hap_off[ch->h0 + i + 1] - b->hap_off[ch->h0 + i];
             x2 += n + (n & 1);
         }
         if (t + 1 == nt) ho2[nh] = (uint32_t)x2;
     });
+}
+
+/* The padded copy of the haplotypes: a warp per haplotype. */
+__global__ void hk_pad_haps_kernel(hk_chunk_dev c, uint32_t n_haps)
+{
+    const uint32_t h = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (h < n_haps) hk_pad_hap(c.hbase, c.hap_off, c.hbase2, c.hap_off2, h, threadIdx.x % 32, 32);
+}
+
+cudaError_t hk_launch_pad_haps(const hk_chunk_dev *c, uint32_t n_haps, cudaStream_t st)
+{
+    if (!n_haps) return cudaSuccess;
+    const unsigned per_block = 8;                      /* warps */
+    hk_pad_haps_kernel<<<(n_haps + per_block - 1) / per_block, 32 * per_block, 0, st>>>(*c, n_haps);
+    return cudaGetLastError();
+}
+
+void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in)
+{
+    const uint32_t *ho = reinterpret_cast<const uint32_t *>(in + ch->off_hap_off);
+    const uint32_t *ho2 = reinterpret_cast<const uint32_t *>(in + ch->off_hap_off2);
+    for (uint32_t h = 0; h < ch->pad_haps; h++) hk_pad_hap(in + ch->off_hbase, ho, in + ch->off_hbase2, ho2, h, 0, 1);
 }
 
 /* The device view of a packed chunk at d_in. */
@@ -497,6 +521,8 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
     const int nsingle = ch->n_single;
     cudaStream_t lane[1 + HK_SIDE_STREAMS];
     int nl = 0;
+    *what = "hk_cuda haplotype padding launch";
+    if ((e = hk_launch_pad_haps(c, ch->pad_haps, st)) != cudaSuccess) return e;
     if ((e = hk_side_fork(st, xs, lane, &nl, what)) != cudaSuccess) return e;
     /* longest tiles first: they have the fewest groups and the longest runs;
      * the multi-tile kernels share the scratch, so they all run on st */

@@ -32,6 +32,17 @@ struct hk_item {
 #define HK_HAP_PAD_BIT 32
 #define HK_HAP_PAD (4 | HK_HAP_PAD_BIT)
 
+/* The padded copy of haplotype h (hbase at hap_off, to hbase2 at hap_off2),
+ * made on the GPU from what the host packed (hk_launch_pad_haps); lanes
+ * [lane, .., n) step by `step`. On the host too: the packing tests' reference. */
+__host__ __device__ inline void hk_pad_hap(const uint8_t *hbase, const uint32_t *hap_off, uint8_t *hbase2,
+                                           const uint32_t *hap_off2, uint32_t h, uint32_t lane, uint32_t step)
+{
+    const uint32_t a = hap_off[h], n = hap_off[h + 1] - a, a2 = hap_off2[h];
+    for (uint32_t k = lane; k < n; k += step) hbase2[a2 + k] = hbase[a + k];
+    if ((n & 1) && lane == 0) hbase2[a2 + n] = HK_HAP_PAD;
+}
+
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
  * are packed without their three gap rows, and their float pairs go to the
  * constant-gap kernels (single tile); the other kernels take such a read's
@@ -47,7 +58,7 @@ struct hk_chunk_dev {
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
     const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
-    const uint8_t  *hbase2;         /* the same codes, each haplotype padded to an even length */
+    uint8_t        *hbase2;         /* the same codes, each haplotype padded to an even length */
     const uint32_t *hap_off2;       /* (HK_HAP_PAD after an odd one's last base): column pairs */
     double         *lk;             /* results of the chunk's pairs */
     hk_item        *redo;           /* mixed mode: pairs to recompute in double */
@@ -67,6 +78,8 @@ struct hk_scratch {
 /* Launchers (host). cfg indexes the family's configuration list. items and
  * n_items describe the work; when n_items_dev is not NULL the count is read
  * from the device instead (grid-stride over at most max_items). */
+/* The padded copy of a chunk's n_haps haplotypes (hbase2 from hbase). */
+cudaError_t hk_launch_pad_haps(const hk_chunk_dev *c, uint32_t n_haps, cudaStream_t st);
 cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
                             uint32_t n_items, cudaStream_t st);
 /* The constant-gap family (HK_CGAP_CONFIGS). */

@@ -5,9 +5,9 @@
  * cuts its share into chunks that fit its memory (hk_chunk.cu plans and packs
  * them). A chunk is packed into a pinned staging buffer (one block: work
  * items, offsets, bases, qualities), copied in with one transfer, scored by
- * one launch per configuration, and its results copied back; HK_SLOTS chunks
- * in flight on as many streams let the packing and copies of one overlap the
- * kernels of the others. Results land at their own places in batch->lk, so
+ * one launch per configuration, and its results copied back. A few host
+ * threads each pack a chunk whole while the GPU runs as many more: twice as
+ * many slots as threads, on as many streams. Results land at their own places in batch->lk, so
  * the order is the input's whatever the split.
  */
 #include <algorithm>
@@ -154,7 +154,7 @@ static void dev_free(hk_dev *d)
  * is being created); on failure the slots fall back to cudaHostAlloc. */
 static void arena_fill(hk_arena *a)
 {
-    const size_t bytes = HK_SLOTS * HK_ARENA_SLICE;
+    const size_t bytes = hk_engine_slots() * HK_ARENA_SLICE;
     void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;
     (void)madvise(p, bytes, MADV_HUGEPAGE);      /* fewer faults where the kernel allows it */
@@ -169,7 +169,7 @@ static void arena_fill(hk_arena *a)
  * slices that fail stay unpinned (their slots use cudaHostAlloc). */
 static void arena_register(hk_arena *a)
 {
-    for (int k = 0; a->p && k < HK_SLOTS; k++) {
+    for (int k = 0; a->p && k < (int)(a->bytes / HK_ARENA_SLICE); k++) {
         if (cudaHostRegister(a->p + (size_t)k * HK_ARENA_SLICE, HK_ARENA_SLICE, cudaHostRegisterDefault) != cudaSuccess) {
             (void)cudaGetLastError();
             break;
@@ -494,9 +494,19 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
 }
 
+unsigned hk_engine_threads()
+{
+    static const unsigned n = [] {
+        const char *v = getenv("HK_CUDA_HOST_THREADS");
+        const int k = v ? atoi(v) : 0;
+        return k >= 1 && k <= HK_ENGINE_HOST_THREADS_MAX ? (unsigned)k : (unsigned)HK_ENGINE_HOST_THREADS;
+    }();
+    return n;
+}
+
 /* Score the device's shares (one per batch of the call, in batch order) as
  * one stream of chunks: the pipeline fills once per call, not once per batch. */
-static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vector<hk_share> &shares,
+static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share> &shares,
                            int precision, double thr, double t_start, hk_cuda_stats_t *stats,
                            char *err, size_t errlen)
 {
@@ -510,10 +520,8 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
         add_extent(call->b[sh.bi], sh, &x);
     }
     if (work.empty()) return HK_CUDA_OK;
-    if (!d->pool) {                  /* host threads: up to 16, shared fairly among devices */
-        unsigned hw = std::thread::hardware_concurrency();
-        unsigned per = std::max(1u, std::min(16u, (hw ? hw : 1) / (unsigned)n_dev));
-        try { d->pool.reset(new hk_pool(per - 1)); } catch (...) { d->pool.reset(); }
+    if (!d->pool) {                  /* this thread and one more (none when it cannot start) */
+        try { d->pool.reset(new hk_pool(hk_engine_threads() - 1)); } catch (...) { d->pool.reset(); }
     }
 
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
@@ -554,12 +562,25 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
     unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
     if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
-    for (unsigned k = 0;; k++) {
-        hk_slot *s = &d->slot[k % HK_SLOTS];
-        if (s->busy) {              /* collect the chunk this slot held */
+    hk_pool *pool = d->pool.get();
+    const unsigned n_threads = pool ? pool->size() : 1, n_slots = 2 * n_threads;
+    /* Each step collects, plans, packs and launches a chunk per host thread
+     * (one at the first step, so that the GPU starts early): chunk k in slot
+     * k % n_slots, collected in chunk order. A chunk is packed whole
+     * by one thread: the two pack side by side, never waiting on each other's
+     * parts (on a host whose cores are busy reading, packs split over many
+     * threads waited for the slowest: 0.35-5.9 ms a chunk, issue 15). */
+    for (unsigned k = 0;;) {
+        const unsigned want = k == 0 ? 1 : n_threads;
+        hk_slot *got[HK_ENGINE_HOST_THREADS_MAX];
+        unsigned n_got = 0;
+        for (unsigned i = 0; i < want; i++) {   /* wait for what these slots held */
+            hk_slot *s = &d->slot[(k + i) % n_slots];
+            if (!s->busy) continue;
             const double t0 = hk_now();
             e = cudaEventSynchronize(s->done);
             if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
+            stats->wait_s += hk_now() - t0;
             float ms_h2d = 0, ms_k0 = 0, ms_k1 = 0;
             if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess) stats->h2d_s += ms_h2d * 1e-3;
             if (cudaEventElapsedTime(&ms_k0, d->t0, s->k0) == cudaSuccess &&
@@ -577,99 +598,121 @@ static int score_on_device(hk_dev *d, int n_dev, hk_call *call, const std::vecto
                 stats->n_trace = std::max(stats->n_trace, s->trace_ix + 1);
             }
             (void)cudaGetLastError();
-            const double *lk = reinterpret_cast<const double *>(s->h_out + 16);
-            uint32_t nredo;
-            memcpy(&nredo, s->h_out, 4);
+            got[n_got++] = s;
+        }
+        if (rc) break;
+        if (n_got) {                 /* results into the batches: each slot's in two halves */
             const double t1 = hk_now();
-            stats->wait_s += t1 - t0;
-            const uint64_t np = s->ch.n_pairs;
-            double *dst = s->b->lk + s->ch.pair0;
-            const unsigned nu = np > (1u << 16) && d->pool ? std::min(8u, d->pool->size()) : 1;
-            hk_par_run(d->pool.get(), nu, [&](unsigned t) {
-                const uint64_t a = np * t / nu, z = np * (t + 1) / nu;
-                memcpy(dst + a, lk + a, (z - a) * sizeof(double));
+            hk_par_run(pool, 2 * n_got, [&](unsigned t) {
+                const hk_slot *s = got[t / 2];
+                const uint64_t np = s->ch.n_pairs, a = t % 2 ? np / 2 : 0, z = t % 2 ? np : np / 2;
+                memcpy(s->b->lk + s->ch.pair0 + a, s->h_out + 16 + a * sizeof(double), (z - a) * sizeof(double));
             });
-            for (uint64_t i : s->degen) dst[i] = -INFINITY;
-            /* PDHMM is double only: nothing is recomputed */
-            share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
-            stats->unpack_s += hk_now() - t1;
-            s->busy = false;
-            if (s->ends_share) {
-                call->share_done(s->bi, share_redo);
-                share_redo = 0;
+            for (unsigned i = 0; i < n_got; i++) {
+                hk_slot *s = got[i];
+                double *dst = s->b->lk + s->ch.pair0;
+                for (uint64_t p : s->degen) dst[p] = -INFINITY;
+                uint32_t nredo;
+                memcpy(&nredo, s->h_out, 4);
+                /* PDHMM is double only: nothing is recomputed */
+                share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
+                s->busy = false;
+                if (s->ends_share) {
+                    call->share_done(s->bi, share_redo);
+                    share_redo = 0;
+                }
             }
+            stats->unpack_s += hk_now() - t1;
         }
-        if (r >= work[wi].r1 && wi + 1 < work.size()) {   /* on to the next share */
-            wi++;
-            b = call->b[work[wi].bi];
-            r = work[wi].r0;
-            reg = region_of_read(b, r);
+
+        hk_slot *plan[HK_ENGINE_HOST_THREADS_MAX];
+        unsigned n_plan = 0;
+        for (unsigned i = 0; i < want; i++) {
+            if (r >= work[wi].r1 && wi + 1 < work.size()) {   /* on to the next share */
+                wi++;
+                b = call->b[work[wi].bi];
+                r = work[wi].r0;
+                reg = region_of_read(b, r);
+            }
+            if (r >= work[wi].r1) break;
+            hk_slot *s = &d->slot[(k + i) % n_slots];
+            /* each slot is sized when first needed, so that pinning the later
+             * slots' memory overlaps the GPU's work on the first chunks */
+            const double t_reserve = hk_now();
+            if ((rc = hk_slot_reserve(d, s, &lim, x.max_hap, err, errlen))) break;
+            s->trace.reserve = (float)((hk_now() - t_reserve) * 1e3);
+            lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
+            while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
+            /* the first chunks are smaller, so that the GPU starts early (making
+             * the last ones smaller too was measured no better) */
+            hk_plan_limits lk = lim;
+            if (k + i < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k - i), 1);
+            /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
+             * columns), however few its cells: shorter items there; long ones in
+             * large chunks, where each item's pipeline fill costs throughput */
+            lk.item_cols = item_cols ? item_cols : lk.cells < 500000000ull ? 256 : lk.cells < 2000000000ull ? 512 : 1024;
+            if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
+                hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
+                rc = HK_CUDA_ENOMEM;
+                break;
+            }
+            r = s->ch.r1;
+            reg = s->ch.reg1 - 1;
+            s->b = b;
+            s->bi = work[wi].bi;
+            s->ends_share = r >= work[wi].r1;
+            s->trace_ix = k + i;
+            plan[n_plan++] = s;
         }
-        if (r >= work[wi].r1) {
+        if (rc) break;
+        if (n_plan == 0) {           /* nothing left to plan: collect what is in flight */
             bool any = false;
             for (int i = 0; i < HK_SLOTS; i++) any |= d->slot[i].busy;
             if (!any) break;
+            k += want;
             continue;
         }
-        /* each slot is sized when first needed, so that pinning the later
-         * slots' memory overlaps the GPU's work on the first chunks */
-        const double t_reserve = hk_now();
-        if ((rc = hk_slot_reserve(d, s, &lim, x.max_hap, err, errlen))) break;
-        s->trace.reserve = (float)((hk_now() - t_reserve) * 1e3);
-        lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
-        while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
-        /* the first chunks are smaller, so that the GPU starts early (making
-         * the last ones smaller too was measured no better) */
-        hk_plan_limits lk = lim;
-        if (k < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k), 1);
-        /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
-         * columns), however few its cells: shorter items there; long ones in
-         * large chunks, where each item's pipeline fill costs throughput */
-        lk.item_cols = item_cols ? item_cols : lk.cells < 500000000ull ? 256 : lk.cells < 2000000000ull ? 512 : 1024;
-        if (hk_chunk_plan(b, &lk, reg, r, work[wi].r1, &s->ch)) {
-            hk_cu_seterr(err, errlen, "a read with its haplotypes does not fit CUDA device %d's memory", d->ord);
-            rc = HK_CUDA_ENOMEM;
-            break;
-        }
-        const double tp = hk_now();
-        if (b->pdhmm) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, d->pool.get());
-        else hk_chunk_pack(b, &s->ch, precision, s->h_in, &s->degen, d->pool.get());
+        hk_par_run(pool, n_plan, [&](unsigned i) {
+            hk_slot *s = plan[i];
+            const double tp = hk_now();
+            if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
+            else hk_chunk_pack(s->b, &s->ch, precision, s->h_in, &s->degen, nullptr);
+            s->trace.pack = (float)((hk_now() - tp) * 1e3);
+        });
         const double te = hk_now();
-        stats->pack_s += te - tp;
-        s->trace.pack = (float)((te - tp) * 1e3);
-        stats->chunks++;
-        r = s->ch.r1;
-        reg = s->ch.reg1 - 1;
-        s->b = b;
-        s->bi = work[wi].bi;
-        s->ends_share = r >= work[wi].r1;
-        cudaStream_t st = d->st[k % HK_SLOTS];
-        hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
-        const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
-        const char *what;
-        if ((what = "cudaEventRecord", e = k == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
-            (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
-            (what = "cudaMemcpyAsync",
-             e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.in_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
-            (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
-            (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-            (e = b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
-                                               st, one_stream ? nullptr : &s->side, &what)
-                          : hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
-                                            one_stream ? nullptr : &s->side, &what)) != cudaSuccess ||
-            (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
-            (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
-                                                   cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
-            (what = "cudaEventRecord", e = cudaEventRecord(s->done, st)) != cudaSuccess) {
-            rc = hk_cu_fail(e, what, d->ord, err, errlen);
-            break;
+        for (unsigned i = 0; i < n_plan; i++) {
+            hk_slot *s = plan[i];
+            stats->pack_s += s->trace.pack * 1e-3;
+            stats->chunks++;
+            cudaStream_t st = d->st[s->trace_ix % n_slots];
+            hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
+            const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
+            const char *what;
+            if ((what = "cudaEventRecord", e = s->trace_ix == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
+                (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
+                (what = "cudaMemcpyAsync",
+                 e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
+                (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
+                (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
+                (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
+                                                      st, one_stream ? nullptr : &s->side, &what)
+                                 : hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
+                                                   one_stream ? nullptr : &s->side, &what)) != cudaSuccess ||
+                (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
+                (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
+                                                       cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+                (what = "cudaEventRecord", e = cudaEventRecord(s->done, st)) != cudaSuccess) {
+                rc = hk_cu_fail(e, what, d->ord, err, errlen);
+                break;
+            }
+            s->busy = true;
+            const double th = hk_now();
+            s->trace.enqueue = (float)((th - te) * 1e3);
+            s->trace.handed = (float)((th - t_call) * 1e3);
+            if (s->trace_ix == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
         }
-        s->busy = true;
-        s->trace_ix = k;
-        const double th = hk_now();
-        s->trace.enqueue = (float)((th - te) * 1e3);
-        s->trace.handed = (float)((th - t_call) * 1e3);
-        if (k == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
+        if (rc) break;
+        k += n_plan;
     }
     std::sort(busy.begin(), busy.end());       /* kernel_s: the union of the chunks' kernels */
     float covered = 0;
@@ -749,13 +792,13 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     std::vector<int> rcs(nd, 0);
     std::vector<std::vector<char>> errs(nd, std::vector<char>(512, 0));
     if (nd == 1) {
-        rcs[0] = score_on_device(&cu->dev[0], 1, &call, shares[0], precision, float_threshold,
+        rcs[0] = score_on_device(&cu->dev[0], &call, shares[0], precision, float_threshold,
                                  t_start, &st[0], errs[0].data(), 512);
     } else {
         std::vector<std::thread> th;
         for (size_t i = 0; i < nd; i++)
             th.emplace_back([&, i] {
-                rcs[i] = score_on_device(&cu->dev[i], (int)nd, &call, shares[i], precision,
+                rcs[i] = score_on_device(&cu->dev[i], &call, shares[i], precision,
                                          float_threshold, t_start, &st[i], errs[i].data(), 512);
             });
         for (auto &t : th) t.join();

@@ -41,6 +41,8 @@ struct hk_chunk {
     uint32_t item_cols;       /* the planner's cap on an item's columns, which packing keeps */
     bool     has_gap_rows;
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
+    size_t   h2d_bytes;       /* what the host fills and copies: [0, h2d_bytes) of the block */
+    uint32_t pad_haps;        /* haplotypes whose padded copy the GPU makes first (0: none) */
 };
 
 /* How large a chunk may grow. */
@@ -75,6 +77,14 @@ private:
     std::atomic<uint64_t> gen_{0};
     std::atomic<bool> stop_{false};
 };
+
+/* Host threads of a device's engine: each packs a chunk whole, side by side
+ * with the others (the device's thread and HK_ENGINE_HOST_THREADS - 1 more;
+ * reading has the other cores). HK_CUDA_HOST_THREADS (1..the most, for
+ * measurements) sets another count. */
+#define HK_ENGINE_HOST_THREADS 4
+#define HK_ENGINE_HOST_THREADS_MAX 4
+unsigned hk_engine_threads();
 
 /* Side streams of a slot: its configurations' kernels run side by side. */
 #define HK_SIDE_STREAMS 2
@@ -115,10 +125,10 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
     return cudaSuccess;
 }
 
-/* Chunks in flight per device: while three are queued or run on the GPU,
- * the host packs the next one (chunks that run side by side finish close
- * together, so fewer slots leave the GPU idle while the host refills). */
-#define HK_SLOTS 4
+/* Chunks in flight per device, at most (hk_engine_slots() are used). */
+#define HK_SLOTS (2 * HK_ENGINE_HOST_THREADS_MAX)
+/* The slots in use: while the GPU runs one chunk of each thread, each packs another. */
+static inline unsigned hk_engine_slots() { return 2 * hk_engine_threads(); }
 
 /* Largest input block of a slot (pinned host and device memory), unless one
  * read with its haplotypes needs more; and most pairs of a slot's chunk. */
@@ -209,6 +219,8 @@ int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, s
                    size_t r_end, hk_chunk *ch);
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool);
+/* What the chunk's first kernel does on the GPU, done on the host (tests). */
+void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in);
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr);
 cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,

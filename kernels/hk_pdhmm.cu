@@ -428,7 +428,8 @@ static void pd_layout(hk_chunk *ch, size_t n_items, size_t nr, size_t nh, size_t
     ch->off_hbase2 = o;                                /* the padded copy: two-column kernels */
     o += hk_align16((hp + nh) * 4);
     ch->off_gaps = 0;
-    ch->in_bytes = o;
+    ch->in_bytes = ch->h2d_bytes = o;
+    ch->pad_haps = 0;                                  /* the host writes both copies */
 }
 
 /* As hk_chunk_pack: the reads split among a few of the pool's threads, which

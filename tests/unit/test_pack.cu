@@ -10,8 +10,10 @@
  * mixed mode, reads longer than HK_MIXED_FLOAT_MAX_READ in the double
  * multi-tile kernel's, one pair per item; in float mode, not); the
  * read rows and haplotype codes are the batch's; and the padded copy that
- * the two-column kernels read has every haplotype at an even offset, its
- * codes, and HK_HAP_PAD after an odd one. Output is TAP. */
+ * the two-column kernels read (made by the GPU from the packed codes: here
+ * by the same code on the host, over garbage) has every haplotype at an
+ * even offset, its codes, and HK_HAP_PAD after an odd one, and lies past
+ * what the host fills and copies. Output is TAP. */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +73,8 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (bad++ < 5) printf("# chunk of reads %zu-%zu: %s (%zu)\n", ch.r0, ch.r1, what, i);
     };
     if (ch.in_bytes > lim.in_bytes) fail("block larger than the planner's limit", ch.in_bytes);
+    if (ch.off_hbase2 < ch.h2d_bytes || ch.h2d_bytes > ch.in_bytes) fail("padded copy inside the copied part", ch.h2d_bytes);
+    if (ch.pad_haps != ch.h1 - ch.h0) fail("haplotypes to pad", ch.pad_haps);
     const hk_item *items = reinterpret_cast<const hk_item *>(in);
     const uint32_t *ro = reinterpret_cast<const uint32_t *>(in + ch.off_read_off);
     const uint32_t *ho = reinterpret_cast<const uint32_t *>(in + ch.off_hap_off);
@@ -86,6 +90,7 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
     if (memcmp(in + ch.off_read[1], b->read_q + rbase0, rp)) fail("base qualities", 0);
     /* haplotypes: both copies */
     if (ho2[0] != 0) fail("first padded offset", 0);
+    if (ch.off_hbase2 + ho2[ch.h1 - ch.h0] > ch.in_bytes) fail("padded copy past the block", ho2[ch.h1 - ch.h0]);
     for (size_t h = ch.h0; h < ch.h1; h++) {
         const size_t i = h - ch.h0, n = hk_batch_hap_len(b, h);
         if (ho[i] != b->hap_off[h] - hbase0) fail("haplotype offset", h);
@@ -151,6 +156,10 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
         hk_chunk ch;
         if (hk_chunk_plan(b, &lim, reg, r, b->n_reads, &ch)) { plan_failed = 1; break; }
         hk_chunk_pack(b, &ch, precision, in.data(), &degen, &pool);
+        /* what the host leaves unwritten is not copied to the GPU, whose
+         * first step (here on the host) fills the padded copy there */
+        memset(in.data() + ch.h2d_bytes, 0xab, ch.in_bytes - ch.h2d_bytes);
+        hk_chunk_pad_host(&ch, in.data());
         bad += check_chunk(b, ch, in.data(), degen, lim, precision);
         long_pairs += ch.n_long;
         chunks++;
