@@ -312,13 +312,16 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
 
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
  * items first (binned by kernel and by length), then offsets, gap summaries
- * and rows; of the haplotypes' padded copy only the offsets (the GPU copies
- * the bases: [0, ch->h2d_bytes) is what the host fills). Reads are split among a few host threads, which count their
+ * and rows; of the haplotypes' padded copy only the offsets (the GPU makes
+ * it, and marks each haplotype's first base). [0, ch->h2d_bytes) is what the
+ * host fills: with `direct` (the batch's arrays are pinned) the read rows and
+ * haplotype bases are not packed but listed in ch->copy, to be copied to the
+ * GPU from the batch. Reads are split among a few host threads, which count their
  * items by key, then write them straight to their places. precision
  * (HK_PREC_*) picks the families: double, or float with, in mixed mode, the
  * long reads' bin. Degenerate pairs (an empty sequence) get no item: their
  * chunk-relative indices go to *degenerate (their result is log10(0) = -inf). */
-void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned char *in,
+void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
     pick_init();
@@ -370,18 +373,25 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
     o += hk_align16((nh + 1) * 4);
     ch->off_gaps = o;
     o += hk_align16(nr * sizeof(hk_read_gaps_t));
-    for (int k = 0; k < 2; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
-    ch->off_hbase = o;
-    o += hk_align16(hp);
     ch->off_hap_off2 = o;
     o += hk_align16((nh + 1) * 4);
+    ch->h2d_bytes = o;                 /* direct: the host fills only what comes before */
     ch->has_gap_rows = n_varied > 0;   /* else no gap rows: less to pack and copy */
-    for (int k = 2; k < 5; k++) { ch->off_read[k] = o; if (ch->has_gap_rows) o += hk_align16(rp); }
-    ch->h2d_bytes = o;
+    for (int k = 0; k < 5; k++) { ch->off_read[k] = o; if (k < 2 || ch->has_gap_rows) o += hk_align16(rp); }
+    ch->off_hbase = o;
+    o += hk_align16(hp);
+    if (!direct) ch->h2d_bytes = o;
     ch->off_hbase2 = o;                /* last: the GPU fills it (hk_launch_pad_haps) */
     o += hk_align16(hp + nh);
     ch->in_bytes = o;
     ch->pad_haps = (uint32_t)nh;
+    ch->n_copies = 0;
+    const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
+    if (direct) {                      /* the rows go straight from the batch */
+        for (int k = 0; k < (ch->has_gap_rows ? 5 : 2); k++)
+            ch->copy[ch->n_copies++] = { src[k] + rbase0, ch->off_read[k], rp };
+        ch->copy[ch->n_copies++] = { b->hap_base + hbase0, ch->off_hbase, hp };
+    }
 
     /* where each thread's items of each key go */
     std::vector<uint32_t> start(nkeys + 1, 0);
@@ -421,7 +431,6 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
         parts[t].odd_haps = odd;
         odd += (unsigned)c;
     }
-    const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
         walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, long_dbl, nullptr, nullptr,
@@ -430,11 +439,12 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
         const size_t pa = b->read_off[ch->r0 + nr * t / nt] - rbase0;
         const size_t pb = b->read_off[ch->r0 + nr * (t + 1) / nt] - rbase0;
-        for (int k = 0; k < 2; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
+        if (!direct)
+            for (int k = 0; k < 2; k++) memcpy(in + ch->off_read[k] + pa, src[k] + rbase0 + pa, pb - pa);
         const size_t g0 = ch->r0 + nr * t / nt, g1 = ch->r0 + nr * (t + 1) / nt;
         memcpy(in + ch->off_gaps + (g0 - ch->r0) * sizeof(hk_read_gaps_t), b->read_gaps + g0,
                (g1 - g0) * sizeof(hk_read_gaps_t));
-        if (ch->has_gap_rows)                     /* rows of the reads that are not constant, by runs */
+        if (ch->has_gap_rows && !direct)          /* rows of the reads that are not constant, by runs */
             for (size_t r = g0; r < g1;) {
                 if (b->read_gaps[r].constant) { r++; continue; }
                 size_t e = r + 1;
@@ -446,11 +456,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned ch
         const size_t ha = nh * t / nt, hb_ = nh * (t + 1) / nt;
         for (size_t i = ha; i < hb_ + (t + 1 == nt); i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
         const size_t qa = b->hap_off[ch->h0 + ha] - hbase0, qb = b->hap_off[ch->h0 + hb_] - hbase0;
-        memcpy(hb + qa, b->hap_base + hbase0 + qa, qb - qa);
-        for (size_t i = ha; i < hb_; i++) {                 /* first base of each haplotype */
-            const size_t x = b->hap_off[ch->h0 + i] - hbase0;
-            if (x < b->hap_off[ch->h0 + i + 1] - hbase0) hb[x] |= 8;
-        }
+        if (!direct) memcpy(hb + qa, b->hap_base + hbase0 + qa, qb - qa);
         /* where the padded copy puts each haplotype (the GPU copies it there):
          * an odd haplotype gets HK_HAP_PAD after its last base */
         size_t x2 = qa + parts[t].odd_haps;

@@ -32,14 +32,22 @@ struct hk_item {
 #define HK_HAP_PAD_BIT 32
 #define HK_HAP_PAD (4 | HK_HAP_PAD_BIT)
 
-/* The padded copy of haplotype h (hbase at hap_off, to hbase2 at hap_off2),
- * made on the GPU from what the host packed (hk_launch_pad_haps); lanes
- * [lane, .., n) step by `step`. On the host too: the packing tests' reference. */
-__host__ __device__ inline void hk_pad_hap(const uint8_t *hbase, const uint32_t *hap_off, uint8_t *hbase2,
+/* Bit 3 of a haplotype code marks the haplotype's first base. */
+#define HK_HAP_FIRST 8
+
+/* Haplotype h as the kernels read it, made on the GPU from the bases the
+ * host copied in (hk_launch_pad_haps): its first base marked in hbase (at
+ * hap_off), and its padded copy in hbase2 (at hap_off2); positions [lane,
+ * .., n) step by `step`. On the host too: the packing tests' reference. */
+__host__ __device__ inline void hk_pad_hap(uint8_t *hbase, const uint32_t *hap_off, uint8_t *hbase2,
                                            const uint32_t *hap_off2, uint32_t h, uint32_t lane, uint32_t step)
 {
     const uint32_t a = hap_off[h], n = hap_off[h + 1] - a, a2 = hap_off2[h];
-    for (uint32_t k = lane; k < n; k += step) hbase2[a2 + k] = hbase[a + k];
+    for (uint32_t k = lane; k < n; k += step) {
+        uint8_t v = hbase[a + k];
+        if (k == 0) hbase[a] = v |= HK_HAP_FIRST;
+        hbase2[a2 + k] = v;
+    }
     if ((n & 1) && lane == 0) hbase2[a2 + n] = HK_HAP_PAD;
 }
 
@@ -56,7 +64,7 @@ struct hk_chunk_dev {
     const uint8_t  *ri, *rd, *rg;   /* gap qualities of reads that are not constant */
     const hk_read_gaps_t *gaps;     /* per read */
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
-    const uint8_t  *hbase;          /* hap base codes; bit 3 marks a hap's first base */
+    uint8_t        *hbase;          /* hap base codes; HK_HAP_FIRST marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
     uint8_t        *hbase2;         /* the same codes, each haplotype padded to an even length */
     const uint32_t *hap_off2;       /* (HK_HAP_PAD after an odd one's last base): column pairs */
@@ -78,7 +86,7 @@ struct hk_scratch {
 /* Launchers (host). cfg indexes the family's configuration list. items and
  * n_items describe the work; when n_items_dev is not NULL the count is read
  * from the device instead (grid-stride over at most max_items). */
-/* The padded copy of a chunk's n_haps haplotypes (hbase2 from hbase). */
+/* A chunk's n_haps haplotypes as the kernels read them (hk_pad_hap). */
 cudaError_t hk_launch_pad_haps(const hk_chunk_dev *c, uint32_t n_haps, cudaStream_t st);
 cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
                             uint32_t n_items, cudaStream_t st);

@@ -321,12 +321,15 @@ extern "C" void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st
     *st = cu->open;
 }
 
+static void unpin_all(hk_cuda_t *cu);
+
 extern "C" void hk_cuda_close(hk_cuda_t *cu)
 {
     if (!cu) return;
     stager_go(cu, -1);               /* pins nothing more if it has not started */
     if (cu->stager.joinable()) cu->stager.join();
     for (auto &d : cu->dev) dev_free(&d);
+    unpin_all(cu);
     delete cu;
 }
 
@@ -420,10 +423,11 @@ struct hk_call {
     std::vector<std::atomic<uint64_t>> redo;   /* pairs recomputed in double */
     std::mutex mu;
     std::vector<char> finished;
+    std::vector<char> direct;                  /* batch i's rows go to the GPU from its pinned arrays */
     size_t next = 0;                           /* first batch not yet reported */
 
     hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, hk_cuda_done_fn fn, void *a)
-        : b(b_), n(n_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0)
+        : b(b_), n(n_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0), direct(n_, 0)
     {
         for (size_t i = 0; i < n; i++) { left[i] = n_dev; redo[i] = 0; }
     }
@@ -492,6 +496,87 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     x->max_one = std::max(x->max_one, one);
     x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
     x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
+}
+
+/* ---- the batches' arrays, pinned ---- */
+
+/* The read rows and haplotype bases of a batch are copied to the GPU from
+ * where the reader put them, once their arrays are registered with the
+ * driver: the host then packs only the items and offsets of a chunk (on an
+ * H100 host, one thread packed a chunk of 95k pairs in 2.7-3.2 ms, most of
+ * it copying rows; issue 15). An array is registered the first time a batch
+ * holding it is scored (0.04-0.08 ms per MB: the batches of `score` are
+ * reused, so once each) and let go when the batch moves or frees it
+ * (hk_batch_t's on_release) or when the engine closes. HK_CUDA_PIN=0 (tests,
+ * measurements) packs every row instead. */
+static void unpin_locked(hk_cuda_t *cu, const void *p)
+{
+    auto it = cu->pins.find(p);
+    if (it == cu->pins.end()) return;
+    if (it->second.ok) (void)cudaHostUnregister(const_cast<void *>(p));
+    (void)cudaGetLastError();
+    cu->pins.erase(it);
+}
+
+static void on_batch_release(void *ctx, const void *array)
+{
+    hk_cuda_t *cu = static_cast<hk_cuda_t *>(ctx);
+    std::lock_guard<std::mutex> lk(cu->pin_mu);
+    unpin_locked(cu, array);
+}
+
+/* Whether batch b's rows can go to the GPU straight from its arrays
+ * (registering them now if need be). */
+static bool pin_batch(hk_cuda_t *cu, hk_batch_t *b)
+{
+    static const bool off = [] { const char *v = getenv("HK_CUDA_PIN"); return v && !strcmp(v, "0"); }();
+    if (off || b->pdhmm || !b->n_reads) return false;
+    if (b->on_release && (b->on_release != on_batch_release || b->release_ctx != cu)) return false;   /* another's */
+    const struct { const void *p; size_t bytes; } arrays[] = {
+        { b->read_base, b->m_read_pos }, { b->read_q, b->m_read_pos }, { b->read_i, b->m_read_pos },
+        { b->read_d, b->m_read_pos }, { b->read_g, b->m_read_pos }, { b->hap_base, b->m_hap_pos } };
+    std::lock_guard<std::mutex> lk(cu->pin_mu);
+    b->on_release = on_batch_release;
+    b->release_ctx = cu;
+    bool all = true;
+    for (const auto &a : arrays) {
+        if (!a.p || !a.bytes) { all = false; continue; }
+        auto it = cu->pins.find(a.p);
+        if (it != cu->pins.end() && it->second.bytes != a.bytes) {   /* the same address, another array */
+            unpin_locked(cu, a.p);
+            it = cu->pins.end();
+        }
+        if (it == cu->pins.end()) {
+            const bool ok = cudaHostRegister(const_cast<void *>(a.p), a.bytes, cudaHostRegisterPortable) == cudaSuccess;
+            (void)cudaGetLastError();   /* one that fails (a page shared with another array) is packed */
+            it = cu->pins.emplace(a.p, hk_cuda::pinned{ b, a.bytes, ok }).first;
+        }
+        all &= it->second.ok;
+    }
+    return all;
+}
+
+/* Let go of every array, and of the batches' hooks. */
+static void unpin_all(hk_cuda_t *cu)
+{
+    std::lock_guard<std::mutex> lk(cu->pin_mu);
+    for (auto &kv : cu->pins) {
+        if (kv.second.ok) (void)cudaHostUnregister(const_cast<void *>(kv.first));
+        if (kv.second.b->on_release == on_batch_release && kv.second.b->release_ctx == cu)
+            kv.second.b->on_release = nullptr, kv.second.b->release_ctx = nullptr;
+    }
+    (void)cudaGetLastError();
+    cu->pins.clear();
+}
+
+/* The rows of chunk ch that go straight from its batch. */
+static cudaError_t copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStream_t st)
+{
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < ch->n_copies && e == cudaSuccess; i++)
+        if (ch->copy[i].bytes)
+            e = cudaMemcpyAsync(d_in + ch->copy[i].off, ch->copy[i].src, ch->copy[i].bytes, cudaMemcpyHostToDevice, st);
+    return e;
 }
 
 unsigned hk_engine_threads()
@@ -676,7 +761,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             hk_slot *s = plan[i];
             const double tp = hk_now();
             if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
-            else hk_chunk_pack(s->b, &s->ch, precision, s->h_in, &s->degen, nullptr);
+            else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
             s->trace.pack = (float)((hk_now() - tp) * 1e3);
         });
         const double te = hk_now();
@@ -692,6 +777,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                 (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
                 (what = "cudaMemcpyAsync",
                  e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
+                (e = copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
                 (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
                 (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
@@ -772,6 +858,7 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     const double t_start = hk_now();
     const size_t nd = cu->dev.size();
     hk_call call(batches, n_batches, (int)nd, done, arg);
+    for (size_t bi = 0; bi < n_batches; bi++) call.direct[bi] = pin_batch(cu, batches[bi]);
     /* each batch split among the devices by cells, so that they finish each
      * batch together and batches complete one after the other */
     std::vector<std::vector<hk_share>> shares(nd);

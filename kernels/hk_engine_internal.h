@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 #include <cuda_runtime.h>
 #include "hk_cuda.h"
@@ -29,6 +30,7 @@ static_assert(HK_N_FLOAT_CONFIGS + 1 + HK_N_CGAP_CONFIGS + 1 <= HK_CHUNK_BINS, "
  * off_read[] are the read rows: bases, base qualities, then the gap rows
  * (ins, del, gcp), which are only there when a read of the chunk is not
  * constant (has_gap_rows). */
+#define HK_CHUNK_COPIES 6     /* read bases, qualities, three gap rows, haplotype bases */
 struct hk_chunk {
     size_t   reg0, reg1, r0, r1, h0, h1;
     uint64_t pair0, n_pairs, cells;
@@ -43,6 +45,11 @@ struct hk_chunk {
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
     size_t   h2d_bytes;       /* what the host fills and copies: [0, h2d_bytes) of the block */
     uint32_t pad_haps;        /* haplotypes whose padded copy the GPU makes first (0: none) */
+    /* rows copied to the GPU straight from the batch's pinned arrays (packed
+     * with `direct`): n_copies (source, offset in the block, bytes), which
+     * lie past h2d_bytes */
+    struct { const void *src; size_t off, bytes; } copy[HK_CHUNK_COPIES];
+    int      n_copies;
 };
 
 /* How large a chunk may grow. */
@@ -198,6 +205,11 @@ struct hk_cuda {
     std::mutex          mu;
     std::condition_variable cv;
     int                 go = 0;    /* under mu: 1 the contexts exist, pin; -1 give up */
+    /* the batches' arrays registered with the driver (hk_engine.cu, pin_batch):
+     * address -> its batch, bytes, whether registering worked */
+    struct pinned { hk_batch_t *b; size_t bytes; bool ok; };
+    std::mutex          pin_mu;
+    std::unordered_map<const void *, pinned> pins;
 };
 
 /* Slice k of d's arena once it is pinned (waiting while it may still be),
@@ -217,7 +229,7 @@ void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
-void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, unsigned char *in,
+void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool);
 /* What the chunk's first kernel does on the GPU, done on the host (tests). */
 void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in);

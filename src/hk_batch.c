@@ -9,12 +9,24 @@
 
 void hk_batch_init(hk_batch_t *b) { memset(b, 0, sizeof *b); }
 
+/* Array p is about to move or go: tell the backend that holds it. */
+static void release(const hk_batch_t *b, const void *p)
+{
+    if (p && b->on_release) b->on_release(b->release_ctx, p);
+}
+
+static void free_array(const hk_batch_t *b, void *p)
+{
+    release(b, p);
+    free(p);
+}
+
 void hk_batch_set_no_text(hk_batch_t *b, int no_text)
 {
     b->no_text = no_text;
     if (!no_text) return;
-    free(b->read_text);
-    free(b->hap_text);
+    free_array(b, b->read_text);
+    free_array(b, b->hap_text);
     b->read_text = b->hap_text = NULL;
 }
 
@@ -33,19 +45,23 @@ void hk_batch_free(hk_batch_t *b)
 {
     if (!b) return;
     hk_batch_clear(b);
-    free(b->regions);
-    free(b->read_off); free(b->read_line); free(b->read_gaps); free(b->hap_line); free(b->read_text); free(b->read_base);
-    free(b->read_q); free(b->read_i); free(b->read_d); free(b->read_g);
-    free(b->hap_off); free(b->hap_text); free(b->hap_base); free(b->hap_pd);
-    free(b->lk); free(b->expected);
+    void *arrays[] = { b->regions, b->read_off, b->read_line, b->read_gaps, b->hap_line, b->read_text,
+                       b->read_base, b->read_q, b->read_i, b->read_d, b->read_g, b->hap_off, b->hap_text,
+                       b->hap_base, b->hap_pd, b->lk, b->expected };
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free_array(b, arrays[i]);
     const int no_text = b->no_text;
+    void (*on_release)(void *, const void *) = b->on_release;
+    void *release_ctx = b->release_ctx;
     hk_batch_init(b);
     b->no_text = no_text;
+    b->on_release = on_release;
+    b->release_ctx = release_ctx;
 }
 
 /* Grow each array of a group to hold need elements; capacities double. */
-static int grow(void **p, size_t elem, size_t need, size_t cap)
+static int grow(const hk_batch_t *b, void **p, size_t elem, size_t need, size_t cap)
 {
+    release(b, *p);
     void *q = realloc(*p, need > cap ? need * elem : cap * elem);
     if (!q) return -1;
     *p = q;
@@ -64,9 +80,9 @@ static int reserve_read_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_read_pos + add, cap = next_cap(need, b->m_read_pos);
     if (cap == b->m_read_pos) return 0;
-    if ((!b->no_text && grow((void **)&b->read_text, 1, cap, cap)) || grow((void **)&b->read_base, 1, cap, cap) ||
-        grow((void **)&b->read_q, 1, cap, cap) || grow((void **)&b->read_i, 1, cap, cap) ||
-        grow((void **)&b->read_d, 1, cap, cap) || grow((void **)&b->read_g, 1, cap, cap))
+    if ((!b->no_text && grow(b, (void **)&b->read_text, 1, cap, cap)) || grow(b, (void **)&b->read_base, 1, cap, cap) ||
+        grow(b, (void **)&b->read_q, 1, cap, cap) || grow(b, (void **)&b->read_i, 1, cap, cap) ||
+        grow(b, (void **)&b->read_d, 1, cap, cap) || grow(b, (void **)&b->read_g, 1, cap, cap))
         return -1;
     b->m_read_pos = cap;
     return 0;
@@ -76,8 +92,8 @@ static int reserve_hap_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_hap_pos + add, cap = next_cap(need, b->m_hap_pos);
     if (cap == b->m_hap_pos) return 0;
-    if ((!b->no_text && grow((void **)&b->hap_text, 1, cap, cap)) || grow((void **)&b->hap_base, 1, cap, cap) ||
-        grow((void **)&b->hap_pd, 1, cap, cap))
+    if ((!b->no_text && grow(b, (void **)&b->hap_text, 1, cap, cap)) || grow(b, (void **)&b->hap_base, 1, cap, cap) ||
+        grow(b, (void **)&b->hap_pd, 1, cap, cap))
         return -1;
     b->m_hap_pos = cap;
     return 0;
@@ -122,26 +138,26 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     if (caps->hap_pos > b->m_hap_pos && reserve_hap_pos(b, caps->hap_pos - b->n_hap_pos))
         return HK_BATCH_ENOMEM;
     if ((cap = caps->reads) > b->m_reads) {
-        if (grow((void **)&b->read_off, sizeof *b->read_off, b->m_reads, cap) ||
-            grow((void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap) ||
-            grow((void **)&b->read_gaps, sizeof *b->read_gaps, b->m_reads, cap))
+        if (grow(b, (void **)&b->read_off, sizeof *b->read_off, b->m_reads, cap) ||
+            grow(b, (void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap) ||
+            grow(b, (void **)&b->read_gaps, sizeof *b->read_gaps, b->m_reads, cap))
             return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
     if ((cap = caps->haps) > b->m_haps) {
-        if (grow((void **)&b->hap_off, sizeof *b->hap_off, b->m_haps, cap) ||
-            grow((void **)&b->hap_line, sizeof *b->hap_line, b->m_haps, cap))
+        if (grow(b, (void **)&b->hap_off, sizeof *b->hap_off, b->m_haps, cap) ||
+            grow(b, (void **)&b->hap_line, sizeof *b->hap_line, b->m_haps, cap))
             return HK_BATCH_ENOMEM;
         b->m_haps = cap;
     }
     if ((cap = caps->pairs) > b->m_pairs) {
-        if (grow((void **)&b->lk, sizeof *b->lk, b->m_pairs, cap) ||
-            grow((void **)&b->expected, sizeof *b->expected, b->m_pairs, cap))
+        if (grow(b, (void **)&b->lk, sizeof *b->lk, b->m_pairs, cap) ||
+            grow(b, (void **)&b->expected, sizeof *b->expected, b->m_pairs, cap))
             return HK_BATCH_ENOMEM;
         b->m_pairs = cap;
     }
     if ((cap = caps->regions) > b->m_regions) {
-        if (grow((void **)&b->regions, sizeof *b->regions, b->m_regions, cap)) return HK_BATCH_ENOMEM;
+        if (grow(b, (void **)&b->regions, sizeof *b->regions, b->m_regions, cap)) return HK_BATCH_ENOMEM;
         b->m_regions = cap;
     }
     /* the grown parts, which no one has written yet */
@@ -178,7 +194,7 @@ int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 {
     size_t cap = next_cap(b->n_regions + 1, b->m_regions);
     if (cap != b->m_regions) {
-        if (grow((void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_BATCH_ENOMEM;
+        if (grow(b, (void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_BATCH_ENOMEM;
         b->m_regions = cap;
     }
     hk_region_t *r = &b->regions[b->n_regions];
@@ -358,9 +374,9 @@ int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
 {
     size_t cap = next_cap(reads, b->m_reads);
     if (cap != b->m_reads) {
-        if (grow((void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
-            grow((void **)&b->read_line, sizeof *b->read_line, cap, cap) ||
-            grow((void **)&b->read_gaps, sizeof *b->read_gaps, cap, cap))
+        if (grow(b, (void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
+            grow(b, (void **)&b->read_line, sizeof *b->read_line, cap, cap) ||
+            grow(b, (void **)&b->read_gaps, sizeof *b->read_gaps, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_reads = cap;
     }
@@ -385,8 +401,8 @@ int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
     if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
     size_t cap = next_cap(b->n_haps + 2, b->m_haps);
     if (cap != b->m_haps) {
-        if (grow((void **)&b->hap_off, sizeof *b->hap_off, cap, cap) ||
-            grow((void **)&b->hap_line, sizeof *b->hap_line, cap, cap))
+        if (grow(b, (void **)&b->hap_off, sizeof *b->hap_off, cap, cap) ||
+            grow(b, (void **)&b->hap_line, sizeof *b->hap_line, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_haps = cap;
     }
@@ -578,8 +594,8 @@ int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, int fill_expected)
     const size_t np = (size_t)r->n_reads * r->n_haps;
     size_t cap = next_cap(b->n_pairs + np, b->m_pairs);
     if (cap != b->m_pairs) {
-        if (grow((void **)&b->lk, sizeof *b->lk, cap, cap) ||
-            grow((void **)&b->expected, sizeof *b->expected, cap, cap))
+        if (grow(b, (void **)&b->lk, sizeof *b->lk, cap, cap) ||
+            grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_pairs = cap;
     }

@@ -93,6 +93,12 @@ typedef struct {
      * work without a pass over the regions */
     uint32_t  max_region_haps;       /* haplotypes */
     uint64_t  max_region_hap_cols;   /* sum of its haplotypes' lengths */
+
+    /* Set by a backend that pinned some of the arrays (the CUDA engine):
+     * called with an array's address before the batch moves or frees it,
+     * so that the backend lets go of it first. Kept by hk_batch_free. */
+    void    (*on_release)(void *ctx, const void *array);
+    void     *release_ctx;
 } hk_batch_t;
 
 /* Error codes of the add functions. */

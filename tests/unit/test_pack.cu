@@ -3,7 +3,8 @@
  *
  * Random batches (reads of 0-1000 bases, constant and varied gap qualities,
  * haplotypes of 0-600 bases, many of 1-3, odd and even) are cut into small
- * chunks and packed with 1 and 3 host threads. For every chunk: the block
+ * chunks and packed with 1 and 3 host threads, with every row packed and
+ * with the rows listed for a copy straight from the batch. For every chunk: the block
  * fits the planner's limit; every pair of the chunk is covered by exactly
  * one work item or is a degenerate pair (an empty sequence), with its
  * result slot; items sit in the bin of the kernel their read goes to (in
@@ -88,6 +89,14 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
     const size_t rp = b->read_off[ch.r1] - rbase0;
     if (memcmp(in + ch.off_read[0], b->read_base + rbase0, rp)) fail("read bases", 0);
     if (memcmp(in + ch.off_read[1], b->read_q + rbase0, rp)) fail("base qualities", 0);
+    const uint8_t *gap_rows[3] = { b->read_i, b->read_d, b->read_g };
+    for (size_t r = ch.r0; r < ch.r1; r++) {     /* the gap rows of the reads that have them */
+        if (b->read_gaps[r].constant) continue;
+        if (!ch.has_gap_rows) { fail("a read with gap rows in a chunk without them", r); break; }
+        for (int k = 0; k < 3; k++)
+            if (memcmp(in + ch.off_read[2 + k] + (b->read_off[r] - rbase0), gap_rows[k] + b->read_off[r],
+                       hk_batch_read_len(b, r))) { fail("gap row", r); break; }
+    }
     /* haplotypes: both copies */
     if (ho2[0] != 0) fail("first padded offset", 0);
     if (ch.off_hbase2 + ho2[ch.h1 - ch.h0] > ch.in_bytes) fail("padded copy past the block", ho2[ch.h1 - ch.h0]);
@@ -97,7 +106,7 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (ho2[i] & 1) fail("padded haplotype at an odd offset", h);
         if (ho2[i + 1] - ho2[i] != n + (n & 1)) fail("padded haplotype length", h);
         for (size_t k = 0; k < n; k++) {
-            const uint8_t want = (uint8_t)(b->hap_base[b->hap_off[h] + k] | (k == 0 ? 8 : 0));
+            const uint8_t want = (uint8_t)(b->hap_base[b->hap_off[h] + k] | (k == 0 ? HK_HAP_FIRST : 0));
             if (hb[ho[i] + k] != want || hb2[ho2[i] + k] != want) { fail("haplotype code", h); break; }
         }
         if ((n & 1) && hb2[ho2[i] + n] != HK_HAP_PAD) fail("pad after an odd haplotype", h);
@@ -143,9 +152,11 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
 }
 
 /* Plan and pack all of b in chunks within lim; check each. */
-static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, int precision,
-                     const char *what)
+static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, int precision, bool direct,
+                     const char *what_)
 {
+    char what[160];
+    snprintf(what, sizeof what, "%s%s", what_, direct ? ", rows straight from the batch" : "");
     hk_pool pool(threads - 1);
     std::vector<unsigned char> in(lim.in_bytes);
     std::vector<uint64_t> degen;
@@ -155,10 +166,21 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
         while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
         hk_chunk ch;
         if (hk_chunk_plan(b, &lim, reg, r, b->n_reads, &ch)) { plan_failed = 1; break; }
-        hk_chunk_pack(b, &ch, precision, in.data(), &degen, &pool);
-        /* what the host leaves unwritten is not copied to the GPU, whose
-         * first step (here on the host) fills the padded copy there */
+        hk_chunk_pack(b, &ch, precision, direct, in.data(), &degen, &pool);
+        /* what the host leaves unwritten is not copied to the GPU: there go
+         * the rows listed for a copy from the batch (done here as the engine
+         * does on the GPU), then the GPU's first step (here on the host)
+         * marks the haplotypes' first bases and makes their padded copy */
         memset(in.data() + ch.h2d_bytes, 0xab, ch.in_bytes - ch.h2d_bytes);
+        if (!direct && ch.n_copies) bad++, printf("# rows listed for a copy though not asked for\n");
+        for (int i = 0; i < ch.n_copies; i++) {
+            if (ch.copy[i].off < ch.h2d_bytes || ch.copy[i].off + ch.copy[i].bytes > ch.off_hbase2) {
+                bad++;
+                printf("# row copy %d outside the rows' part of the block\n", i);
+                continue;
+            }
+            memcpy(in.data() + ch.copy[i].off, ch.copy[i].src, ch.copy[i].bytes);
+        }
         hk_chunk_pad_host(&ch, in.data());
         bad += check_chunk(b, ch, in.data(), degen, lim, precision);
         long_pairs += ch.n_long;
@@ -193,12 +215,14 @@ int main(void)
     whole.cells = ~0ull;
     hk_plan_limits short_items = small;     /* small chunks cap their items' columns */
     short_items.item_cols = HK_ITEM_COLS_MIN;
-    for (unsigned threads : { 1u, 3u }) {
-        pack_all(&b, small, threads, HK_PREC_MIXED, "mixed, small chunks");
-        pack_all(&b, whole, threads, HK_PREC_MIXED, "mixed, one chunk");
-        pack_all(&b, short_items, threads, HK_PREC_MIXED, "mixed, small chunks, items of 256 columns");
+    for (bool direct : { false, true }) {
+        for (unsigned threads : { 1u, 3u }) {
+            pack_all(&b, small, threads, HK_PREC_MIXED, direct, "mixed, small chunks");
+            pack_all(&b, whole, threads, HK_PREC_MIXED, direct, "mixed, one chunk");
+            pack_all(&b, short_items, threads, HK_PREC_MIXED, direct, "mixed, small chunks, items of 256 columns");
+        }
+        pack_all(&b, small, 3, HK_PREC_FLOAT, direct, "float, small chunks");
     }
-    pack_all(&b, small, 3, HK_PREC_FLOAT, "float, small chunks");
     hk_batch_free(&b);
     return TAP_DONE();
 }
