@@ -649,14 +649,17 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
     if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
     hk_pool *pool = d->pool.get();
     const unsigned n_threads = pool ? pool->size() : 1, n_slots = 2 * n_threads;
-    /* Each step collects, plans, packs and launches a chunk per host thread
-     * (one at the first step, so that the GPU starts early): chunk k in slot
-     * k % n_slots, collected in chunk order. A chunk is packed whole
-     * by one thread: the two pack side by side, never waiting on each other's
-     * parts (on a host whose cores are busy reading, packs split over many
-     * threads waited for the slowest: 0.35-5.9 ms a chunk, issue 15). */
+    /* Each step collects, plans, packs and launches a chunk per host thread,
+     * each packed whole by one thread, side by side: no thread waits on
+     * another's part (on a host whose cores are busy reading, packs split
+     * over 16 threads waited for the slowest: 0.35-5.9 ms a chunk, issue 15).
+     * While fewer chunks than threads are on the GPU (the first ones), a
+     * step is one chunk that all threads pack, so that the GPU starts early.
+     * Chunk k goes to slot k % n_slots and is collected in chunk order. */
     for (unsigned k = 0;;) {
-        const unsigned want = k == 0 ? 1 : n_threads;
+        unsigned in_flight = 0;
+        for (unsigned i = 0; i < n_slots; i++) in_flight += d->slot[i].busy;
+        const unsigned want = in_flight < n_threads ? 1 : n_threads;
         hk_slot *got[HK_ENGINE_HOST_THREADS_MAX];
         unsigned n_got = 0;
         for (unsigned i = 0; i < want; i++) {   /* wait for what these slots held */
@@ -757,11 +760,13 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             k += want;
             continue;
         }
+        /* one chunk: all threads pack it; several: one each */
+        hk_pool *parts = n_plan == 1 ? pool : nullptr;
         hk_par_run(pool, n_plan, [&](unsigned i) {
             hk_slot *s = plan[i];
             const double tp = hk_now();
-            if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
-            else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
+            if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, parts);
+            else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, parts);
             s->trace.pack = (float)((hk_now() - tp) * 1e3);
         });
         const double te = hk_now();
