@@ -84,8 +84,8 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
         hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
         return HK_CUDA_ENOMEM;
     }
-    if (pd) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, d->pool.get());
-    else hk_chunk_pack(b, &s->ch, precision, false, s->h_in, &s->degen, d->pool.get());
+    if (pd) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, nullptr);
+    else hk_chunk_pack(b, &s->ch, precision, false, s->h_in, &s->degen, nullptr);
     hk_chunk *ch = &s->ch;
     if (config >= 0) {                 /* every item to the forced configuration */
         /* PDHMM: the packing put every read of the CG form in a CG bin */

@@ -209,6 +209,77 @@ void hk_pool::run(unsigned n, const std::function<void(unsigned)> &fn)
     fn_ = nullptr;
 }
 
+hk_workq::hk_workq(unsigned workers)
+{
+    for (unsigned i = 0; i < workers; i++) {
+        try { th_.emplace_back(&hk_workq::work, this); } catch (...) { break; }
+    }
+}
+
+hk_workq::~hk_workq()
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        stop_ = true;
+    }
+    go_.notify_all();
+    for (auto &t : th_) t.join();
+}
+
+void hk_workq::push(std::function<void()> fn)
+{
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        q_.push_back(std::move(fn));
+    }
+    go_.notify_one();
+}
+
+/* Run the oldest task (lk held, a task queued), and count it ended. */
+void hk_workq::run(std::unique_lock<std::mutex> &lk)
+{
+    std::function<void()> fn = std::move(q_.front());
+    q_.pop_front();
+    running_++;
+    lk.unlock();
+    fn();
+    lk.lock();
+    running_--;
+    ended_++;
+    done_.notify_all();
+}
+
+void hk_workq::work()
+{
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+        go_.wait(lk, [&] { return stop_ || !q_.empty(); });
+        if (q_.empty()) return;         /* stop_, nothing left */
+        run(lk);
+    }
+}
+
+bool hk_workq::run_one()
+{
+    std::unique_lock<std::mutex> lk(mu_);
+    if (q_.empty()) return false;
+    run(lk);
+    return true;
+}
+
+void hk_workq::wait_done(unsigned us)
+{
+    std::unique_lock<std::mutex> lk(mu_);
+    const uint64_t seen = ended_;
+    done_.wait_for(lk, std::chrono::microseconds(us), [&] { return ended_ != seen; });
+}
+
+void hk_workq::drain()
+{
+    std::unique_lock<std::mutex> lk(mu_);
+    done_.wait(lk, [&] { return q_.empty() && running_ == 0; });
+}
+
 /* Parts to pack a chunk of nr reads in: one per 512 reads, so that chunks
  * of few reads with many haplotypes each (many items per read) still use
  * the pool (2048 reads a part left `haplik bench`'s 72-base workload on 3

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -605,8 +606,8 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
         add_extent(call->b[sh.bi], sh, &x);
     }
     if (work.empty()) return HK_CUDA_OK;
-    if (!d->pool) {                  /* this thread and one more (none when it cannot start) */
-        try { d->pool.reset(new hk_pool(hk_engine_threads() - 1)); } catch (...) { d->pool.reset(); }
+    if (!d->wq) {                    /* packing threads (none when they cannot start: this one packs) */
+        try { d->wq.reset(new hk_workq(hk_engine_threads() - 1)); } catch (...) { d->wq.reset(); }
     }
 
     /* limits: about 8 chunks per device for overlap, at least 1e9 cells each;
@@ -647,28 +648,33 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
     unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
     if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
-    hk_pool *pool = d->pool.get();
-    const unsigned n_threads = pool ? pool->size() : 1, n_slots = 2 * n_threads;
-    /* Each step collects, plans, packs and launches a chunk per host thread,
-     * each packed whole by one thread, side by side: no thread waits on
-     * another's part (on a host whose cores are busy reading, packs split
-     * over 16 threads waited for the slowest: 0.35-5.9 ms a chunk, issue 15).
-     * While fewer chunks than threads are on the GPU (the first ones), a
-     * step is one chunk that all threads pack, so that the GPU starts early.
-     * Chunk k goes to slot k % n_slots and is collected in chunk order. */
-    for (unsigned k = 0;;) {
-        unsigned in_flight = 0;
-        for (unsigned i = 0; i < n_slots; i++) in_flight += d->slot[i].busy;
-        const unsigned want = in_flight < n_threads ? 1 : n_threads;
-        hk_slot *got[HK_ENGINE_HOST_THREADS_MAX];
-        unsigned n_got = 0;
-        for (unsigned i = 0; i < want; i++) {   /* wait for what these slots held */
-            hk_slot *s = &d->slot[(k + i) % n_slots];
-            if (!s->busy) continue;
-            const double t0 = hk_now();
-            e = cudaEventSynchronize(s->done);
-            if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
-            stats->wait_s += hk_now() - t0;
+    hk_workq *wq = d->wq.get();
+    const unsigned n_slots = 2 * (wq ? wq->size() : 1);
+    /* Chunk j goes to slot j % n_slots. The device's thread plans chunks
+     * into free slots in order and queues their packing; the packing threads
+     * (and this one, when it has nothing else to do) pack each chunk whole,
+     * side by side, running ahead of the GPU by up to n_slots chunks; this
+     * thread launches packed chunks in order and collects finished ones in
+     * order. No thread waits for another's part of a chunk: on a host whose
+     * cores are busy reading, packs split over 16 threads waited for the
+     * slowest, 0.35-5.9 ms a chunk, and a step of one pack per thread for its
+     * latest-woken thread (issue 15). */
+    uint64_t n_planned = 0, n_launched = 0, n_collected = 0;
+    auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
+    auto pack = [&, precision](hk_slot *s) {
+        const double tp = hk_now();
+        if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
+        else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
+        s->trace.pack = (float)((hk_now() - tp) * 1e3);
+        __atomic_store_n(&s->packed, 1, __ATOMIC_RELEASE);
+    };
+    for (;;) {
+        bool progress = false;
+        while (n_collected < n_launched) {            /* collect finished chunks, oldest first */
+            hk_slot *s = slot_of(n_collected);
+            e = cudaEventQuery(s->done);
+            if (e == cudaErrorNotReady) { (void)cudaGetLastError(); break; }
+            if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventQuery", d->ord, err, errlen); break; }
             float ms_h2d = 0, ms_k0 = 0, ms_k1 = 0;
             if (cudaEventElapsedTime(&ms_h2d, s->c0, s->k0) == cudaSuccess) stats->h2d_s += ms_h2d * 1e-3;
             if (cudaEventElapsedTime(&ms_k0, d->t0, s->k0) == cudaSuccess &&
@@ -686,36 +692,26 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                 stats->n_trace = std::max(stats->n_trace, s->trace_ix + 1);
             }
             (void)cudaGetLastError();
-            got[n_got++] = s;
-        }
-        if (rc) break;
-        if (n_got) {                 /* results into the batches: each slot's in two halves */
             const double t1 = hk_now();
-            hk_par_run(pool, 2 * n_got, [&](unsigned t) {
-                const hk_slot *s = got[t / 2];
-                const uint64_t np = s->ch.n_pairs, a = t % 2 ? np / 2 : 0, z = t % 2 ? np : np / 2;
-                memcpy(s->b->lk + s->ch.pair0 + a, s->h_out + 16 + a * sizeof(double), (z - a) * sizeof(double));
-            });
-            for (unsigned i = 0; i < n_got; i++) {
-                hk_slot *s = got[i];
-                double *dst = s->b->lk + s->ch.pair0;
-                for (uint64_t p : s->degen) dst[p] = -INFINITY;
-                uint32_t nredo;
-                memcpy(&nredo, s->h_out, 4);
-                /* PDHMM is double only: nothing is recomputed */
-                share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
-                s->busy = false;
-                if (s->ends_share) {
-                    call->share_done(s->bi, share_redo);
-                    share_redo = 0;
-                }
+            double *dst = s->b->lk + s->ch.pair0;
+            memcpy(dst, s->h_out + 16, s->ch.n_pairs * sizeof(double));
+            for (uint64_t p : s->degen) dst[p] = -INFINITY;
+            uint32_t nredo;
+            memcpy(&nredo, s->h_out, 4);
+            /* PDHMM is double only: nothing is recomputed */
+            share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
+            s->busy = false;
+            if (s->ends_share) {
+                call->share_done(s->bi, share_redo);
+                share_redo = 0;
             }
             stats->unpack_s += hk_now() - t1;
+            n_collected++;
+            progress = true;
         }
+        if (rc) break;
 
-        hk_slot *plan[HK_ENGINE_HOST_THREADS_MAX];
-        unsigned n_plan = 0;
-        for (unsigned i = 0; i < want; i++) {
+        while (n_planned - n_collected < n_slots) {   /* plan into free slots */
             if (r >= work[wi].r1 && wi + 1 < work.size()) {   /* on to the next share */
                 wi++;
                 b = call->b[work[wi].bi];
@@ -723,7 +719,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                 reg = region_of_read(b, r);
             }
             if (r >= work[wi].r1) break;
-            hk_slot *s = &d->slot[(k + i) % n_slots];
+            hk_slot *s = slot_of(n_planned);
             /* each slot is sized when first needed, so that pinning the later
              * slots' memory overlaps the GPU's work on the first chunks */
             const double t_reserve = hk_now();
@@ -731,10 +727,11 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             s->trace.reserve = (float)((hk_now() - t_reserve) * 1e3);
             lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
             while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
-            /* the first chunks are smaller, so that the GPU starts early (making
-             * the last ones smaller too was measured no better) */
+            /* the first chunks are smaller (1/16, 1/8, 1/4, 1/2), so that the
+             * GPU starts early and one thread's packs keep up with it; making
+             * the last ones smaller too was measured no better */
             hk_plan_limits lk = lim;
-            if (k + i < 2) lk.cells = std::max<uint64_t>(lim.cells >> (2 - k - i), 1);
+            if (n_planned < 4) lk.cells = std::max<uint64_t>(lim.cells >> (4 - n_planned), 1);
             /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
              * columns), however few its cells: shorter items there; long ones in
              * large chunks, where each item's pipeline fill costs throughput */
@@ -749,36 +746,26 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             s->b = b;
             s->bi = work[wi].bi;
             s->ends_share = r >= work[wi].r1;
-            s->trace_ix = k + i;
-            plan[n_plan++] = s;
+            s->trace_ix = (unsigned)std::min<uint64_t>(n_planned, UINT_MAX);
+            s->packed = 0;
+            stats->chunks++;
+            if (wq && n_planned > 0) wq->push([&pack, s] { pack(s); });
+            else pack(s);                             /* the first: here, at once */
+            n_planned++;
+            progress = true;
+            if (n_planned == 1) break;                /* and launched before the others are planned */
         }
         if (rc) break;
-        if (n_plan == 0) {           /* nothing left to plan: collect what is in flight */
-            bool any = false;
-            for (int i = 0; i < HK_SLOTS; i++) any |= d->slot[i].busy;
-            if (!any) break;
-            k += want;
-            continue;
-        }
-        /* one chunk: all threads pack it; several: one each */
-        hk_pool *parts = n_plan == 1 ? pool : nullptr;
-        hk_par_run(pool, n_plan, [&](unsigned i) {
-            hk_slot *s = plan[i];
-            const double tp = hk_now();
-            if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, parts);
-            else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, parts);
-            s->trace.pack = (float)((hk_now() - tp) * 1e3);
-        });
-        const double te = hk_now();
-        for (unsigned i = 0; i < n_plan; i++) {
-            hk_slot *s = plan[i];
+
+        while (n_launched < n_planned && __atomic_load_n(&slot_of(n_launched)->packed, __ATOMIC_ACQUIRE)) {
+            hk_slot *s = slot_of(n_launched);          /* launch packed chunks, in order */
+            const double te = hk_now();
             stats->pack_s += s->trace.pack * 1e-3;
-            stats->chunks++;
-            cudaStream_t st = d->st[s->trace_ix % n_slots];
+            cudaStream_t st = d->st[n_launched % n_slots];
             hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
             const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
             const char *what;
-            if ((what = "cudaEventRecord", e = s->trace_ix == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
+            if ((what = "cudaEventRecord", e = n_launched == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
                 (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
                 (what = "cudaMemcpyAsync",
                  e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
@@ -800,11 +787,25 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             const double th = hk_now();
             s->trace.enqueue = (float)((th - te) * 1e3);
             s->trace.handed = (float)((th - t_call) * 1e3);
-            if (s->trace_ix == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
+            if (n_launched == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
+            n_launched++;
+            progress = true;
         }
         if (rc) break;
-        k += n_plan;
+
+        if (n_collected == n_planned && r >= work[wi].r1 && wi + 1 >= work.size()) break;   /* all done */
+        if (progress) continue;
+        if (wq && wq->run_one()) continue;            /* pack a queued chunk here */
+        if (wq && n_launched < n_planned) {           /* the next is being packed */
+            wq->wait_done(50);
+            continue;
+        }
+        const double t0 = hk_now();                   /* all on the GPU, no slot free */
+        e = cudaEventSynchronize(slot_of(n_collected)->done);
+        stats->wait_s += hk_now() - t0;
+        if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
     }
+    if (wq) wq->drain();                              /* no pack runs on once this returns */
     std::sort(busy.begin(), busy.end());       /* kernel_s: the union of the chunks' kernels */
     float covered = 0;
     for (const auto &iv : busy) {

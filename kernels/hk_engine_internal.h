@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,12 +61,12 @@ struct hk_plan_limits {
                                           * HK_ITEM_COLS_MIN..HK_ITEM_COLS */
 };
 
-/* A few host threads that pack and unpack chunks (one pool per device, so
- * that the devices' threads never wait on each other). run(n, fn) calls
- * fn(0..n-1), the caller taking part, and returns when all are done.
- * Chunks come a fraction of a millisecond apart, about as long as waking a
- * sleeping thread takes on a VM: so idle workers, and the caller waiting for
- * them, spin for HK_POOL_SPIN_US before they sleep. */
+/* A fork-join pool: run(n, fn) calls fn(0..n-1), the caller taking part, and
+ * returns when all are done; idle workers, and the caller waiting for them,
+ * spin for HK_POOL_SPIN_US before they sleep. hk_chunk_pack can split one
+ * chunk over it in parts; the engine no longer does (each chunk is packed
+ * whole by one thread, hk_workq), but the packing tests and bench_pack
+ * still check and time packing in parts. */
 #define HK_POOL_SPIN_US 200
 class hk_pool {
 public:
@@ -85,10 +86,35 @@ private:
     std::atomic<bool> stop_{false};
 };
 
-/* Host threads of a device's engine: each packs a chunk whole, side by side
- * with the others (the device's thread and HK_ENGINE_HOST_THREADS - 1 more;
- * reading has the other cores). HK_CUDA_HOST_THREADS (1..the most, for
- * measurements) sets another count. */
+/* Host threads that run queued tasks (a device's chunk packs, each whole)
+ * while the device's own thread plans, launches and collects chunks; that
+ * thread runs a queued task itself (run_one) rather than wait idle. Tasks
+ * start in the order they were queued. */
+class hk_workq {
+public:
+    explicit hk_workq(unsigned workers);
+    ~hk_workq();
+    unsigned size() const { return (unsigned)th_.size() + 1; }
+    void push(std::function<void()> fn);
+    bool run_one();                    /* run the oldest queued task here; false: none queued */
+    void wait_done(unsigned us);       /* until a task ends, or `us` microseconds */
+    void drain();                      /* until no task is queued or running */
+private:
+    void work();
+    void run(std::unique_lock<std::mutex> &lk);
+    std::vector<std::thread> th_;
+    std::mutex mu_;
+    std::condition_variable go_, done_;
+    std::deque<std::function<void()>> q_;
+    unsigned running_ = 0;
+    uint64_t ended_ = 0;
+    bool stop_ = false;
+};
+
+/* Host threads of a device's engine: the device's thread and
+ * HK_ENGINE_HOST_THREADS - 1 more, each packing a chunk whole (reading has the
+ * other cores). HK_CUDA_HOST_THREADS (1..the most, for measurements) sets
+ * another count. */
 #define HK_ENGINE_HOST_THREADS 4
 #define HK_ENGINE_HOST_THREADS_MAX 4
 unsigned hk_engine_threads();
@@ -176,6 +202,7 @@ struct hk_slot {
     bool           in_arena;       /* h_in and h_out are the slot's slice of the device's arena */
     bool           busy;
     hk_chunk       ch;
+    int            packed;         /* 1: ch is packed in h_in (__atomic: set by a packing thread) */
     hk_batch_t    *b;              /* the chunk's batch, number bi of the call */
     size_t         bi;
     bool           ends_share;     /* the last chunk of the device's share of that batch */
@@ -192,7 +219,7 @@ struct hk_dev {
     cudaDeviceProp prop;
     cudaStream_t   st[HK_SLOTS];
     hk_slot        slot[HK_SLOTS];
-    std::unique_ptr<hk_pool> pool;
+    std::unique_ptr<hk_workq> wq;   /* the device's packing threads */
     hk_arena       arena;
     cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
 };
