@@ -586,6 +586,16 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     return c;
 }
 
+/* The rows of chunk ch that go straight from its batch. */
+cudaError_t hk_chunk_copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStream_t st)
+{
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < ch->n_copies && e == cudaSuccess; i++)
+        if (ch->copy[i].bytes)
+            e = cudaMemcpyAsync(d_in + ch->copy[i].off, ch->copy[i].src, ch->copy[i].bytes, cudaMemcpyHostToDevice, st);
+    return e;
+}
+
 /* Launch every kernel of a chunk on stream st; with xs, the configurations
  * are spread over st and xs's side streams, so that one launch's last wave
  * overlaps the others (mixed mode's recompute waits for all of them). */

@@ -23,8 +23,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
@@ -128,12 +126,10 @@ static void slot_free(hk_slot *s)
     s->pairs_cap = 0;
 }
 
-static void arena_free(hk_arena *a);
-
 static void dev_free(hk_dev *d)
 {
     if (cudaSetDevice(d->ord) != cudaSuccess) {
-        arena_free(&d->arena);
+        hk_arena_free(&d->arena);
         return;
     }
     for (int k = 0; k < HK_SLOTS; k++) {
@@ -148,54 +144,7 @@ static void dev_free(hk_dev *d)
         }
         if (d->st[k]) cudaStreamDestroy(d->st[k]);
     }
-    arena_free(&d->arena);
-}
-
-/* Map and fault in a staging arena (the stager thread, while the context
- * is being created); on failure the slots fall back to cudaHostAlloc. */
-static void arena_fill(hk_arena *a)
-{
-    const size_t bytes = hk_engine_slots() * HK_ARENA_SLICE;
-    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    (void)madvise(p, bytes, MADV_HUGEPAGE);      /* fewer faults where the kernel allows it */
-    const long page = sysconf(_SC_PAGESIZE);
-    for (size_t o = 0; o < bytes; o += page > 0 ? (size_t)page : 4096) static_cast<volatile char *>(p)[o] = 0;
-    a->p = static_cast<unsigned char *>(p);
-    a->bytes = bytes;
-}
-
-/* Pin a filled arena for the current device, slice by slice in slot order,
- * so that slot 0 can use its slice while the others are being pinned; the
- * slices that fail stay unpinned (their slots use cudaHostAlloc). */
-static void arena_register(hk_arena *a)
-{
-    for (int k = 0; a->p && k < (int)(a->bytes / HK_ARENA_SLICE); k++) {
-        if (cudaHostRegister(a->p + (size_t)k * HK_ARENA_SLICE, HK_ARENA_SLICE, cudaHostRegisterDefault) != cudaSuccess) {
-            (void)cudaGetLastError();
-            break;
-        }
-        __atomic_store_n(&a->pinned, k + 1, __ATOMIC_RELEASE);
-    }
-    __atomic_store_n(&a->settled, 1, __ATOMIC_RELEASE);
-}
-
-/* After the stager has been joined. */
-static void arena_free(hk_arena *a)
-{
-    for (int k = 0; k < a->pinned; k++) cudaHostUnregister(a->p + (size_t)k * HK_ARENA_SLICE);
-    if (a->p) munmap(a->p, a->bytes);
-    *a = hk_arena{ nullptr, 0, 0, 1 };
-}
-
-unsigned char *hk_arena_slice(hk_dev *d, int k)
-{
-    hk_arena *a = &d->arena;
-    /* only the first chunks of a run can come here before the stager is
-     * done (a few ms of pinning at most): poll */
-    while (!__atomic_load_n(&a->settled, __ATOMIC_ACQUIRE) && __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) <= k)
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-    return __atomic_load_n(&a->pinned, __ATOMIC_ACQUIRE) > k ? a->p + (size_t)k * HK_ARENA_SLICE : nullptr;
+    hk_arena_free(&d->arena);
 }
 
 /* The stager: fault the arenas in while the main thread creates the
@@ -203,7 +152,7 @@ unsigned char *hk_arena_slice(hk_dev *d, int k)
 static void stage_arenas(hk_cuda_t *cu)
 {
     const double t0 = hk_now();
-    for (hk_dev &d : cu->dev) arena_fill(&d.arena);
+    for (hk_dev &d : cu->dev) hk_arena_fill(&d.arena);
     const float fill = (float)((hk_now() - t0) * 1e3);
     int go;
     {
@@ -214,7 +163,7 @@ static void stage_arenas(hk_cuda_t *cu)
     }
     const double t1 = hk_now();
     for (hk_dev &d : cu->dev) {
-        if (go > 0 && cudaSetDevice(d.ord) == cudaSuccess) arena_register(&d.arena);
+        if (go > 0 && cudaSetDevice(d.ord) == cudaSuccess) hk_arena_register(&d.arena);
         else __atomic_store_n(&d.arena.settled, 1, __ATOMIC_RELEASE);
     }
     (void)cudaGetLastError();
@@ -237,7 +186,7 @@ static int open_failed(hk_cuda_t *cu, size_t n_ready, int rc)
 {
     stager_go(cu, -1);
     if (cu->stager.joinable()) cu->stager.join();
-    for (size_t i = n_ready; i < cu->dev.size(); i++) arena_free(&cu->dev[i].arena);
+    for (size_t i = n_ready; i < cu->dev.size(); i++) hk_arena_free(&cu->dev[i].arena);
     cu->dev.resize(n_ready);
     hk_cuda_close(cu);
     return rc;
@@ -322,15 +271,13 @@ extern "C" void hk_cuda_open_stats(const hk_cuda_t *cu, hk_cuda_open_stats_t *st
     *st = cu->open;
 }
 
-static void unpin_all(hk_cuda_t *cu);
-
 extern "C" void hk_cuda_close(hk_cuda_t *cu)
 {
     if (!cu) return;
     stager_go(cu, -1);               /* pins nothing more if it has not started */
     if (cu->stager.joinable()) cu->stager.join();
     for (auto &d : cu->dev) dev_free(&d);
-    unpin_all(cu);
+    hk_unpin_all(cu);
     delete cu;
 }
 
@@ -497,87 +444,6 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     x->max_one = std::max(x->max_one, one);
     x->max_pairs_one = std::max<uint64_t>(x->max_pairs_one, nh);
     x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
-}
-
-/* ---- the batches' arrays, pinned ---- */
-
-/* The read rows and haplotype bases of a batch are copied to the GPU from
- * where the reader put them, once their arrays are registered with the
- * driver: the host then packs only the items and offsets of a chunk (on an
- * H100 host, one thread packed a chunk of 95k pairs in 2.7-3.2 ms, most of
- * it copying rows; issue 15). An array is registered the first time a batch
- * holding it is scored (0.04-0.08 ms per MB: the batches of `score` are
- * reused, so once each) and let go when the batch moves or frees it
- * (hk_batch_t's on_release) or when the engine closes. HK_CUDA_PIN=0 (tests,
- * measurements) packs every row instead. */
-static void unpin_locked(hk_cuda_t *cu, const void *p)
-{
-    auto it = cu->pins.find(p);
-    if (it == cu->pins.end()) return;
-    if (it->second.ok) (void)cudaHostUnregister(const_cast<void *>(p));
-    (void)cudaGetLastError();
-    cu->pins.erase(it);
-}
-
-static void on_batch_release(void *ctx, const void *array)
-{
-    hk_cuda_t *cu = static_cast<hk_cuda_t *>(ctx);
-    std::lock_guard<std::mutex> lk(cu->pin_mu);
-    unpin_locked(cu, array);
-}
-
-/* Whether batch b's rows can go to the GPU straight from its arrays
- * (registering them now if need be). */
-static bool pin_batch(hk_cuda_t *cu, hk_batch_t *b)
-{
-    static const bool off = [] { const char *v = getenv("HK_CUDA_PIN"); return v && !strcmp(v, "0"); }();
-    if (off || b->pdhmm || !b->n_reads) return false;
-    if (b->on_release && (b->on_release != on_batch_release || b->release_ctx != cu)) return false;   /* another's */
-    const struct { const void *p; size_t bytes; } arrays[] = {
-        { b->read_base, b->m_read_pos }, { b->read_q, b->m_read_pos }, { b->read_i, b->m_read_pos },
-        { b->read_d, b->m_read_pos }, { b->read_g, b->m_read_pos }, { b->hap_base, b->m_hap_pos } };
-    std::lock_guard<std::mutex> lk(cu->pin_mu);
-    b->on_release = on_batch_release;
-    b->release_ctx = cu;
-    bool all = true;
-    for (const auto &a : arrays) {
-        if (!a.p || !a.bytes) { all = false; continue; }
-        auto it = cu->pins.find(a.p);
-        if (it != cu->pins.end() && it->second.bytes != a.bytes) {   /* the same address, another array */
-            unpin_locked(cu, a.p);
-            it = cu->pins.end();
-        }
-        if (it == cu->pins.end()) {
-            const bool ok = cudaHostRegister(const_cast<void *>(a.p), a.bytes, cudaHostRegisterPortable) == cudaSuccess;
-            (void)cudaGetLastError();   /* one that fails (a page shared with another array) is packed */
-            it = cu->pins.emplace(a.p, hk_cuda::pinned{ b, a.bytes, ok }).first;
-        }
-        all &= it->second.ok;
-    }
-    return all;
-}
-
-/* Let go of every array, and of the batches' hooks. */
-static void unpin_all(hk_cuda_t *cu)
-{
-    std::lock_guard<std::mutex> lk(cu->pin_mu);
-    for (auto &kv : cu->pins) {
-        if (kv.second.ok) (void)cudaHostUnregister(const_cast<void *>(kv.first));
-        if (kv.second.b->on_release == on_batch_release && kv.second.b->release_ctx == cu)
-            kv.second.b->on_release = nullptr, kv.second.b->release_ctx = nullptr;
-    }
-    (void)cudaGetLastError();
-    cu->pins.clear();
-}
-
-/* The rows of chunk ch that go straight from its batch. */
-static cudaError_t copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStream_t st)
-{
-    cudaError_t e = cudaSuccess;
-    for (int i = 0; i < ch->n_copies && e == cudaSuccess; i++)
-        if (ch->copy[i].bytes)
-            e = cudaMemcpyAsync(d_in + ch->copy[i].off, ch->copy[i].src, ch->copy[i].bytes, cudaMemcpyHostToDevice, st);
-    return e;
 }
 
 unsigned hk_engine_threads()
@@ -769,7 +635,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                 (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
                 (what = "cudaMemcpyAsync",
                  e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
-                (e = copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
+                (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
                 (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
                 (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
@@ -864,7 +730,7 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     const double t_start = hk_now();
     const size_t nd = cu->dev.size();
     hk_call call(batches, n_batches, (int)nd, done, arg);
-    for (size_t bi = 0; bi < n_batches; bi++) call.direct[bi] = pin_batch(cu, batches[bi]);
+    for (size_t bi = 0; bi < n_batches; bi++) call.direct[bi] = hk_pin_batch(cu, batches[bi]);
     /* each batch split among the devices by cells, so that they finish each
      * batch together and batches complete one after the other */
     std::vector<std::vector<hk_share>> shares(nd);

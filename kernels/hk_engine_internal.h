@@ -242,6 +242,16 @@ struct hk_cuda {
 /* Slice k of d's arena once it is pinned (waiting while it may still be),
  * or NULL: the slot pins its own memory. */
 unsigned char *hk_arena_slice(hk_dev *d, int k);
+/* hk_pinned.cu: an arena mapped and faulted in (the stager, beside context
+ * creation; on failure the slots use cudaHostAlloc), then registered slice
+ * by slice, and released (after the stager is joined). */
+void hk_arena_fill(hk_arena *a);
+void hk_arena_register(hk_arena *a);
+void hk_arena_free(hk_arena *a);
+/* Whether batch b's rows can go to the GPU straight from its arrays
+ * (registering them now if need be); let go of every array at close. */
+bool hk_pin_batch(hk_cuda_t *cu, hk_batch_t *b);
+void hk_unpin_all(hk_cuda_t *cu);
 
 static inline size_t hk_align16(size_t x) { return (x + 15) & ~(size_t)15; }
 
@@ -262,6 +272,8 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
 void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in);
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr);
+/* The copies of ch->copy (rows straight from the batch) on stream st. */
+cudaError_t hk_chunk_copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStream_t st);
 cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,
                             const hk_scratch *sc, cudaStream_t st, const hk_side *xs,
                             const char **what);

@@ -44,6 +44,19 @@ hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
     hk_fwd<T, P, K, SCALED, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
+/* A multi-tile launch's share of the scratch: at most as many blocks as
+ * the scratch has rows for (groups per block each), and where they are. */
+template <typename T>
+static cudaError_t hk_multi_scratch(const hk_scratch *sc, unsigned groups, unsigned *blocks, hk_cell3<T> **scratch,
+                                    size_t *cols)
+{
+    if (!sc || sc->groups < groups) return cudaErrorInvalidValue;
+    if (*blocks > sc->groups / groups) *blocks = sc->groups / groups;
+    *scratch = static_cast<hk_cell3<T> *>(sc->ptr);
+    *cols = sc->cols;
+    return cudaSuccess;
+}
+
 /* Host launcher. max_blocks > 0 caps the grid (the kernels stride over the
  * items); multi-tile kernels need one scratch pair of rows per group. */
 template <typename T, int P, int K, bool SCALED, bool MULTI>
@@ -57,12 +70,7 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
-    if (MULTI) {
-        if (!sc || sc->groups < F::GROUPS) return cudaErrorInvalidValue;
-        if (blocks > sc->groups / F::GROUPS) blocks = sc->groups / F::GROUPS;
-        scratch = static_cast<hk_cell3<T> *>(sc->ptr);
-        cols = sc->cols;
-    }
+    if (MULTI && (e = hk_multi_scratch(sc, F::GROUPS, &blocks, &scratch, &cols)) != cudaSuccess) return e;
     hk_fwd_kernel<T, P, K, SCALED, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
@@ -103,12 +111,7 @@ cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
-    if (MULTI) {
-        if (!sc || sc->groups < F::GROUPS) return cudaErrorInvalidValue;
-        if (blocks > sc->groups / F::GROUPS) blocks = sc->groups / F::GROUPS;
-        scratch = static_cast<hk_cell3<T> *>(sc->ptr);
-        cols = sc->cols;
-    }
+    if (MULTI && (e = hk_multi_scratch(sc, F::GROUPS, &blocks, &scratch, &cols)) != cudaSuccess) return e;
     hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
