@@ -3,12 +3,14 @@
  * hk_cuda_score splits the batch's reads among the engine's devices by cells
  * (so that they finish together), and each device, in its own host thread,
  * cuts its share into chunks that fit its memory (hk_chunk.cu plans and packs
- * them). A chunk is packed into a pinned staging buffer (one block: work
- * items, offsets, bases, qualities), copied in with one transfer, scored by
- * one launch per configuration, and its results copied back. A few host
- * threads each pack a chunk whole while the GPU runs as many more: twice as
- * many slots as threads, on as many streams. Results land at their own places in batch->lk, so
- * the order is the input's whatever the split.
+ * them). A chunk's work items and offsets are packed into a pinned staging
+ * block and copied in; its read rows and haplotype bases are copied straight
+ * from the batch's arrays when they are pinned (hk_pinned.cu), else packed
+ * too. It is scored by one launch per configuration and its results are
+ * copied back. A few host threads each pack a chunk whole while the GPU runs
+ * earlier ones: twice as many slots as threads, on as many streams. Results
+ * land at their own places in batch->lk, so the order is the input's
+ * whatever the split.
  */
 #include <algorithm>
 #include <atomic>
