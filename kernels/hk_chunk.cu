@@ -14,56 +14,27 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 #include "hk_engine_internal.h"
+#include "hk_items.cuh"
 #include "hk_pdhmm_internal.h"
-
-/* Kernel families of the packing and launch code. */
-enum { FAM_FLOAT, FAM_DOUBLE, FAM_CGAP, N_FAM };
 
 static int fam_configs(int fam)
 {
-    return fam == FAM_FLOAT ? HK_N_FLOAT_CONFIGS : fam == FAM_DOUBLE ? HK_N_DOUBLE_CONFIGS : HK_N_CGAP_CONFIGS;
+    return fam == HK_FAM_FLOAT ? HK_N_FLOAT_CONFIGS : fam == HK_FAM_DOUBLE ? HK_N_DOUBLE_CONFIGS : HK_N_CGAP_CONFIGS;
 }
 
 static int fam_rows(int fam, int cfg)
 {
-    return fam == FAM_FLOAT ? hk_float_rows(cfg) : fam == FAM_DOUBLE ? hk_double_rows(cfg) : hk_cgap_rows(cfg);
+    return fam == HK_FAM_FLOAT ? hk_float_rows(cfg) : fam == HK_FAM_DOUBLE ? hk_double_rows(cfg) : hk_cgap_rows(cfg);
 }
 
-/* The configuration of a read of length m: the first of the family's list
- * whose tile holds it, or -1 (the multi-tile kernel; for FAM_CGAP, the
- * float family). */
-static int pick_config_slow(uint32_t m, int fam)
+/* Bytes of the input block of reads [r0, r1) of nreg regions, haps [h0, h1),
+ * `pairs` pairs and at most `items` items: a PDHMM chunk's own layout, or the
+ * GPU packing's (which has room for what the host's packing puts there). */
+static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg,
+                               uint64_t pairs, uint64_t items)
 {
-    for (int c = 0; c < fam_configs(fam); c++)
-        if (m <= (uint32_t)fam_rows(fam, c)) return c;
-    return -1;
-}
-
-/* The same through a table for the common lengths (pick_init first). */
-#define HK_PICK_TABLE 1024
-static int8_t pick_table[N_FAM][HK_PICK_TABLE + 1];
-static std::once_flag pick_once;
-static void pick_init()
-{
-    std::call_once(pick_once, [] {
-        for (int f = 0; f < N_FAM; f++)
-            for (uint32_t k = 0; k <= HK_PICK_TABLE; k++) pick_table[f][k] = (int8_t)pick_config_slow(k, f);
-    });
-}
-static inline int pick_config(uint32_t m, int fam)
-{
-    return m <= HK_PICK_TABLE ? pick_table[fam][m] : pick_config_slow(m, fam);
-}
-
-/* Bytes of the input block of reads [r0, r1) with haps [h0, h1), items excluded. */
-static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1)
-{
-    if (b->pdhmm) return hk_pd_chunk_data_bytes(b, r0, r1, h0, h1);   /* its own layout */
-    const size_t rp = b->read_off[r1] - b->read_off[r0];
-    const size_t hp = b->hap_off[h1] - b->hap_off[h0];
-    return hk_align16((r1 - r0 + 1) * 4) + 2 * hk_align16((h1 - h0 + 1) * 4) +
-           hk_align16((r1 - r0) * sizeof(hk_read_gaps_t)) + 5 * hk_align16(rp) + hk_align16(hp) +
-           hk_align16(hp + (h1 - h0));      /* the haplotypes again, each padded to an even length */
+    if (b->pdhmm) return hk_pd_chunk_data_bytes(b, r0, r1, h0, h1) + hk_align16(items * sizeof(hk_item));
+    return hk_gpack_bytes(b, r0, r1, h0, h1, nreg, pairs);
 }
 
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
@@ -88,7 +59,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
         {
             const uint64_t n = e1 - r, it = items + n * it1, np = pairs + n * rg->n_haps;
             const uint64_t c = cells + (b->read_off[e1] - b->read_off[r]) * hcols;
-            const size_t bytes = chunk_data_bytes(b, r0, e1, h0, h1) + hk_align16(it * sizeof(hk_item));
+            const size_t bytes = chunk_data_bytes(b, r0, e1, h0, h1, g + 1 - reg, np, it);
             if (bytes <= lim->in_bytes && np <= lim->pairs && it <= lim->items && c <= lim->cells) {
                 items = it; pairs = np; cells = c;
                 ch->reg1 = g + 1;
@@ -98,8 +69,8 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
         }
         for (; r < e1; r++) {
             const uint32_t m = hk_batch_read_len(b, r);
-            const size_t bytes = chunk_data_bytes(b, r0, r + 1, h0, h1) + hk_align16((items + it1) * sizeof(hk_item));
             const uint64_t np = pairs + rg->n_haps;
+            const size_t bytes = chunk_data_bytes(b, r0, r + 1, h0, h1, g + 1 - reg, np, items + it1);
             if (r > r0 && (bytes > lim->in_bytes || np > lim->pairs ||
                            cells >= lim->cells || items + it1 > lim->items)) {
                 full = true;
@@ -295,90 +266,46 @@ static unsigned pack_parts(size_t nr, const hk_pool *pool)
     return (unsigned)std::min<size_t>(nr / per + 1, pool->size());
 }
 
-enum { NB = 64 };                                      /* column buckets per bin */
-
-/* How one region's haplotypes group into items: runs of consecutive
- * haplotypes of at most HK_MAX_ITEM_HAPS and cols_max columns (one each
- * for the multi-tile kernel); n_haps 0 marks an empty haplotype. The same
- * for every read of the region, so it is worked out once per region. */
-struct hk_hap_group { uint32_t h, n_haps, bucket; };
-
-static void group_haps(const hk_batch_t *b, const hk_region_t *rg, bool multi, uint32_t cols_max,
-                       std::vector<hk_hap_group> &out)
-{
-    out.clear();
-    const uint64_t *hoff = b->hap_off + rg->hap0;
-    for (uint32_t h = 0; h < rg->n_haps;) {
-        uint32_t nhp = 0;
-        uint64_t cols = 0;
-        while (h + nhp < rg->n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
-            const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
-            if (n == 0 || (nhp > 0 && cols + n > cols_max)) break;
-            cols += n;
-            nhp++;
-        }
-        /* longest first inside a bin, so that the groups of a warp finish together */
-        out.push_back({ h, nhp, NB - 1 - (uint32_t)std::min<uint64_t>(cols / 32, NB - 1) });
-        h += nhp ? nhp : 1;
-    }
-}
-
 /* Call emit(item, key) for every work item of reads [ra, rb) of chunk ch,
  * in read order; the pairs of empty sequences go to *degen, and reads with
- * gap rows are counted in *n_varied (both when not NULL). dbl: the double
- * family; long_dbl (mixed mode): reads longer than HK_MIXED_FLOAT_MAX_READ
- * go to bin ch->long_bin (the double multi-tile kernel), one pair per item. */
+ * gap rows are counted in *n_varied (both when not NULL). The per-read code
+ * is the GPU packing's (hk_items.cuh). */
 template <typename F>
-static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb, bool dbl,
-                       bool long_dbl, std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
+static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb,
+                       std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
 {
-    const int fam = dbl ? FAM_DOUBLE : FAM_FLOAT, nsingle = fam_configs(fam);
-    static thread_local std::vector<hk_hap_group> groups[2];
-    size_t lo = ch->reg0, hi = ch->reg1;                /* region of read ra */
-    while (hi - lo > 1) {
-        const size_t mid = (lo + hi) / 2;
-        if (b->regions[mid].read0 <= ra) lo = mid; else hi = mid;
-    }
-    size_t g = lo;
-    bool grouped[2] = { false, false };
+    hk_items_src x;
+    x.read_off = b->read_off + ch->r0;
+    x.hap_off = b->hap_off + ch->h0;
+    x.gaps = b->read_gaps + ch->r0;
+    x.regions = b->regions + ch->reg0;
+    x.n_reads = (uint32_t)(ch->r1 - ch->r0);
+    x.n_haps = (uint32_t)(ch->h1 - ch->h0);
+    x.n_regions = (uint32_t)(ch->reg1 - ch->reg0);
+    x.r0 = ch->r0;
+    x.h0 = ch->h0;
+    x.pair0 = ch->pair0;
+    x.item_cols = ch->item_cols;
+    x.n_single = ch->n_single;
+    x.long_bin = ch->long_bin;
+    x.dbl = ch->precision == HK_PREC_DOUBLE;
+    x.long_dbl = ch->precision == HK_PREC_MIXED;
     size_t varied = 0;
-    for (size_t r = ra; r < rb; r++) {
-        while (r >= (size_t)b->regions[g].read0 + b->regions[g].n_reads) {
-            g++;
-            grouped[0] = grouped[1] = false;
-        }
-        const hk_region_t *rg = &b->regions[g];
-        const uint32_t m = hk_batch_read_len(b, r);
-        const uint64_t out0 = rg->pair0 + (uint64_t)(r - rg->read0) * rg->n_haps - ch->pair0;
-        if (m == 0) {                                   /* no alignment: log10(0) */
-            if (degen) for (uint32_t h = 0; h < rg->n_haps; h++) degen->push_back(out0 + h);
-            continue;
-        }
-        const bool constant = b->read_gaps[r].constant;
-        varied += !constant;
-        const bool to_double = long_dbl && m > HK_MIXED_FLOAT_MAX_READ;
-        const int cg = dbl || to_double || !constant ? -1 : pick_config(m, FAM_CGAP);
-        const int cfg = to_double ? -1 : pick_config(m, fam);
-        const bool multi = cg < 0 && cfg < 0;
-        const uint32_t bin = (uint32_t)(to_double ? ch->long_bin : cg >= 0 ? nsingle + 1 + cg : multi ? nsingle : cfg);
-        if (!grouped[multi]) {
-            group_haps(b, rg, multi, ch->item_cols, groups[multi]);
-            grouped[multi] = true;
-        }
-        hk_item it;
-        it.read = (uint32_t)(r - ch->r0);
-        for (const hk_hap_group &gr : groups[multi]) {
-            if (gr.n_haps == 0) {
-                if (degen) degen->push_back(out0 + gr.h);
-                continue;
-            }
-            it.hap = (uint32_t)(rg->hap0 + gr.h - ch->h0);
-            it.out = (uint32_t)(out0 + gr.h);
-            it.n_haps = gr.n_haps;
-            emit(it, bin * NB + gr.bucket);
-        }
+    uint32_t g = hk_items_region(x, (uint32_t)(ra - ch->r0));
+    for (uint32_t i = (uint32_t)(ra - ch->r0); i < (uint32_t)(rb - ch->r0); i++) {
+        while (g + 1 < x.n_regions && x.regions[g + 1].read0 <= x.r0 + i) g++;
+        varied += hk_read_items(x, g, i, emit, [&](uint32_t out) { if (degen) degen->push_back(out); });
     }
     if (n_varied) *n_varied = varied;
+}
+
+void hk_chunk_bins(hk_chunk *ch, int precision)
+{
+    const bool dbl = precision == HK_PREC_DOUBLE, long_dbl = precision == HK_PREC_MIXED;
+    ch->precision = precision;
+    ch->n_single = fam_configs(dbl ? HK_FAM_DOUBLE : HK_FAM_FLOAT);
+    ch->n_bins = ch->n_single + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS) + long_dbl;   /* see HK_CHUNK_BINS */
+    ch->long_bin = long_dbl ? ch->n_bins - 1 : -1;
 }
 
 /* Pack chunk ch into the staging block `in` and describe it in ch: work
@@ -395,12 +322,10 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool)
 {
-    pick_init();
-    const bool dbl = precision == HK_PREC_DOUBLE, long_dbl = precision == HK_PREC_MIXED;
-    const int nsingle = fam_configs(dbl ? FAM_DOUBLE : FAM_FLOAT);
-    const int nbins = nsingle + 1 + (dbl ? 0 : HK_N_CGAP_CONFIGS) + long_dbl;   /* see HK_CHUNK_BINS */
-    ch->long_bin = long_dbl ? nbins - 1 : -1;
-    const size_t nkeys = (size_t)nbins * NB;
+    hk_chunk_bins(ch, precision);
+    ch->gpack = false;
+    const int nbins = ch->n_bins;
+    const size_t nkeys = (size_t)nbins * HK_BUCKETS;
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0;
     const unsigned nt = pack_parts(nr, pool);
     struct part {
@@ -424,7 +349,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         pt.degen.clear();
         pt.n_items = 0;
         uint32_t *count = pt.count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, long_dbl, &pt.degen, &pt.n_varied,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, &pt.degen, &pt.n_varied,
                    [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
         pt.odd_haps = 0;
         for (size_t i = ch->h0 + nh * t / nt; i < ch->h0 + nh * (t + 1) / nt; i++)
@@ -437,6 +362,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         n_items += parts[t].n_items;
         n_varied += parts[t].n_varied;
     }
+    ch->off_items = 0;
     size_t o = hk_align16(n_items * sizeof(hk_item));
     ch->off_read_off = o;
     o += hk_align16((nr + 1) * 4);
@@ -472,13 +398,11 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         start[k + 1] = start[k] + c;
     }
     for (int c = 0; c < nbins; c++) {
-        ch->cfg_begin[c] = start[(size_t)c * NB];
-        ch->cfg_end[c] = start[(size_t)(c + 1) * NB];
+        ch->cfg_begin[c] = start[(size_t)c * HK_BUCKETS];
+        ch->cfg_end[c] = start[(size_t)(c + 1) * HK_BUCKETS];
     }
-    ch->n_single = nsingle;
-    ch->n_bins = nbins;
     ch->n_items = (uint32_t)n_items;
-    ch->n_long = long_dbl ? ch->cfg_end[ch->long_bin] - ch->cfg_begin[ch->long_bin] : 0;
+    ch->n_long = ch->long_bin >= 0 ? ch->cfg_end[ch->long_bin] - ch->cfg_begin[ch->long_bin] : 0;
     for (size_t k = 0; k < nkeys; k++) {                /* counts become positions */
         uint32_t next = start[k];
         for (unsigned t = 0; t < nt; t++) {
@@ -490,6 +414,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     degenerate->clear();
     for (unsigned t = 0; t < nt; t++)
         degenerate->insert(degenerate->end(), parts[t].degen.begin(), parts[t].degen.end());
+    ch->n_degen = (uint32_t)degenerate->size();
 
     /* pass 2: items to their places, sequences */
     hk_item *items = reinterpret_cast<hk_item *>(in);
@@ -504,7 +429,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     }
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, dbl, long_dbl, nullptr, nullptr,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, nullptr, nullptr,
                    [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
         const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt + (t + 1 == nt);
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
@@ -632,7 +557,7 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
     int order[HK_CHUNK_BINS], rows[HK_CHUNK_BINS], no = 0;
     for (int k = 0; k < ch->n_bins; k++) {
         if (k == nsingle || k == ch->long_bin || ch->cfg_end[k] == ch->cfg_begin[k]) continue;
-        rows[k] = k < nsingle ? fam_rows(dbl ? FAM_DOUBLE : FAM_FLOAT, k) : hk_cgap_rows(k - nsingle - 1);
+        rows[k] = k < nsingle ? fam_rows(dbl ? HK_FAM_DOUBLE : HK_FAM_FLOAT, k) : hk_cgap_rows(k - nsingle - 1);
         order[no++] = k;
     }
     std::stable_sort(order, order + no, [&](int a, int b) { return rows[a] > rows[b]; });

@@ -118,7 +118,10 @@ static void slot_free(hk_slot *s)
     else if (s->d_lk) cudaFree(s->d_lk);
     if (s->d_redo) cudaFree(s->d_redo);
     if (s->d_scratch) cudaFree(s->d_scratch);
+    if (s->d_tmp) cudaFree(s->d_tmp);
     s->h_in = s->h_out = s->d_in = nullptr;
+    s->d_tmp = nullptr;
+    s->tmp_bytes = 0;
     s->d_lk = nullptr;
     s->d_redo = nullptr;
     s->d_nredo = nullptr;
@@ -138,7 +141,7 @@ static void dev_free(hk_dev *d)
         slot_free(&d->slot[k]);
         hk_side *xs = &d->slot[k].side;
         if (k == 0 && d->t0) cudaEventDestroy(d->t0);
-        for (cudaEvent_t ev : { d->slot[k].done, d->slot[k].c0, d->slot[k].k0, d->slot[k].k1, xs->fork })
+        for (cudaEvent_t ev : { d->slot[k].done, d->slot[k].counted, d->slot[k].c0, d->slot[k].k0, d->slot[k].k1, xs->fork })
             if (ev) cudaEventDestroy(ev);
         for (int i = 0; i < HK_SIDE_STREAMS; i++) {
             if (xs->join[i]) cudaEventDestroy(xs->join[i]);
@@ -242,6 +245,7 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                 if (e == cudaSuccess) {
                     what = "cudaEventCreateWithFlags";
                     e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
+                    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
                 }
                 hk_side *xs = &d->slot[k].side;
                 what = "cudaStreamCreateWithFlags";
@@ -335,6 +339,8 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
             (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
             (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
+            (s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap, in_cap / 4, in_cap / 4),
+             e = cudaMalloc(&s->d_tmp, s->tmp_bytes)) == cudaSuccess &&
             (what = "cudaHostAlloc", e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
             (e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
             s->in_cap = in_cap;
@@ -527,12 +533,17 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
      * cores are busy reading, packs split over 16 threads waited for the
      * slowest, 0.35-5.9 ms a chunk, and a step of one pack per thread for its
      * latest-woken thread (issue 15). */
-    uint64_t n_planned = 0, n_launched = 0, n_collected = 0;
+    uint64_t n_planned = 0, n_issued = 0, n_launched = 0, n_collected = 0;
     auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
+    /* the GPU packs (the host stages: lists the batch's arrays for a copy)
+     * unless HK_CUDA_PACK=host (measurements) */
+    static const bool host_pack = [] { const char *v = getenv("HK_CUDA_PACK"); return v && !strcmp(v, "host"); }();
     auto pack = [&, precision](hk_slot *s) {
         const double tp = hk_now();
+        s->degen.clear();
         if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
-        else hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
+        else if (host_pack) hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
+        else hk_chunk_stage(s->b, &s->ch, precision, call->direct[s->bi], s->h_in);
         s->trace.pack = (float)((hk_now() - tp) * 1e3);
         __atomic_store_n(&s->packed, 1, __ATOMIC_RELEASE);
     };
@@ -567,7 +578,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             uint32_t nredo;
             memcpy(&nredo, s->h_out, 4);
             /* PDHMM is double only: nothing is recomputed */
-            share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->degen.size() + s->ch.n_long : 0;
+            share_redo += precision == HK_PREC_MIXED && !s->b->pdhmm ? nredo + s->ch.n_degen + s->ch.n_long : 0;
             s->busy = false;
             if (s->ends_share) {
                 call->share_done(s->bi, share_redo);
@@ -617,7 +628,9 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             s->trace_ix = (unsigned)std::min<uint64_t>(n_planned, UINT_MAX);
             s->packed = 0;
             stats->chunks++;
-            if (wq && n_planned > 0) wq->push([&pack, s] { pack(s); });
+            /* staging a chunk whose arrays are pinned is a few copies listed: here */
+            const bool listed = !b->pdhmm && !host_pack && call->direct[s->bi];
+            if (wq && n_planned > 0 && !listed) wq->push([&pack, s] { pack(s); });
             else pack(s);                             /* the first: here, at once */
             n_planned++;
             progress = true;
@@ -625,25 +638,49 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
         }
         if (rc) break;
 
-        while (n_launched < n_planned && __atomic_load_n(&slot_of(n_launched)->packed, __ATOMIC_ACQUIRE)) {
-            hk_slot *s = slot_of(n_launched);          /* launch packed chunks, in order */
+        /* copy packed chunks in, in order, and have the GPU pack the staged ones */
+        while (n_issued < n_planned && __atomic_load_n(&slot_of(n_issued)->packed, __ATOMIC_ACQUIRE)) {
+            hk_slot *s = slot_of(n_issued);
             const double te = hk_now();
             stats->pack_s += s->trace.pack * 1e-3;
-            cudaStream_t st = d->st[n_launched % n_slots];
-            hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
-            const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
+            cudaStream_t st = d->st[n_issued % n_slots];
             const char *what;
-            if ((what = "cudaEventRecord", e = n_launched == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
+            if ((what = "cudaEventRecord", e = n_issued == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
                 (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
-                (what = "cudaMemcpyAsync",
-                 e = cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
+                (what = "cudaMemcpyAsync", e = s->ch.h2d_bytes ? cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes,
+                                                                                cudaMemcpyHostToDevice, st) : cudaSuccess) != cudaSuccess ||
                 (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
                 (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-                (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
-                                                      st, one_stream ? nullptr : &s->side, &what)
-                                 : hk_chunk_launch(&s->ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
-                                                   one_stream ? nullptr : &s->side, &what)) != cudaSuccess ||
+                (s->ch.gpack && ((e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st, &what)) != cudaSuccess ||
+                                 (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess))) {
+                rc = hk_cu_fail(e, what, d->ord, err, errlen);
+                break;
+            }
+            s->trace.enqueue = (float)((hk_now() - te) * 1e3);
+            n_issued++;
+            progress = true;
+        }
+        if (rc) break;
+
+        /* launch the kernels of copied chunks, in order, once their bins are known */
+        while (n_launched < n_issued) {
+            hk_slot *s = slot_of(n_launched);
+            if (s->ch.gpack) {
+                e = cudaEventQuery(s->counted);
+                if (e == cudaErrorNotReady) { (void)cudaGetLastError(); break; }
+                if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventQuery", d->ord, err, errlen); break; }
+                hk_chunk_gpack_done(&s->ch, s->h_in);
+            }
+            const double te = hk_now();
+            cudaStream_t st = d->st[n_launched % n_slots];
+            hk_chunk_dev c = hk_chunk_view(&s->ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, thr);
+            const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
+            const hk_item *items = reinterpret_cast<const hk_item *>(s->d_in + s->ch.off_items);
+            const char *what;
+            if ((e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, items, &s->scratch, st, one_stream ? nullptr : &s->side, &what)
+                                 : hk_chunk_launch(&s->ch, &c, items, &s->scratch, st, one_stream ? nullptr : &s->side,
+                                                   &what)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
                 (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
                                                        cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
@@ -653,7 +690,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             }
             s->busy = true;
             const double th = hk_now();
-            s->trace.enqueue = (float)((th - te) * 1e3);
+            s->trace.enqueue += (float)((th - te) * 1e3);
             s->trace.handed = (float)((th - t_call) * 1e3);
             if (n_launched == 0) stats->dev_first[0] = (float)((th - t_start) * 1e3);
             n_launched++;
@@ -664,12 +701,13 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
         if (n_collected == n_planned && r >= work[wi].r1 && wi + 1 >= work.size()) break;   /* all done */
         if (progress) continue;
         if (wq && wq->run_one()) continue;            /* pack a queued chunk here */
-        if (wq && n_launched < n_planned) {           /* the next is being packed */
+        if (wq && n_issued < n_planned) {             /* the next is being packed */
             wq->wait_done(50);
             continue;
         }
-        const double t0 = hk_now();                   /* all on the GPU, no slot free */
-        e = cudaEventSynchronize(slot_of(n_collected)->done);
+        const double t0 = hk_now();                   /* all on the GPU: the next to launch or collect */
+        hk_slot *next = slot_of(n_launched < n_issued ? n_launched : n_collected);
+        e = cudaEventSynchronize(n_launched < n_issued ? next->counted : next->done);
         stats->wait_s += hk_now() - t0;
         if (e != cudaSuccess) { rc = hk_cu_fail(e, "cudaEventSynchronize", d->ord, err, errlen); break; }
     }

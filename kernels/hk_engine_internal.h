@@ -31,7 +31,7 @@ static_assert(HK_N_FLOAT_CONFIGS + 1 + HK_N_CGAP_CONFIGS + 1 <= HK_CHUNK_BINS, "
  * off_read[] are the read rows: bases, base qualities, then the gap rows
  * (ins, del, gcp), which are only there when a read of the chunk is not
  * constant (has_gap_rows). */
-#define HK_CHUNK_COPIES 6     /* read bases, qualities, three gap rows, haplotype bases */
+#define HK_CHUNK_COPIES 10    /* rows, haplotype bases, and for GPU packing the offsets, gaps, regions */
 struct hk_chunk {
     size_t   reg0, reg1, r0, r1, h0, h1;
     uint64_t pair0, n_pairs, cells;
@@ -41,9 +41,16 @@ struct hk_chunk {
     uint32_t cfg_end[HK_CHUNK_BINS];
     uint32_t n_items;
     uint32_t n_long;          /* pairs (items) in long_bin: scored in double at once */
+    uint32_t n_degen;         /* pairs with an empty sequence (no item; -inf) */
     uint32_t item_cols;       /* the planner's cap on an item's columns, which packing keeps */
+    int      precision;       /* HK_PREC_* it is packed for */
     bool     has_gap_rows;
+    bool     gpack;           /* staged for the GPU to pack (hk_gpack.cu): bins known once it has */
+    size_t   off_items;       /* the work items, binned */
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
+    /* GPU packing only: the batch's offsets and regions as they are, and the
+     * GPU's working space (see hk_gpack_layout) */
+    size_t   off_raw_read_off, off_raw_hap_off, off_raw_regions, off_cnt, off_odd, off_keys, off_items_in, off_result;
     size_t   h2d_bytes;       /* what the host fills and copies: [0, h2d_bytes) of the block */
     uint32_t pad_haps;        /* haplotypes whose padded copy the GPU makes first (0: none) */
     /* rows copied to the GPU straight from the batch's pinned arrays (packed
@@ -197,6 +204,8 @@ struct hk_slot {
     uint32_t      *d_nredo;
     void          *d_scratch;
     hk_scratch     scratch;
+    void          *d_tmp;          /* CUB's working space for GPU packing */
+    size_t         tmp_bytes;
     size_t         in_cap;
     uint64_t       pairs_cap;
     bool           in_arena;       /* h_in and h_out are the slot's slice of the device's arena */
@@ -208,6 +217,7 @@ struct hk_slot {
     bool           ends_share;     /* the last chunk of the device's share of that batch */
     std::vector<uint64_t> degen;   /* pairs of the chunk with an empty sequence */
     cudaEvent_t    c0, k0, k1;     /* copy in, kernels start, kernels end (timing) */
+    cudaEvent_t    counted;        /* GPU packing: the bins are back in h_in */
     hk_side        side;
     unsigned       trace_ix;       /* chunk number, for the stats' trace */
     hk_cuda_chunk_trace_t trace;   /* its host times */
@@ -266,8 +276,28 @@ void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
+/* Bins of chunk ch for precision (n_single, n_bins, long_bin, precision). */
+void hk_chunk_bins(hk_chunk *ch, int precision);
+/* The host's packing (the reference, and HK_CUDA_PACK=host): everything in
+ * the block, items binned. */
 void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in,
                    std::vector<uint64_t> *degenerate, hk_pool *pool);
+/* hk_gpack.cu: packing by the GPU. hk_chunk_stage lays out the block and lists
+ * the batch's arrays for a copy (direct) or copies them into `in`;
+ * hk_chunk_gpack (stream st) makes the rest on the GPU and sends the bins
+ * back to h_in, which hk_chunk_gpack_done reads into ch once st has got
+ * there; hk_chunk_gpack_host does what the GPU does, on the host (tests).
+ * hk_gpack_bytes: the block's size (the planner's measure for every
+ * non-PDHMM chunk); hk_gpack_tmp_bytes: CUB's working space. */
+size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t rp, size_t hp, uint64_t pairs,
+                       bool gap_rows, size_t *h2d_end);
+size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs);
+size_t hk_gpack_tmp_bytes(uint64_t pairs, size_t reads, size_t haps);
+void hk_chunk_stage(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in);
+cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk, void *d_tmp, size_t tmp_bytes,
+                           unsigned char *h_in, cudaStream_t st, const char **what);
+void hk_chunk_gpack_host(const hk_chunk *ch, unsigned char *in, double *lk);
+void hk_chunk_gpack_done(hk_chunk *ch, const unsigned char *h_in);
 /* What the chunk's first kernel does on the GPU, done on the host (tests). */
 void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in);
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,

@@ -4,8 +4,10 @@
  *   tests/bench/bench_pack THREADS INPUT [RUNS]   (build: make tests/bench/bench_pack)
  *
  * Reads INPUT into one batch, then RUNS times (default 5) plans and packs
- * the whole of it as hk_cuda_score does on one device, twice: with every row
- * packed, and with the rows listed for a copy from the (pinned) batch (slots of
+ * the whole of it as hk_cuda_score does on one device, three ways: the
+ * host's packing with every row packed, and with the rows listed for a copy
+ * from the (pinned) batch; and the engine's staging for GPU packing, whose
+ * host work is to list the batch's arrays for a copy (slots of
  * HK_SLOT_BYTES, about 8 chunks' worth of cells at most per chunk, a pool of
  * THREADS host threads), into ordinary memory. Prints the chunks and the
  * milliseconds of planning and packing per run. Host code only: it runs
@@ -54,8 +56,12 @@ int main(int argc, char **argv)
     std::vector<unsigned char> in(2 * HK_SLOT_BYTES);
     std::vector<uint64_t> degen;
     printf("# %zu regions, %zu reads, %zu pairs; %u threads\n", b.n_regions, b.n_reads, b.n_pairs, threads);
-    for (int k = 0; k < 2 * runs; k++) {
-        const bool direct = k % 2;   /* alternating: rows packed, rows listed for a copy from the batch */
+    static const char *const ways[] = { "rows packed", "rows listed", "staged for the GPU to pack" };
+    for (int k = 0; k < 3 * runs; k++) {
+        /* alternating: the host's packing with rows packed, with rows listed
+         * for a copy from the batch; the engine's staging (GPU packing) */
+        const int way = k % 3;
+        const bool direct = way > 0;
         double t_plan = 0, t_pack = 0;
         int chunks = 0;
         size_t reg = 0, rd = 0;
@@ -68,15 +74,15 @@ int main(int argc, char **argv)
                 return 1;
             }
             const double t1 = now();
-            hk_chunk_pack(&b, &ch, HK_PREC_MIXED, direct, in.data(), &degen, &pool);
+            if (way == 2) hk_chunk_stage(&b, &ch, HK_PREC_MIXED, true, in.data());
+            else hk_chunk_pack(&b, &ch, HK_PREC_MIXED, direct, in.data(), &degen, &pool);
             t_plan += t1 - t0;
             t_pack += now() - t1;
             chunks++;
             rd = ch.r1;
             reg = ch.reg1 - 1;
         }
-        printf("run %d, rows %s: %d chunks, plan %.2f ms, pack %.2f ms (%.3f ms per chunk)\n", k / 2,
-               direct ? "listed" : "packed", chunks, t_plan * 1e3, t_pack * 1e3, t_pack * 1e3 / chunks);
+        printf("run %d, %s: %d chunks, plan %.2f ms, pack %.2f ms (%.3f ms per chunk)\n", k / 3, ways[way], chunks, t_plan * 1e3, t_pack * 1e3, t_pack * 1e3 / chunks);
     }
     hk_batch_free(&b);
     return 0;

@@ -15,6 +15,8 @@
  * by the same code on the host, over garbage) has every haplotype at an
  * even offset, its codes, and HK_HAP_PAD after an odd one, and lies past
  * what the host fills and copies. Output is TAP. */
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,6 +153,71 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
     return bad;
 }
 
+/* GPU packing (hk_gpack.cu) against the host's: chunk g staged and packed
+ * in g_in (lk: its results, where the pairs of empty sequences got -inf)
+ * must hold what the host's packing put in ref_in, byte for byte, and bin
+ * for bin. Returns the number of problems (printed). */
+static int compare_gpack(const hk_chunk &ref, const unsigned char *ref_in, const std::vector<uint64_t> &degen,
+                         const hk_chunk &g, const unsigned char *g_in, const double *lk, const char *where)
+{
+    int bad = 0;
+    auto fail = [&](const char *what, size_t i) {
+        if (bad++ < 5) printf("# %s, chunk of reads %zu-%zu: %s (%zu)\n", where, ref.r0, ref.r1, what, i);
+    };
+    const size_t nr = ref.r1 - ref.r0, nh = ref.h1 - ref.h0;
+    if (g.n_items != ref.n_items) fail("item count", g.n_items);
+    if (g.n_bins != ref.n_bins || g.long_bin != ref.long_bin) fail("bins", g.n_bins);
+    for (int k = 0; k < ref.n_bins; k++)
+        if ((ref.cfg_end[k] > ref.cfg_begin[k] || g.cfg_end[k] > g.cfg_begin[k]) &&
+            (g.cfg_begin[k] != ref.cfg_begin[k] || g.cfg_end[k] != ref.cfg_end[k])) fail("bin bounds", k);
+    if (g.n_long != ref.n_long) fail("long reads' items", g.n_long);
+    if (g.n_degen != degen.size()) fail("empty-sequence pairs", g.n_degen);
+    if (g.has_gap_rows != ref.has_gap_rows) fail("gap rows", g.has_gap_rows);
+    if (g.n_items == ref.n_items && memcmp(g_in + g.off_items, ref_in + ref.off_items, ref.n_items * sizeof(hk_item)))
+        fail("items", 0);
+    const struct { size_t a, b, n; const char *what; } same[] = {
+        { g.off_read_off, ref.off_read_off, (nr + 1) * 4, "read offsets" },
+        { g.off_hap_off, ref.off_hap_off, (nh + 1) * 4, "haplotype offsets" },
+        { g.off_hap_off2, ref.off_hap_off2, (nh + 1) * 4, "padded haplotype offsets" },
+        { g.off_gaps, ref.off_gaps, nr * sizeof(hk_read_gaps_t), "gap summaries" } };
+    for (const auto &x : same)
+        if (memcmp(g_in + x.a, ref_in + x.b, x.n)) fail(x.what, 0);
+    size_t inf = 0;
+    for (uint64_t p : degen) inf += std::isinf(lk[p]) && lk[p] < 0;
+    for (uint64_t p = 0; p < ref.n_pairs; p++) inf -= std::isinf(lk[p]) && lk[p] < 0;
+    if (inf != 0 || degen.size() != g.n_degen) fail("-inf where the host lists empty-sequence pairs, and only there", inf);
+    return bad;
+}
+
+/* The GPU, when there is one: its packing of a staged chunk, brought back. */
+static bool gpu_pack(const hk_chunk &ch, const unsigned char *staged, std::vector<unsigned char> &out,
+                     std::vector<double> &lk)
+{
+    unsigned char *d_in = nullptr;
+    double *d_lk = nullptr;
+    void *d_tmp = nullptr;
+    const size_t tmp = hk_gpack_tmp_bytes(ch.n_pairs, ch.r1 - ch.r0, ch.h1 - ch.h0);
+    const char *what;
+    bool ok = cudaMalloc(&d_in, ch.in_bytes) == cudaSuccess && cudaMalloc(&d_lk, (ch.n_pairs + 1) * 8) == cudaSuccess &&
+              cudaMalloc(&d_tmp, tmp) == cudaSuccess && cudaMemset(d_in, 0xab, ch.in_bytes) == cudaSuccess &&
+              cudaMemset(d_lk, 0, (ch.n_pairs + 1) * 8) == cudaSuccess &&
+              cudaMemcpy(d_in, staged, ch.h2d_bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
+              hk_chunk_gpack(&ch, d_in, d_lk, d_tmp, tmp, out.data(), 0, &what) == cudaSuccess &&
+              cudaMemcpy(out.data(), d_in, ch.off_result, cudaMemcpyDeviceToHost) == cudaSuccess &&
+              cudaMemcpy(lk.data(), d_lk, ch.n_pairs * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
+    cudaFree(d_in);
+    cudaFree(d_lk);
+    cudaFree(d_tmp);
+    return ok;
+}
+
+static bool have_gpu()
+{
+    int n = 0;
+    static const bool yes = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    return yes;
+}
+
 /* Plan and pack all of b in chunks within lim; check each. */
 static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads, int precision, bool direct,
                      const char *what_)
@@ -158,10 +225,11 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
     char what[160];
     snprintf(what, sizeof what, "%s%s", what_, direct ? ", rows straight from the batch" : "");
     hk_pool pool(threads - 1);
-    std::vector<unsigned char> in(lim.in_bytes);
+    std::vector<unsigned char> in(lim.in_bytes), in_g(lim.in_bytes), in_d(lim.in_bytes);
     std::vector<uint64_t> degen;
+    std::vector<double> lk(lim.pairs + 1), lk_d(lim.pairs + 1);
     size_t reg = 0, r = 0, chunks = 0, pairs = 0, long_pairs = 0;
-    int bad = 0, plan_failed = 0;
+    int bad = 0, plan_failed = 0, bad_g = 0, bad_d = 0, gpu_failed = 0;
     while (r < b->n_reads) {
         while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
         hk_chunk ch;
@@ -183,6 +251,24 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
         }
         hk_chunk_pad_host(&ch, in.data());
         bad += check_chunk(b, ch, in.data(), degen, lim, precision);
+        /* the GPU's packing, its steps run here, then on the GPU */
+        hk_chunk g = ch;
+        hk_chunk_stage(b, &g, precision, false, in_g.data());
+        if (g.in_bytes > lim.in_bytes) bad_g++, printf("# GPU packing's block larger than the planner's limit\n");
+        memset(in_g.data() + g.h2d_bytes, 0xab, g.in_bytes - g.h2d_bytes);
+        std::fill(lk.begin(), lk.end(), 0.0);
+        hk_chunk_gpack_host(&g, in_g.data(), lk.data());
+        hk_chunk_gpack_done(&g, in_g.data());
+        bad_g += compare_gpack(ch, in.data(), degen, g, in_g.data(), lk.data(), "GPU packing's steps on the host");
+        if (have_gpu() && !gpu_failed) {
+            hk_chunk gd = ch;
+            hk_chunk_stage(b, &gd, precision, false, in_d.data());
+            if (!gpu_pack(gd, in_d.data(), in_d, lk_d)) gpu_failed = 1;
+            else {
+                hk_chunk_gpack_done(&gd, in_d.data());
+                bad_d += compare_gpack(ch, in.data(), degen, gd, in_d.data(), lk_d.data(), "GPU packing on the GPU");
+            }
+        }
         long_pairs += ch.n_long;
         chunks++;
         pairs += ch.n_pairs;
@@ -193,6 +279,13 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
            what, threads, chunks, b->n_pairs, b->n_regions, pairs);
     TAP_OK(bad == 0, "%s, %u thread(s): items, rows and both haplotype copies as the batch has them, "
            "%zu pairs of long reads to double (%d problems)", what, threads, long_pairs, bad);
+    TAP_OK(bad_g == 0, "%s, %u thread(s): GPU packing's steps, run on the host, give the host packing's items, bins, offsets "
+           "and -inf pairs (%d problems)", what, threads, bad_g);
+    if (!have_gpu())
+        printf("# SKIP %s: no CUDA device: GPU packing on the GPU not checked\n", what);
+    else
+        TAP_OK(!gpu_failed && bad_d == 0, "%s: GPU packing on the GPU gives the host packing's items, bins, "
+               "offsets and -inf pairs (%d problems%s)", what, bad_d, gpu_failed ? ", a CUDA call failed" : "");
 }
 
 int main(void)

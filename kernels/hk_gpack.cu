@@ -1,0 +1,302 @@
+/* hk_gpack.cu - chunks packed by the GPU. The host stages a chunk: it lists
+ * the batch's arrays as they are (rows, haplotype bases, read and haplotype
+ * offsets, gap summaries, regions) for a copy (or, when they are not pinned,
+ * copies them into the staging block), which is all its work per chunk. The
+ * GPU then makes the chunk-relative offsets and the work items, sorts the
+ * items by bin and length bucket (a stable CUB radix sort: the host
+ * reference's order exactly), writes -inf for the pairs of an empty sequence,
+ * and sends back where each bin's items begin and end, which the host needs
+ * to launch the chunk's kernels. The per-thread steps are host-and-device
+ * functions: the packing tests run them on the host (hk_chunk_gpack_host),
+ * the GPU test on the GPU, against the host's packing (hk_chunk_pack). */
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <vector>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "hk_engine_internal.h"
+#include "hk_items.cuh"
+
+/* What the GPU sends back: the items, the empty-sequence pairs, the bins. */
+struct hk_gpack_result {
+    uint32_t n_items, n_degen, pad[2];
+    uint32_t begin[HK_CHUNK_BINS], end[HK_CHUNK_BINS];
+};
+
+#define HK_KEY_NONE 0xffffu        /* the keys of the unused places: sorted last */
+static_assert(HK_CHUNK_BINS * HK_BUCKETS < HK_KEY_NONE, "keys fit 16 bits");
+
+/* The layout of a GPU-packed chunk's block (ch NULL: its size only). What
+ * the host fills comes first ([0, h2d_end)): gap summaries, rows, haplotype
+ * bases, the batch's offsets and regions; then what the GPU makes. Items
+ * have room for one per pair (an item has a pair at least). */
+size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t rp, size_t hp, uint64_t pairs,
+                       bool gap_rows, size_t *h2d_end)
+{
+    size_t o = 0;
+    auto put = [&o](size_t *off, size_t bytes) { if (off) *off = o; o += hk_align16(bytes); };
+    hk_chunk dummy;
+    hk_chunk *c = ch ? ch : &dummy;
+    put(&c->off_gaps, nr * sizeof(hk_read_gaps_t));
+    for (int k = 0; k < 5; k++) put(&c->off_read[k], k < 2 || gap_rows ? rp : 0);
+    put(&c->off_hbase, hp);
+    put(&c->off_raw_read_off, (nr + 1) * 8);
+    put(&c->off_raw_hap_off, (nh + 1) * 8);
+    put(&c->off_raw_regions, nreg * sizeof(hk_region_t));
+    if (h2d_end) *h2d_end = o;
+    put(&c->off_items, pairs * sizeof(hk_item));
+    put(&c->off_read_off, (nr + 1) * 4);
+    put(&c->off_hap_off, (nh + 1) * 4);
+    put(&c->off_hap_off2, (nh + 1) * 4);
+    put(&c->off_hbase2, hp + nh);
+    put(&c->off_cnt, 2 * (nr + 1) * 4);                  /* items per read, then their scan */
+    put(&c->off_odd, 2 * (nh + 1) * 4);                  /* odd haplotypes, then their scan */
+    put(&c->off_keys, 2 * pairs * 2);                    /* in and sorted */
+    put(&c->off_items_in, pairs * sizeof(hk_item));
+    put(&c->off_result, sizeof(hk_gpack_result));
+    return o;
+}
+
+size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs)
+{
+    return hk_gpack_layout(nullptr, r1 - r0, h1 - h0, nreg, b->read_off[r1] - b->read_off[r0],
+                           b->hap_off[h1] - b->hap_off[h0], pairs, true, nullptr);
+}
+
+void hk_chunk_stage(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in)
+{
+    hk_chunk_bins(ch, precision);
+    const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0, nreg = ch->reg1 - ch->reg0;
+    const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
+    const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
+    ch->has_gap_rows = false;              /* else no gap rows: less to copy */
+    for (size_t r = ch->r0; r < ch->r1 && !ch->has_gap_rows; r++) ch->has_gap_rows = !b->read_gaps[r].constant;
+    size_t h2d_end;
+    ch->in_bytes = hk_gpack_layout(ch, nr, nh, nreg, rp, hp, ch->n_pairs, ch->has_gap_rows, &h2d_end);
+    ch->gpack = true;
+    ch->precision = precision;
+    ch->pad_haps = (uint32_t)nh;
+    ch->n_items = 0;
+    ch->n_degen = 0;
+    const struct { const void *src; size_t off, bytes; } parts[] = {
+        { b->read_gaps + ch->r0, ch->off_gaps, nr * sizeof(hk_read_gaps_t) },
+        { b->read_base + rbase0, ch->off_read[0], rp },
+        { b->read_q + rbase0, ch->off_read[1], rp },
+        { b->read_i + rbase0, ch->off_read[2], ch->has_gap_rows ? rp : 0 },
+        { b->read_d + rbase0, ch->off_read[3], ch->has_gap_rows ? rp : 0 },
+        { b->read_g + rbase0, ch->off_read[4], ch->has_gap_rows ? rp : 0 },
+        { b->hap_base + hbase0, ch->off_hbase, hp },
+        { b->read_off + ch->r0, ch->off_raw_read_off, (nr + 1) * 8 },
+        { b->hap_off + ch->h0, ch->off_raw_hap_off, (nh + 1) * 8 },
+        { b->regions + ch->reg0, ch->off_raw_regions, nreg * sizeof(hk_region_t) } };
+    static_assert(sizeof parts / sizeof *parts <= HK_CHUNK_COPIES, "room for the copies");
+    ch->n_copies = 0;
+    for (const auto &p : parts) {
+        if (!p.bytes) continue;
+        if (direct) ch->copy[ch->n_copies++] = { p.src, p.off, p.bytes };
+        else memcpy(in + p.off, p.src, p.bytes);
+    }
+    ch->h2d_bytes = direct ? 0 : h2d_end;
+}
+
+/* The device's (or the host test's) view of a staged block. */
+struct hk_gpack_view {
+    hk_items_src src;
+    uint32_t *read_off, *hap_off, *hap_off2;   /* chunk-relative, what the kernels read */
+    uint32_t *cnt, *first;                     /* items per read; its exclusive scan (n_reads + 1) */
+    uint32_t *odd, *odd_before;                /* odd haplotypes; their exclusive scan (n_haps + 1) */
+    uint16_t *keys_in, *keys_out;
+    hk_item  *items_in, *items_out;
+    hk_gpack_result *res;
+    double   *lk;
+    uint32_t  cap;                             /* places for items: the chunk's pairs */
+};
+
+static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *lk)
+{
+    hk_gpack_view v;
+    hk_items_src &s = v.src;
+    s.read_off = reinterpret_cast<const uint64_t *>(in + ch->off_raw_read_off);
+    s.hap_off = reinterpret_cast<const uint64_t *>(in + ch->off_raw_hap_off);
+    s.gaps = reinterpret_cast<const hk_read_gaps_t *>(in + ch->off_gaps);
+    s.regions = reinterpret_cast<const hk_region_t *>(in + ch->off_raw_regions);
+    s.n_reads = (uint32_t)(ch->r1 - ch->r0);
+    s.n_haps = (uint32_t)(ch->h1 - ch->h0);
+    s.n_regions = (uint32_t)(ch->reg1 - ch->reg0);
+    s.r0 = ch->r0;
+    s.h0 = ch->h0;
+    s.pair0 = ch->pair0;
+    s.item_cols = ch->item_cols;
+    s.n_single = ch->n_single;
+    s.long_bin = ch->long_bin;
+    s.dbl = ch->precision == HK_PREC_DOUBLE;
+    s.long_dbl = ch->precision == HK_PREC_MIXED;
+    v.read_off = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
+    v.hap_off = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
+    v.hap_off2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
+    v.cnt = reinterpret_cast<uint32_t *>(in + ch->off_cnt);
+    v.first = v.cnt + s.n_reads + 1;
+    v.odd = reinterpret_cast<uint32_t *>(in + ch->off_odd);
+    v.odd_before = v.odd + s.n_haps + 1;
+    v.keys_in = reinterpret_cast<uint16_t *>(in + ch->off_keys);
+    v.keys_out = v.keys_in + ch->n_pairs;
+    v.items_in = reinterpret_cast<hk_item *>(in + ch->off_items_in);
+    v.items_out = reinterpret_cast<hk_item *>(in + ch->off_items);
+    v.res = reinterpret_cast<hk_gpack_result *>(in + ch->off_result);
+    v.lk = lk;
+    v.cap = (uint32_t)ch->n_pairs;
+    return v;
+}
+
+/* ---- the steps, one index each (read, haplotype or item place) ---- */
+
+/* chunk-relative offsets; odd haplotypes */
+__host__ __device__ static inline void step_offsets(const hk_gpack_view &v, uint32_t i)
+{
+    const hk_items_src &s = v.src;
+    if (i <= s.n_reads) v.read_off[i] = (uint32_t)(s.read_off[i] - s.read_off[0]);
+    if (i <= s.n_haps) {
+        v.hap_off[i] = (uint32_t)(s.hap_off[i] - s.hap_off[0]);
+        v.odd[i] = i < s.n_haps ? (uint32_t)((s.hap_off[i + 1] - s.hap_off[i]) & 1) : 0;
+    }
+}
+
+/* items per read; where the padded copy puts each haplotype (an odd one gets
+ * HK_HAP_PAD after its last base: the odd ones before it shift it) */
+__host__ __device__ static inline void step_count(const hk_gpack_view &v, uint32_t i)
+{
+    const hk_items_src &s = v.src;
+    if (i < s.n_reads) {
+        uint32_t n = 0;
+        hk_read_items(s, hk_items_region(s, i), i, [&](const hk_item &, uint32_t) { n++; }, [](uint32_t) {});
+        v.cnt[i] = n;
+    } else if (i == s.n_reads) {
+        v.cnt[i] = 0;
+    }
+    if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.odd_before[i];
+}
+
+/* a read's items and keys at their places in read order; the places left
+ * over get keys that sort last */
+__host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_t i)
+{
+    const hk_items_src &s = v.src;
+    const uint32_t total = v.first[s.n_reads];
+    if (i < s.n_reads) {
+        uint32_t pos = v.first[i], degen = 0;
+        hk_read_items(s, hk_items_region(s, i), i,
+                      [&](const hk_item &it, uint32_t key) { v.keys_in[pos] = (uint16_t)key; v.items_in[pos++] = it; },
+                      [&](uint32_t out) { v.lk[out] = -INFINITY; degen++; });
+        if (degen) {
+#ifdef __CUDA_ARCH__
+            atomicAdd(&v.res->n_degen, degen);
+#else
+            v.res->n_degen += degen;
+#endif
+        }
+    }
+    if (i >= total && i < v.cap) {
+        v.keys_in[i] = HK_KEY_NONE;
+        v.items_in[i] = hk_item{ 0, 0, 0, 0 };
+    }
+}
+
+/* where each bin's items begin and end (the result was zeroed) */
+__host__ __device__ static inline void step_bounds(const hk_gpack_view &v, uint32_t i)
+{
+    const uint32_t total = v.first[v.src.n_reads];
+    if (i == 0) v.res->n_items = total;
+    if (i >= total) return;
+    const uint32_t bin = v.keys_out[i] / HK_BUCKETS;
+    if (i == 0 || v.keys_out[i - 1] / HK_BUCKETS != bin) v.res->begin[bin] = i;
+    if (i + 1 == total || v.keys_out[i + 1] / HK_BUCKETS != bin) v.res->end[bin] = i + 1;
+}
+
+enum { STEP_OFFSETS, STEP_COUNT, STEP_EMIT, STEP_BOUNDS };
+
+template <int STEP> __global__ void gpack_kernel(hk_gpack_view v, uint32_t n)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (STEP == STEP_OFFSETS) step_offsets(v, i);
+    else if (STEP == STEP_COUNT) step_count(v, i);
+    else if (STEP == STEP_EMIT) step_emit(v, i);
+    else step_bounds(v, i);
+}
+
+template <int STEP> static cudaError_t run_step(const hk_gpack_view &v, uint32_t n, cudaStream_t st)
+{
+    gpack_kernel<STEP><<<(n + 255) / 256, 256, 0, st>>>(v, n);
+    return cudaGetLastError();
+}
+
+static uint32_t n_steps(const hk_gpack_view &v)
+{
+    return std::max({ v.src.n_reads + 1, v.src.n_haps + 1, v.cap });
+}
+
+size_t hk_gpack_tmp_bytes(uint64_t pairs, size_t reads, size_t haps)
+{
+    size_t a = 0, b = 0, c = 0;
+    pairs = std::min<uint64_t>(pairs, INT_MAX);
+    reads = std::min<size_t>(reads, INT_MAX - 1);
+    haps = std::min<size_t>(haps, INT_MAX - 1);
+    (void)cub::DeviceRadixSort::SortPairs(nullptr, a, (const uint16_t *)nullptr, (uint16_t *)nullptr,
+                                          (const hk_item *)nullptr, (hk_item *)nullptr, (int)pairs, 0, 16);
+    (void)cub::DeviceScan::ExclusiveSum(nullptr, b, (const uint32_t *)nullptr, (uint32_t *)nullptr, (int)reads + 1);
+    (void)cub::DeviceScan::ExclusiveSum(nullptr, c, (const uint32_t *)nullptr, (uint32_t *)nullptr, (int)haps + 1);
+    return std::max({ a, b, c });
+}
+
+cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk, void *d_tmp, size_t tmp_bytes,
+                           unsigned char *h_in, cudaStream_t st, const char **what)
+{
+    const hk_gpack_view v = gpack_view(ch, d_in, d_lk);
+    const uint32_t n = n_steps(v);
+    const int nr = (int)v.src.n_reads, nh = (int)v.src.n_haps;
+    size_t t;
+    cudaError_t e;
+    *what = "hk_cuda packing";
+    if ((e = cudaMemsetAsync(v.res, 0, sizeof *v.res, st)) != cudaSuccess ||
+        (e = run_step<STEP_OFFSETS>(v, n, st)) != cudaSuccess ||
+        (t = tmp_bytes, e = cub::DeviceScan::ExclusiveSum(d_tmp, t, v.odd, v.odd_before, nh + 1, st)) != cudaSuccess ||
+        (e = run_step<STEP_COUNT>(v, n, st)) != cudaSuccess ||
+        (t = tmp_bytes, e = cub::DeviceScan::ExclusiveSum(d_tmp, t, v.cnt, v.first, nr + 1, st)) != cudaSuccess ||
+        (e = run_step<STEP_EMIT>(v, n, st)) != cudaSuccess ||
+        (t = tmp_bytes, e = cub::DeviceRadixSort::SortPairs(d_tmp, t, v.keys_in, v.keys_out, v.items_in, v.items_out,
+                                                            (int)v.cap, 0, 16, st)) != cudaSuccess ||
+        (e = run_step<STEP_BOUNDS>(v, n, st)) != cudaSuccess)
+        return e;
+    *what = "cudaMemcpyAsync";
+    return cudaMemcpyAsync(h_in + ch->off_result, v.res, sizeof *v.res, cudaMemcpyDeviceToHost, st);
+}
+
+void hk_chunk_gpack_host(const hk_chunk *ch, unsigned char *in, double *lk)
+{
+    const hk_gpack_view v = gpack_view(ch, in, lk);
+    const uint32_t n = n_steps(v);
+    memset(v.res, 0, sizeof *v.res);
+    for (uint32_t i = 0; i < n; i++) step_offsets(v, i);
+    std::exclusive_scan(v.odd, v.odd + v.src.n_haps + 1, v.odd_before, 0u);
+    for (uint32_t i = 0; i < n; i++) step_count(v, i);
+    std::exclusive_scan(v.cnt, v.cnt + v.src.n_reads + 1, v.first, 0u);
+    for (uint32_t i = 0; i < n; i++) step_emit(v, i);
+    std::vector<uint32_t> ix(v.cap);                       /* the radix sort: stable, by key */
+    std::iota(ix.begin(), ix.end(), 0u);
+    std::stable_sort(ix.begin(), ix.end(), [&](uint32_t a, uint32_t b) { return v.keys_in[a] < v.keys_in[b]; });
+    for (uint32_t k = 0; k < v.cap; k++) { v.keys_out[k] = v.keys_in[ix[k]]; v.items_out[k] = v.items_in[ix[k]]; }
+    for (uint32_t i = 0; i < n; i++) step_bounds(v, i);
+}
+
+void hk_chunk_gpack_done(hk_chunk *ch, const unsigned char *h_in)
+{
+    const hk_gpack_result *r = reinterpret_cast<const hk_gpack_result *>(h_in + ch->off_result);
+    ch->n_items = r->n_items;
+    ch->n_degen = r->n_degen;
+    for (int k = 0; k < ch->n_bins; k++) { ch->cfg_begin[k] = r->begin[k]; ch->cfg_end[k] = r->end[k]; }
+    ch->n_long = ch->long_bin >= 0 ? ch->cfg_end[ch->long_bin] - ch->cfg_begin[ch->long_bin] : 0;
+}
