@@ -339,7 +339,7 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
             (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
             (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
             (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
-            (s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap, in_cap / 4, in_cap / 4),
+            (s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap),
              e = cudaMalloc(&s->d_tmp, s->tmp_bytes)) == cudaSuccess &&
             (what = "cudaHostAlloc", e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
             (e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
@@ -522,8 +522,12 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
     unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
     if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
+    /* the GPU packs (the host stages: lists the batch's arrays for a copy)
+     * unless HK_CUDA_PACK=host (measurements) */
+    static const bool host_pack = [] { const char *v = getenv("HK_CUDA_PACK"); return v && !strcmp(v, "host"); }();
     hk_workq *wq = d->wq.get();
-    const unsigned n_slots = 2 * (wq ? wq->size() : 1);
+    /* GPU packing: the bins come back before the kernels launch, so more in flight */
+    const unsigned n_slots = host_pack ? 2 * (wq ? wq->size() : 1) : HK_SLOTS;
     /* Chunk j goes to slot j % n_slots. The device's thread plans chunks
      * into free slots in order and queues their packing; the packing threads
      * (and this one, when it has nothing else to do) pack each chunk whole,
@@ -535,9 +539,6 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
      * latest-woken thread (issue 15). */
     uint64_t n_planned = 0, n_issued = 0, n_launched = 0, n_collected = 0;
     auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
-    /* the GPU packs (the host stages: lists the batch's arrays for a copy)
-     * unless HK_CUDA_PACK=host (measurements) */
-    static const bool host_pack = [] { const char *v = getenv("HK_CUDA_PACK"); return v && !strcmp(v, "host"); }();
     auto pack = [&, precision](hk_slot *s) {
         const double tp = hk_now();
         s->degen.clear();
@@ -638,31 +639,6 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
         }
         if (rc) break;
 
-        /* copy packed chunks in, in order, and have the GPU pack the staged ones */
-        while (n_issued < n_planned && __atomic_load_n(&slot_of(n_issued)->packed, __ATOMIC_ACQUIRE)) {
-            hk_slot *s = slot_of(n_issued);
-            const double te = hk_now();
-            stats->pack_s += s->trace.pack * 1e-3;
-            cudaStream_t st = d->st[n_issued % n_slots];
-            const char *what;
-            if ((what = "cudaEventRecord", e = n_issued == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
-                (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
-                (what = "cudaMemcpyAsync", e = s->ch.h2d_bytes ? cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes,
-                                                                                cudaMemcpyHostToDevice, st) : cudaSuccess) != cudaSuccess ||
-                (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
-                (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
-                (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-                (s->ch.gpack && ((e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st, &what)) != cudaSuccess ||
-                                 (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess))) {
-                rc = hk_cu_fail(e, what, d->ord, err, errlen);
-                break;
-            }
-            s->trace.enqueue = (float)((hk_now() - te) * 1e3);
-            n_issued++;
-            progress = true;
-        }
-        if (rc) break;
-
         /* launch the kernels of copied chunks, in order, once their bins are known */
         while (n_launched < n_issued) {
             hk_slot *s = slot_of(n_launched);
@@ -697,6 +673,32 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             progress = true;
         }
         if (rc) break;
+
+        /* copy the next packed chunk in, and have the GPU pack it if it is staged;
+         * one at a time, so that launching and collecting never wait behind
+         * a row of these (0.15 ms each on an H100 host) */
+        if (n_issued < n_planned && __atomic_load_n(&slot_of(n_issued)->packed, __ATOMIC_ACQUIRE)) {
+            hk_slot *s = slot_of(n_issued);
+            const double te = hk_now();
+            stats->pack_s += s->trace.pack * 1e-3;
+            cudaStream_t st = d->st[n_issued % n_slots];
+            const char *what;
+            if ((what = "cudaEventRecord", e = n_issued == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
+                (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
+                (what = "cudaMemcpyAsync", e = s->ch.h2d_bytes ? cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes,
+                                                                                cudaMemcpyHostToDevice, st) : cudaSuccess) != cudaSuccess ||
+                (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
+                (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
+                (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
+                (s->ch.gpack && ((e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st, &what)) != cudaSuccess ||
+                                 (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess))) {
+                rc = hk_cu_fail(e, what, d->ord, err, errlen);
+                break;
+            }
+            s->trace.enqueue = (float)((hk_now() - te) * 1e3);
+            n_issued++;
+            continue;
+        }
 
         if (n_collected == n_planned && r >= work[wi].r1 && wi + 1 >= work.size()) break;   /* all done */
         if (progress) continue;

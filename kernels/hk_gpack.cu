@@ -16,7 +16,7 @@
 #include <numeric>
 #include <vector>
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include "hk_engine_internal.h"
 #include "hk_items.cuh"
@@ -27,8 +27,9 @@ struct hk_gpack_result {
     uint32_t begin[HK_CHUNK_BINS], end[HK_CHUNK_BINS];
 };
 
-#define HK_KEY_NONE 0xffffu        /* the keys of the unused places: sorted last */
-static_assert(HK_CHUNK_BINS * HK_BUCKETS < HK_KEY_NONE, "keys fit 16 bits");
+#define HK_KEY_BITS 12                              /* a radix sort of two passes */
+#define HK_KEY_NONE ((1u << HK_KEY_BITS) - 1)       /* the keys of the unused places: sorted last */
+static_assert(HK_CHUNK_BINS * HK_BUCKETS <= HK_KEY_NONE, "keys fit HK_KEY_BITS");
 
 /* The layout of a GPU-packed chunk's block (ch NULL: its size only). What
  * the host fills comes first ([0, h2d_end)): gap summaries, rows, haplotype
@@ -154,34 +155,27 @@ static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *l
 
 /* ---- the steps, one index each (read, haplotype or item place) ---- */
 
-/* chunk-relative offsets; odd haplotypes */
-__host__ __device__ static inline void step_offsets(const hk_gpack_view &v, uint32_t i)
+/* chunk-relative offsets; odd haplotypes; items per read; the result zeroed */
+__host__ __device__ static inline void step_count(const hk_gpack_view &v, uint32_t i)
 {
     const hk_items_src &s = v.src;
-    if (i <= s.n_reads) v.read_off[i] = (uint32_t)(s.read_off[i] - s.read_off[0]);
+    if (i < sizeof *v.res / 4) reinterpret_cast<uint32_t *>(v.res)[i] = 0;
     if (i <= s.n_haps) {
         v.hap_off[i] = (uint32_t)(s.hap_off[i] - s.hap_off[0]);
         v.odd[i] = i < s.n_haps ? (uint32_t)((s.hap_off[i + 1] - s.hap_off[i]) & 1) : 0;
     }
-}
-
-/* items per read; where the padded copy puts each haplotype (an odd one gets
- * HK_HAP_PAD after its last base: the odd ones before it shift it) */
-__host__ __device__ static inline void step_count(const hk_gpack_view &v, uint32_t i)
-{
-    const hk_items_src &s = v.src;
-    if (i < s.n_reads) {
-        uint32_t n = 0;
+    if (i > s.n_reads) return;
+    v.read_off[i] = (uint32_t)(s.read_off[i] - s.read_off[0]);
+    uint32_t n = 0;
+    if (i < s.n_reads)
         hk_read_items(s, hk_items_region(s, i), i, [&](const hk_item &, uint32_t) { n++; }, [](uint32_t) {});
-        v.cnt[i] = n;
-    } else if (i == s.n_reads) {
-        v.cnt[i] = 0;
-    }
-    if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.odd_before[i];
+    v.cnt[i] = n;
 }
 
-/* a read's items and keys at their places in read order; the places left
- * over get keys that sort last */
+/* a read's items and keys at their places in read order (the places left
+ * over get keys that sort last); where the padded copy puts each haplotype
+ * (an odd one gets HK_HAP_PAD after its last base: the odd ones before it
+ * shift it) */
 __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_t i)
 {
     const hk_items_src &s = v.src;
@@ -203,9 +197,10 @@ __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_
         v.keys_in[i] = HK_KEY_NONE;
         v.items_in[i] = hk_item{ 0, 0, 0, 0 };
     }
+    if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.odd_before[i];
 }
 
-/* where each bin's items begin and end (the result was zeroed) */
+/* where each bin's items begin and end */
 __host__ __device__ static inline void step_bounds(const hk_gpack_view &v, uint32_t i)
 {
     const uint32_t total = v.first[v.src.n_reads];
@@ -216,14 +211,13 @@ __host__ __device__ static inline void step_bounds(const hk_gpack_view &v, uint3
     if (i + 1 == total || v.keys_out[i + 1] / HK_BUCKETS != bin) v.res->end[bin] = i + 1;
 }
 
-enum { STEP_OFFSETS, STEP_COUNT, STEP_EMIT, STEP_BOUNDS };
+enum { STEP_COUNT, STEP_EMIT, STEP_BOUNDS };
 
 template <int STEP> __global__ void gpack_kernel(hk_gpack_view v, uint32_t n)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (STEP == STEP_OFFSETS) step_offsets(v, i);
-    else if (STEP == STEP_COUNT) step_count(v, i);
+    if (STEP == STEP_COUNT) step_count(v, i);
     else if (STEP == STEP_EMIT) step_emit(v, i);
     else step_bounds(v, i);
 }
@@ -234,22 +228,42 @@ template <int STEP> static cudaError_t run_step(const hk_gpack_view &v, uint32_t
     return cudaGetLastError();
 }
 
-static uint32_t n_steps(const hk_gpack_view &v)
+/* Both exclusive scans, one block each (a chunk has some 10^4 reads: one
+ * launch costs the host less than CUB's two per scan). */
+#define SCAN_THREADS 1024
+#define SCAN_ITEMS 4
+__global__ void __launch_bounds__(SCAN_THREADS) gpack_scan_kernel(hk_gpack_view v)
 {
-    return std::max({ v.src.n_reads + 1, v.src.n_haps + 1, v.cap });
+    typedef cub::BlockScan<uint32_t, SCAN_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    const uint32_t *in = blockIdx.x ? v.odd : v.cnt;
+    uint32_t *out = blockIdx.x ? v.odd_before : v.first;
+    const uint32_t n = blockIdx.x ? v.src.n_haps + 1 : v.src.n_reads + 1;
+    uint32_t carry = 0;
+    for (uint32_t base = 0; base < n; base += SCAN_THREADS * SCAN_ITEMS) {
+        uint32_t x[SCAN_ITEMS], total;
+        const uint32_t i0 = base + threadIdx.x * SCAN_ITEMS;
+        for (int k = 0; k < SCAN_ITEMS; k++) x[k] = i0 + k < n ? in[i0 + k] : 0;
+        scan_t(tmp).ExclusiveSum(x, x, total);
+        for (int k = 0; k < SCAN_ITEMS; k++)
+            if (i0 + k < n) out[i0 + k] = x[k] + carry;
+        carry += total;
+        __syncthreads();                               /* tmp is used again */
+    }
 }
 
-size_t hk_gpack_tmp_bytes(uint64_t pairs, size_t reads, size_t haps)
+static uint32_t n_steps(const hk_gpack_view &v)
 {
-    size_t a = 0, b = 0, c = 0;
-    pairs = std::min<uint64_t>(pairs, INT_MAX);
-    reads = std::min<size_t>(reads, INT_MAX - 1);
-    haps = std::min<size_t>(haps, INT_MAX - 1);
+    return std::max({ v.src.n_reads + 1, v.src.n_haps + 1, v.cap, (uint32_t)(sizeof *v.res / 4) });
+}
+
+size_t hk_gpack_tmp_bytes(uint64_t pairs)
+{
+    size_t a = 0;
     (void)cub::DeviceRadixSort::SortPairs(nullptr, a, (const uint16_t *)nullptr, (uint16_t *)nullptr,
-                                          (const hk_item *)nullptr, (hk_item *)nullptr, (int)pairs, 0, 16);
-    (void)cub::DeviceScan::ExclusiveSum(nullptr, b, (const uint32_t *)nullptr, (uint32_t *)nullptr, (int)reads + 1);
-    (void)cub::DeviceScan::ExclusiveSum(nullptr, c, (const uint32_t *)nullptr, (uint32_t *)nullptr, (int)haps + 1);
-    return std::max({ a, b, c });
+                                          (const hk_item *)nullptr, (hk_item *)nullptr,
+                                          (int)std::min<uint64_t>(pairs, INT_MAX), 0, HK_KEY_BITS);
+    return a;
 }
 
 cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk, void *d_tmp, size_t tmp_bytes,
@@ -257,18 +271,14 @@ cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk
 {
     const hk_gpack_view v = gpack_view(ch, d_in, d_lk);
     const uint32_t n = n_steps(v);
-    const int nr = (int)v.src.n_reads, nh = (int)v.src.n_haps;
     size_t t;
     cudaError_t e;
     *what = "hk_cuda packing";
-    if ((e = cudaMemsetAsync(v.res, 0, sizeof *v.res, st)) != cudaSuccess ||
-        (e = run_step<STEP_OFFSETS>(v, n, st)) != cudaSuccess ||
-        (t = tmp_bytes, e = cub::DeviceScan::ExclusiveSum(d_tmp, t, v.odd, v.odd_before, nh + 1, st)) != cudaSuccess ||
-        (e = run_step<STEP_COUNT>(v, n, st)) != cudaSuccess ||
-        (t = tmp_bytes, e = cub::DeviceScan::ExclusiveSum(d_tmp, t, v.cnt, v.first, nr + 1, st)) != cudaSuccess ||
+    if ((e = run_step<STEP_COUNT>(v, n, st)) != cudaSuccess ||
+        (gpack_scan_kernel<<<2, SCAN_THREADS, 0, st>>>(v), e = cudaGetLastError()) != cudaSuccess ||
         (e = run_step<STEP_EMIT>(v, n, st)) != cudaSuccess ||
         (t = tmp_bytes, e = cub::DeviceRadixSort::SortPairs(d_tmp, t, v.keys_in, v.keys_out, v.items_in, v.items_out,
-                                                            (int)v.cap, 0, 16, st)) != cudaSuccess ||
+                                                            (int)v.cap, 0, HK_KEY_BITS, st)) != cudaSuccess ||
         (e = run_step<STEP_BOUNDS>(v, n, st)) != cudaSuccess)
         return e;
     *what = "cudaMemcpyAsync";
@@ -279,11 +289,9 @@ void hk_chunk_gpack_host(const hk_chunk *ch, unsigned char *in, double *lk)
 {
     const hk_gpack_view v = gpack_view(ch, in, lk);
     const uint32_t n = n_steps(v);
-    memset(v.res, 0, sizeof *v.res);
-    for (uint32_t i = 0; i < n; i++) step_offsets(v, i);
-    std::exclusive_scan(v.odd, v.odd + v.src.n_haps + 1, v.odd_before, 0u);
     for (uint32_t i = 0; i < n; i++) step_count(v, i);
     std::exclusive_scan(v.cnt, v.cnt + v.src.n_reads + 1, v.first, 0u);
+    std::exclusive_scan(v.odd, v.odd + v.src.n_haps + 1, v.odd_before, 0u);
     for (uint32_t i = 0; i < n; i++) step_emit(v, i);
     std::vector<uint32_t> ix(v.cap);                       /* the radix sort: stable, by key */
     std::iota(ix.begin(), ix.end(), 0u);

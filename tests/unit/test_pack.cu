@@ -196,7 +196,7 @@ static bool gpu_pack(const hk_chunk &ch, const unsigned char *staged, std::vecto
     unsigned char *d_in = nullptr;
     double *d_lk = nullptr;
     void *d_tmp = nullptr;
-    const size_t tmp = hk_gpack_tmp_bytes(ch.n_pairs, ch.r1 - ch.r0, ch.h1 - ch.h0);
+    const size_t tmp = hk_gpack_tmp_bytes(ch.n_pairs);
     const char *what;
     bool ok = cudaMalloc(&d_in, ch.in_bytes) == cudaSuccess && cudaMalloc(&d_lk, (ch.n_pairs + 1) * 8) == cudaSuccess &&
               cudaMalloc(&d_tmp, tmp) == cudaSuccess && cudaMemset(d_in, 0xab, ch.in_bytes) == cudaSuccess &&
