@@ -148,6 +148,7 @@ static void dev_free(hk_dev *d)
             if (xs->st[i]) cudaStreamDestroy(xs->st[i]);
         }
         if (d->st[k]) cudaStreamDestroy(d->st[k]);
+        if (d->pst[k]) cudaStreamDestroy(d->pst[k]);
     }
     hk_arena_free(&d->arena);
 }
@@ -242,6 +243,9 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
                 what = "cudaStreamCreateWithFlags";
                 e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
+                int least = 0, greatest = 0;
+                if (e == cudaSuccess && (e = cudaDeviceGetStreamPriorityRange(&least, &greatest)) == cudaSuccess)
+                    e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
                 if (e == cudaSuccess) {
                     what = "cudaEventCreateWithFlags";
                     e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
@@ -635,7 +639,9 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             else pack(s);                             /* the first: here, at once */
             n_planned++;
             progress = true;
-            if (n_planned == 1) break;                /* and launched before the others are planned */
+            /* the first is launched before the others are planned; a chunk
+             * staged here, before the next is planned */
+            if (n_planned == 1 || listed) break;
         }
         if (rc) break;
 
@@ -654,7 +660,8 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
             const hk_item *items = reinterpret_cast<const hk_item *>(s->d_in + s->ch.off_items);
             const char *what;
-            if ((e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, items, &s->scratch, st, one_stream ? nullptr : &s->side, &what)
+            if ((what = "cudaStreamWaitEvent", e = cudaStreamWaitEvent(st, s->counted, 0)) != cudaSuccess ||
+                (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, items, &s->scratch, st, one_stream ? nullptr : &s->side, &what)
                                  : hk_chunk_launch(&s->ch, &c, items, &s->scratch, st, one_stream ? nullptr : &s->side,
                                                    &what)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
@@ -676,12 +683,13 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
 
         /* copy the next packed chunk in, and have the GPU pack it if it is staged;
          * one at a time, so that launching and collecting never wait behind
-         * a row of these (0.15 ms each on an H100 host) */
+         * a row of these (0.15 ms each on an H100 host); on the slot's
+         * high-priority stream, its kernels wait for it */
         if (n_issued < n_planned && __atomic_load_n(&slot_of(n_issued)->packed, __ATOMIC_ACQUIRE)) {
             hk_slot *s = slot_of(n_issued);
             const double te = hk_now();
             stats->pack_s += s->trace.pack * 1e-3;
-            cudaStream_t st = d->st[n_issued % n_slots];
+            cudaStream_t st = d->pst[n_issued % n_slots];
             const char *what;
             if ((what = "cudaEventRecord", e = n_issued == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
                 (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
@@ -690,8 +698,9 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                 (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
                 (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-                (s->ch.gpack && ((e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st, &what)) != cudaSuccess ||
-                                 (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess))) {
+                (s->ch.gpack && (e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st,
+                                                    &what)) != cudaSuccess) ||
+                (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess) {
                 rc = hk_cu_fail(e, what, d->ord, err, errlen);
                 break;
             }

@@ -217,7 +217,7 @@ struct hk_slot {
     bool           ends_share;     /* the last chunk of the device's share of that batch */
     std::vector<uint64_t> degen;   /* pairs of the chunk with an empty sequence */
     cudaEvent_t    c0, k0, k1;     /* copy in, kernels start, kernels end (timing) */
-    cudaEvent_t    counted;        /* GPU packing: the bins are back in h_in */
+    cudaEvent_t    counted;        /* copied in (and packed by the GPU: the bins are back in h_in) */
     hk_side        side;
     unsigned       trace_ix;       /* chunk number, for the stats' trace */
     hk_cuda_chunk_trace_t trace;   /* its host times */
@@ -227,7 +227,9 @@ struct hk_slot {
 struct hk_dev {
     int            ord;
     cudaDeviceProp prop;
-    cudaStream_t   st[HK_SLOTS];
+    cudaStream_t   st[HK_SLOTS];   /* the slots' kernels and results */
+    cudaStream_t   pst[HK_SLOTS];  /* their copies in and GPU packing, at the highest priority: the
+                                    * packing kernels go ahead of other chunks' blocks */
     hk_slot        slot[HK_SLOTS];
     std::unique_ptr<hk_workq> wq;   /* the device's packing threads */
     hk_arena       arena;
