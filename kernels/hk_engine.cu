@@ -106,31 +106,6 @@ extern "C" void hk_cuda_last_stats(const hk_cuda_t *cu, hk_cuda_stats_t *st)
 
 /* ---- engine ---- */
 
-static void slot_free(hk_slot *s)
-{
-    if (!s->in_arena) {
-        if (s->h_in) cudaFreeHost(s->h_in);
-        if (s->h_out) cudaFreeHost(s->h_out);
-    }
-    s->in_arena = false;
-    if (s->d_in) cudaFree(s->d_in);
-    if (s->d_nredo) cudaFree(s->d_nredo);   /* the base of the results block */
-    else if (s->d_lk) cudaFree(s->d_lk);
-    if (s->d_redo) cudaFree(s->d_redo);
-    if (s->d_scratch) cudaFree(s->d_scratch);
-    if (s->d_tmp) cudaFree(s->d_tmp);
-    s->h_in = s->h_out = s->d_in = nullptr;
-    s->d_tmp = nullptr;
-    s->tmp_bytes = 0;
-    s->d_lk = nullptr;
-    s->d_redo = nullptr;
-    s->d_nredo = nullptr;
-    s->d_scratch = nullptr;
-    s->scratch = hk_scratch{nullptr, 0, 0};
-    s->in_cap = 0;
-    s->pairs_cap = 0;
-}
-
 static void dev_free(hk_dev *d)
 {
     if (cudaSetDevice(d->ord) != cudaSuccess) {
@@ -138,7 +113,7 @@ static void dev_free(hk_dev *d)
         return;
     }
     for (int k = 0; k < HK_SLOTS; k++) {
-        slot_free(&d->slot[k]);
+        hk_slot_free(&d->slot[k]);
         hk_side *xs = &d->slot[k].side;
         if (k == 0 && d->t0) cudaEventDestroy(d->t0);
         for (cudaEvent_t ev : { d->slot[k].done, d->slot[k].counted, d->slot[k].c0, d->slot[k].k0, d->slot[k].k1, xs->fork })
@@ -296,78 +271,6 @@ extern "C" void hk_cuda_reset(const int *ordinals, int n)
     for (int i = 0; i < n; i++)
         if (cudaSetDevice(ordinals[i]) == cudaSuccess) (void)cudaDeviceReset();
     (void)cudaGetLastError();
-}
-
-/* ---- buffers ---- */
-
-static size_t hk_pow2_at_least(size_t n)
-{
-    size_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
-/* Give slot s room for lim (and scratch for hap length max_hap); on an
- * allocation failure, halve the limits (down to what one read needs). */
-int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
-                    char *err, size_t errlen)
-{
-    const size_t col_bytes = std::max(hk_float_scratch_col_bytes(), hk_double_scratch_col_bytes());
-    const size_t cols = ((size_t)max_hap + 1 + 511) & ~(size_t)511;   /* rounded: fewer re-allocations */
-    /* scratch: enough groups to fill the GPU with multi-tile work, within 1/8 of memory */
-    size_t groups = (size_t)d->prop.multiProcessorCount * 16;
-    const size_t sc_budget = d->prop.totalGlobalMem / 8;
-    while (groups > 4 && groups * cols * col_bytes > sc_budget) groups /= 2;
-    groups &= ~(size_t)3;
-    if (groups < 4) groups = 4;
-    for (;;) {
-        if (s->in_cap >= lim->in_bytes && s->pairs_cap >= lim->pairs &&
-            s->scratch.cols >= cols && s->scratch.groups >= groups)
-            return HK_CUDA_OK;
-        slot_free(s);
-        /* capacities rounded up to powers of two: batches of varying size
-         * would otherwise re-pin and re-allocate on every new largest one */
-        const size_t in_cap = hk_pow2_at_least(lim->in_bytes);
-        const size_t pairs_cap = hk_pow2_at_least(lim->pairs);
-        const size_t lk_bytes = hk_align16(pairs_cap * sizeof(double));
-        unsigned char *slice = in_cap <= HK_SLOT_BYTES && pairs_cap <= HK_SLOT_PAIRS
-                             ? hk_arena_slice(d, (int)(s - d->slot)) : nullptr;
-        if (slice) {
-            s->h_in = slice;
-            s->h_out = slice + HK_SLOT_BYTES;
-            s->in_arena = true;
-        }
-        cudaError_t e;
-        const char *what = "cudaMalloc";
-        if ((e = cudaMalloc(&s->d_in, in_cap)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
-            (s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap),
-             e = cudaMalloc(&s->d_tmp, s->tmp_bytes)) == cudaSuccess &&
-            (what = "cudaHostAlloc", e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
-            (e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
-            s->in_cap = in_cap;
-            s->pairs_cap = pairs_cap;
-            /* [redo count, 16 bytes][results]: one copy brings both back */
-            s->d_nredo = reinterpret_cast<uint32_t *>(s->d_lk);
-            s->d_lk = reinterpret_cast<double *>(reinterpret_cast<char *>(s->d_lk) + 16);
-            s->scratch.ptr = s->d_scratch;
-            s->scratch.cols = cols;
-            s->scratch.groups = (uint32_t)groups;
-            return HK_CUDA_OK;
-        }
-        (void)cudaGetLastError();
-        slot_free(s);
-        if (e != cudaErrorMemoryAllocation) return hk_cu_fail(e, what, d->ord, err, errlen);
-        /* shrink and try again */
-        if (lim->in_bytes <= lim->min_in_bytes && lim->pairs <= lim->min_pairs && groups <= 4)
-            return hk_cu_fail(e, what, d->ord, err, errlen);
-        lim->in_bytes = std::max(lim->min_in_bytes, lim->in_bytes / 2);
-        lim->pairs = std::max(lim->min_pairs, lim->pairs / 2);
-        lim->items = std::max<uint64_t>(lim->min_pairs, lim->items / 2);
-        if (groups > 4) groups = std::max<size_t>(4, (groups / 2) & ~(size_t)3);
-    }
 }
 
 /* ---- scoring ---- */
@@ -530,17 +433,17 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
      * unless HK_CUDA_PACK=host (measurements) */
     static const bool host_pack = [] { const char *v = getenv("HK_CUDA_PACK"); return v && !strcmp(v, "host"); }();
     hk_workq *wq = d->wq.get();
-    /* GPU packing: the bins come back before the kernels launch, so more in flight */
-    const unsigned n_slots = host_pack ? 2 * (wq ? wq->size() : 1) : HK_SLOTS;
-    /* Chunk j goes to slot j % n_slots. The device's thread plans chunks
-     * into free slots in order and queues their packing; the packing threads
-     * (and this one, when it has nothing else to do) pack each chunk whole,
-     * side by side, running ahead of the GPU by up to n_slots chunks; this
-     * thread launches packed chunks in order and collects finished ones in
-     * order. No thread waits for another's part of a chunk: on a host whose
-     * cores are busy reading, packs split over 16 threads waited for the
-     * slowest, 0.35-5.9 ms a chunk, and a step of one pack per thread for its
-     * latest-woken thread (issue 15). */
+    const unsigned n_slots = hk_engine_slots();
+    /* Chunk j goes to slot j % n_slots and passes four steps, each in order:
+     * planned (and staged, or packed) -> issued (copied in, and packed by the
+     * GPU, on the slot's high-priority stream) -> launched (once the bins are
+     * back) -> collected. The device's thread plans, issues one chunk at a
+     * time, launches and collects; a chunk whose arrays are pinned is staged
+     * by it (a list of copies), others (PDHMM, unpinned batches, HK_CUDA_PACK=host)
+     * are packed whole by the packing threads, or by this one when it has
+     * nothing else to do. No thread waits for another's part of a chunk: on
+     * a host whose cores are busy reading, packs split over 16 threads waited
+     * for the slowest, 0.35-5.9 ms a chunk (issue 15). */
     uint64_t n_planned = 0, n_issued = 0, n_launched = 0, n_collected = 0;
     auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
     auto pack = [&, precision](hk_slot *s) {

@@ -167,8 +167,9 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
 
 /* Chunks in flight per device, at most (hk_engine_slots() are used). */
 #define HK_SLOTS (2 * HK_ENGINE_HOST_THREADS_MAX)
-/* The slots in use: while the GPU runs one chunk of each thread, each packs another. */
-static inline unsigned hk_engine_slots() { return 2 * hk_engine_threads(); }
+/* The slots in use: chunks are copied in and packed by the GPU well ahead of
+ * their kernels, whose launch waits for the bins to come back. */
+static inline unsigned hk_engine_slots() { return HK_SLOTS; }
 
 /* Largest input block of a slot (pinned host and device memory), unless one
  * read with its haplotypes needs more; and most pairs of a slot's chunk. */
@@ -309,7 +310,10 @@ cudaError_t hk_chunk_copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStre
 cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,
                             const hk_scratch *sc, cudaStream_t st, const hk_side *xs,
                             const char **what);
+/* hk_slot.cu: give slot s room for lim (and scratch for haplotypes of
+ * max_hap), halving the limits on an allocation failure; free its buffers. */
 int  hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                      char *err, size_t errlen);
+void hk_slot_free(hk_slot *s);
 
 #endif
