@@ -3,8 +3,8 @@
  * offsets, gap summaries, regions) for a copy (or, when they are not pinned,
  * copies them into the staging block), which is all its work per chunk. The
  * GPU then makes the chunk-relative offsets and the work items, sorts the
- * items by bin and length bucket (a stable CUB radix sort: the host
- * reference's order exactly), writes -inf for the pairs of an empty sequence,
+ * items by bin and length bucket (a stable CUB radix sort of their places:
+ * the host reference's order exactly), writes -inf for the pairs of an empty sequence,
  * and sends back where each bin's items begin and end, which the host needs
  * to launch the chunk's kernels. The per-thread steps are host-and-device
  * functions: the packing tests run them on the host (hk_chunk_gpack_host),
@@ -57,6 +57,7 @@ size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t r
     put(&c->off_cnt, 2 * (nr + 1) * 4);                  /* items per read, then their scan */
     put(&c->off_odd, 2 * (nh + 1) * 4);                  /* odd haplotypes, then their scan */
     put(&c->off_keys, 2 * pairs * 2);                    /* in and sorted */
+    put(&c->off_order, 2 * pairs * 4);                   /* places in read order, then sorted */
     put(&c->off_items_in, pairs * sizeof(hk_item));
     put(&c->off_result, sizeof(hk_gpack_result));
     return o;
@@ -111,6 +112,7 @@ struct hk_gpack_view {
     uint32_t *cnt, *first;                     /* items per read; its exclusive scan (n_reads + 1) */
     uint32_t *odd, *odd_before;                /* odd haplotypes; their exclusive scan (n_haps + 1) */
     uint16_t *keys_in, *keys_out;
+    uint32_t *order_in, *order_out;            /* what the radix sort moves: places in items_in */
     hk_item  *items_in, *items_out;
     hk_gpack_result *res;
     double   *lk;
@@ -145,6 +147,8 @@ static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *l
     v.odd_before = v.odd + s.n_haps + 1;
     v.keys_in = reinterpret_cast<uint16_t *>(in + ch->off_keys);
     v.keys_out = v.keys_in + ch->n_pairs;
+    v.order_in = reinterpret_cast<uint32_t *>(in + ch->off_order);
+    v.order_out = v.order_in + ch->n_pairs;
     v.items_in = reinterpret_cast<hk_item *>(in + ch->off_items_in);
     v.items_out = reinterpret_cast<hk_item *>(in + ch->off_items);
     v.res = reinterpret_cast<hk_gpack_result *>(in + ch->off_result);
@@ -193,19 +197,18 @@ __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_
 #endif
         }
     }
-    if (i >= total && i < v.cap) {
-        v.keys_in[i] = HK_KEY_NONE;
-        v.items_in[i] = hk_item{ 0, 0, 0, 0 };
-    }
+    if (i < v.cap) v.order_in[i] = i;
+    if (i >= total && i < v.cap) v.keys_in[i] = HK_KEY_NONE;
     if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.odd_before[i];
 }
 
-/* where each bin's items begin and end */
+/* the items in sorted order; where each bin's items begin and end */
 __host__ __device__ static inline void step_bounds(const hk_gpack_view &v, uint32_t i)
 {
     const uint32_t total = v.first[v.src.n_reads];
     if (i == 0) v.res->n_items = total;
     if (i >= total) return;
+    v.items_out[i] = v.items_in[v.order_out[i]];
     const uint32_t bin = v.keys_out[i] / HK_BUCKETS;
     if (i == 0 || v.keys_out[i - 1] / HK_BUCKETS != bin) v.res->begin[bin] = i;
     if (i + 1 == total || v.keys_out[i + 1] / HK_BUCKETS != bin) v.res->end[bin] = i + 1;
@@ -261,7 +264,7 @@ size_t hk_gpack_tmp_bytes(uint64_t pairs)
 {
     size_t a = 0;
     (void)cub::DeviceRadixSort::SortPairs(nullptr, a, (const uint16_t *)nullptr, (uint16_t *)nullptr,
-                                          (const hk_item *)nullptr, (hk_item *)nullptr,
+                                          (const uint32_t *)nullptr, (uint32_t *)nullptr,
                                           (int)std::min<uint64_t>(pairs, INT_MAX), 0, HK_KEY_BITS);
     return a;
 }
@@ -277,7 +280,7 @@ cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     if ((e = run_step<STEP_COUNT>(v, n, st)) != cudaSuccess ||
         (gpack_scan_kernel<<<2, SCAN_THREADS, 0, st>>>(v), e = cudaGetLastError()) != cudaSuccess ||
         (e = run_step<STEP_EMIT>(v, n, st)) != cudaSuccess ||
-        (t = tmp_bytes, e = cub::DeviceRadixSort::SortPairs(d_tmp, t, v.keys_in, v.keys_out, v.items_in, v.items_out,
+        (t = tmp_bytes, e = cub::DeviceRadixSort::SortPairs(d_tmp, t, v.keys_in, v.keys_out, v.order_in, v.order_out,
                                                             (int)v.cap, 0, HK_KEY_BITS, st)) != cudaSuccess ||
         (e = run_step<STEP_BOUNDS>(v, n, st)) != cudaSuccess)
         return e;
@@ -296,7 +299,7 @@ void hk_chunk_gpack_host(const hk_chunk *ch, unsigned char *in, double *lk)
     std::vector<uint32_t> ix(v.cap);                       /* the radix sort: stable, by key */
     std::iota(ix.begin(), ix.end(), 0u);
     std::stable_sort(ix.begin(), ix.end(), [&](uint32_t a, uint32_t b) { return v.keys_in[a] < v.keys_in[b]; });
-    for (uint32_t k = 0; k < v.cap; k++) { v.keys_out[k] = v.keys_in[ix[k]]; v.items_out[k] = v.items_in[ix[k]]; }
+    for (uint32_t k = 0; k < v.cap; k++) { v.keys_out[k] = v.keys_in[ix[k]]; v.order_out[k] = v.order_in[ix[k]]; }
     for (uint32_t i = 0; i < n; i++) step_bounds(v, i);
 }
 
