@@ -76,7 +76,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
                                       (b->n_reads + b->n_haps) * 4 + items * sizeof(hk_item) + 4096;
     if (!pd)                           /* the planner's measure: room for GPU packing */
         lim.in_bytes = lim.min_in_bytes = std::max(lim.in_bytes, hk_gpack_bytes(b, 0, b->n_reads, 0, b->n_haps,
-                                                                                b->n_regions, b->n_pairs));
+                                                                                b->n_regions, b->n_pairs, true));
     lim.pairs = lim.min_pairs = b->n_pairs;
     lim.items = items;
     lim.cells = ~0ull;

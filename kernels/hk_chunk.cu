@@ -28,13 +28,14 @@ static int fam_rows(int fam, int cfg)
 }
 
 /* Bytes of the input block of reads [r0, r1) of nreg regions, haps [h0, h1),
- * `pairs` pairs and at most `items` items: a PDHMM chunk's own layout, or the
- * GPU packing's (which has room for what the host's packing puts there). */
+ * `pairs` pairs and at most `items` items, with gap rows or not: a PDHMM
+ * chunk's own layout, or the GPU packing's (which has room for what the
+ * host's packing puts there). */
 static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg,
-                               uint64_t pairs, uint64_t items)
+                               uint64_t pairs, uint64_t items, bool gap_rows)
 {
     if (b->pdhmm) return hk_pd_chunk_data_bytes(b, r0, r1, h0, h1) + hk_align16(items * sizeof(hk_item));
-    return hk_gpack_bytes(b, r0, r1, h0, h1, nreg, pairs);
+    return hk_gpack_bytes(b, r0, r1, h0, h1, nreg, pairs, gap_rows);
 }
 
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
@@ -49,6 +50,8 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
     const size_t h0 = b->regions[reg].hap0;
     uint64_t pairs = 0, cells = 0, items = 0;
     bool full = false;
+    bool varied = false;       /* a read of the chunk has gap rows: room for them (constant reads
+                                * need two rows of five: chunks of twice the pairs) */
     while (r < r_end && !full) {
         const hk_region_t *rg = &b->regions[g];
         const size_t rend = (size_t)rg->read0 + rg->n_reads;
@@ -59,9 +62,11 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
         {
             const uint64_t n = e1 - r, it = items + n * it1, np = pairs + n * rg->n_haps;
             const uint64_t c = cells + (b->read_off[e1] - b->read_off[r]) * hcols;
-            const size_t bytes = chunk_data_bytes(b, r0, e1, h0, h1, g + 1 - reg, np, it);
+            bool v = varied;
+            for (size_t k = r; k < e1 && !v; k++) v = !b->read_gaps[k].constant;
+            const size_t bytes = chunk_data_bytes(b, r0, e1, h0, h1, g + 1 - reg, np, it, v);
             if (bytes <= lim->in_bytes && np <= lim->pairs && it <= lim->items && c <= lim->cells) {
-                items = it; pairs = np; cells = c;
+                items = it; pairs = np; cells = c; varied = v;
                 ch->reg1 = g + 1;
                 r = e1;
                 continue;
@@ -70,7 +75,8 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
         for (; r < e1; r++) {
             const uint32_t m = hk_batch_read_len(b, r);
             const uint64_t np = pairs + rg->n_haps;
-            const size_t bytes = chunk_data_bytes(b, r0, r + 1, h0, h1, g + 1 - reg, np, items + it1);
+            const bool v = varied || !b->read_gaps[r].constant;
+            const size_t bytes = chunk_data_bytes(b, r0, r + 1, h0, h1, g + 1 - reg, np, items + it1, v);
             if (r > r0 && (bytes > lim->in_bytes || np > lim->pairs ||
                            cells >= lim->cells || items + it1 > lim->items)) {
                 full = true;
@@ -80,6 +86,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
             pairs = np;
             items += it1;
             cells += (uint64_t)m * hcols;
+            varied = v;
             ch->reg1 = g + 1;
         }
     }

@@ -295,7 +295,8 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
  * non-PDHMM chunk); hk_gpack_tmp_bytes: CUB's working space. */
 size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t rp, size_t hp, uint64_t pairs,
                        bool gap_rows, size_t *h2d_end);
-size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs);
+size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs,
+                      bool gap_rows);
 size_t hk_gpack_tmp_bytes(uint64_t pairs);
 void hk_chunk_stage(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in);
 cudaError_t hk_chunk_gpack(const hk_chunk *ch, unsigned char *d_in, double *d_lk, void *d_tmp, size_t tmp_bytes,

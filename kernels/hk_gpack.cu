@@ -63,10 +63,11 @@ size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t r
     return o;
 }
 
-size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs)
+size_t hk_gpack_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t h0, size_t h1, size_t nreg, uint64_t pairs,
+                      bool gap_rows)
 {
     return hk_gpack_layout(nullptr, r1 - r0, h1 - h0, nreg, b->read_off[r1] - b->read_off[r0],
-                           b->hap_off[h1] - b->hap_off[h0], pairs, true, nullptr);
+                           b->hap_off[h1] - b->hap_off[h0], pairs, gap_rows, nullptr);
 }
 
 void hk_chunk_stage(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct, unsigned char *in)
