@@ -217,7 +217,11 @@ __host__ __device__ static inline void step_bounds(const hk_gpack_view &v, uint3
 
 enum { STEP_COUNT, STEP_EMIT, STEP_BOUNDS };
 
-template <int STEP> __global__ void gpack_kernel(hk_gpack_view v, uint32_t n)
+/* Small blocks: the chunks' forward kernels hold most of every SM until they
+ * end, and a packing kernel's block starts only where one fits. */
+#define GPACK_THREADS 128
+
+template <int STEP> __global__ void __launch_bounds__(GPACK_THREADS) gpack_kernel(hk_gpack_view v, uint32_t n)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -228,14 +232,15 @@ template <int STEP> __global__ void gpack_kernel(hk_gpack_view v, uint32_t n)
 
 template <int STEP> static cudaError_t run_step(const hk_gpack_view &v, uint32_t n, cudaStream_t st)
 {
-    gpack_kernel<STEP><<<(n + 255) / 256, 256, 0, st>>>(v, n);
+    gpack_kernel<STEP><<<(n + GPACK_THREADS - 1) / GPACK_THREADS, GPACK_THREADS, 0, st>>>(v, n);
     return cudaGetLastError();
 }
 
 /* Both exclusive scans, one block each (a chunk has some 10^4 reads: one
- * launch costs the host less than CUB's two per scan). */
-#define SCAN_THREADS 1024
-#define SCAN_ITEMS 4
+ * launch costs the host less than CUB's two per scan); a small block, for
+ * the same reason as GPACK_THREADS. */
+#define SCAN_THREADS 256
+#define SCAN_ITEMS 16
 __global__ void __launch_bounds__(SCAN_THREADS) gpack_scan_kernel(hk_gpack_view v)
 {
     typedef cub::BlockScan<uint32_t, SCAN_THREADS> scan_t;
