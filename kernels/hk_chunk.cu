@@ -281,22 +281,8 @@ template <typename F>
 static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb,
                        std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
 {
-    hk_items_src x;
-    x.read_off = b->read_off + ch->r0;
-    x.hap_off = b->hap_off + ch->h0;
-    x.gaps = b->read_gaps + ch->r0;
-    x.regions = b->regions + ch->reg0;
-    x.n_reads = (uint32_t)(ch->r1 - ch->r0);
-    x.n_haps = (uint32_t)(ch->h1 - ch->h0);
-    x.n_regions = (uint32_t)(ch->reg1 - ch->reg0);
-    x.r0 = ch->r0;
-    x.h0 = ch->h0;
-    x.pair0 = ch->pair0;
-    x.item_cols = ch->item_cols;
-    x.n_single = ch->n_single;
-    x.long_bin = ch->long_bin;
-    x.dbl = ch->precision == HK_PREC_DOUBLE;
-    x.long_dbl = ch->precision == HK_PREC_MIXED;
+    const hk_items_src x = hk_items_src_of(*ch, b->read_off + ch->r0, b->hap_off + ch->h0, b->read_gaps + ch->r0,
+                                           b->regions + ch->reg0);
     size_t varied = 0;
     uint32_t g = hk_items_region(x, (uint32_t)(ra - ch->r0));
     for (uint32_t i = (uint32_t)(ra - ch->r0); i < (uint32_t)(rb - ch->r0); i++) {

@@ -123,22 +123,11 @@ struct hk_gpack_view {
 static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *lk)
 {
     hk_gpack_view v;
-    hk_items_src &s = v.src;
-    s.read_off = reinterpret_cast<const uint64_t *>(in + ch->off_raw_read_off);
-    s.hap_off = reinterpret_cast<const uint64_t *>(in + ch->off_raw_hap_off);
-    s.gaps = reinterpret_cast<const hk_read_gaps_t *>(in + ch->off_gaps);
-    s.regions = reinterpret_cast<const hk_region_t *>(in + ch->off_raw_regions);
-    s.n_reads = (uint32_t)(ch->r1 - ch->r0);
-    s.n_haps = (uint32_t)(ch->h1 - ch->h0);
-    s.n_regions = (uint32_t)(ch->reg1 - ch->reg0);
-    s.r0 = ch->r0;
-    s.h0 = ch->h0;
-    s.pair0 = ch->pair0;
-    s.item_cols = ch->item_cols;
-    s.n_single = ch->n_single;
-    s.long_bin = ch->long_bin;
-    s.dbl = ch->precision == HK_PREC_DOUBLE;
-    s.long_dbl = ch->precision == HK_PREC_MIXED;
+    v.src = hk_items_src_of(*ch, reinterpret_cast<const uint64_t *>(in + ch->off_raw_read_off),
+                            reinterpret_cast<const uint64_t *>(in + ch->off_raw_hap_off),
+                            reinterpret_cast<const hk_read_gaps_t *>(in + ch->off_gaps),
+                            reinterpret_cast<const hk_region_t *>(in + ch->off_raw_regions));
+    const hk_items_src &s = v.src;
     v.read_off = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     v.hap_off = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     v.hap_off2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);

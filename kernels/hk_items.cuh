@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include "hk_cuda_internal.h"
+#include "hk_engine_internal.h"
 
 /* Kernel families of the packing and launch code. */
 enum { HK_FAM_FLOAT, HK_FAM_DOUBLE, HK_FAM_CGAP, HK_N_FAM };
@@ -44,6 +45,30 @@ struct hk_items_src {
     bool     dbl;                     /* the double family */
     bool     long_dbl;                /* mixed mode: long reads to long_bin */
 };
+
+/* The source of chunk ch's items: its reads' offsets, its haplotypes'
+ * offsets, its reads' gap summaries and its regions, where they are. */
+inline hk_items_src hk_items_src_of(const hk_chunk &ch, const uint64_t *read_off, const uint64_t *hap_off,
+                                    const hk_read_gaps_t *gaps, const hk_region_t *regions)
+{
+    hk_items_src x;
+    x.read_off = read_off;
+    x.hap_off = hap_off;
+    x.gaps = gaps;
+    x.regions = regions;
+    x.n_reads = (uint32_t)(ch.r1 - ch.r0);
+    x.n_haps = (uint32_t)(ch.h1 - ch.h0);
+    x.n_regions = (uint32_t)(ch.reg1 - ch.reg0);
+    x.r0 = ch.r0;
+    x.h0 = ch.h0;
+    x.pair0 = ch.pair0;
+    x.item_cols = ch.item_cols;
+    x.n_single = ch.n_single;
+    x.long_bin = ch.long_bin;
+    x.dbl = ch.precision == HK_PREC_DOUBLE;
+    x.long_dbl = ch.precision == HK_PREC_MIXED;
+    return x;
+}
 
 /* The region of the chunk's read i. */
 __host__ __device__ inline uint32_t hk_items_region(const hk_items_src &x, uint32_t i)
