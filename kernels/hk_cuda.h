@@ -110,11 +110,13 @@ void hk_cuda_reset(const int *ordinals, int n);
 
 /* One chunk of the last hk_cuda_score call, in ms. GPU times count from the
  * first chunk's copy in; host times from the start of the call. */
-#define HK_CUDA_TRACE_CHUNKS 16
+#define HK_CUDA_TRACE_CHUNKS 32
 #define HK_CUDA_TRACE_DEVICES 8
 typedef struct {
     float gpu_copy_in, gpu_kernels, gpu_done;  /* GPU: copy in starts, kernels start, kernels end */
-    float handed;                              /* host: when it was handed to the GPU */
+    float issued;                              /* host: copied in (and packed by the GPU) from */
+    float handed;                              /* host: its kernels launched */
+    float collected;                           /* host: its results taken */
     float reserve, pack, enqueue;              /* host: sizing its slot (allocating and pinning),
                                                 * packing, enqueueing (a kernel's first launch
                                                 * loads its module) */

@@ -110,9 +110,9 @@ int main(int argc, char **argv)
            st.total_s, st.pack_s, st.wait_s, st.unpack_s, st.chunks, st.h2d_s, st.kernel_s, st.gpu_span_s);
     for (unsigned i = 0; i < st.n_trace; i++) {
         const hk_cuda_chunk_trace_t *c = &st.trace[i];
-        printf("    chunk %2u: host reserve %.3f, pack %.3f, enqueue %.3f, handed %7.3f ms; GPU copy in %7.3f,"
-               " kernels %7.3f .. %7.3f ms\n", i, c->reserve, c->pack, c->enqueue, c->handed,
-               c->gpu_copy_in, c->gpu_kernels, c->gpu_done);
+        printf("    chunk %2u: host reserve %.3f, pack %.3f, enqueue %.3f; issued %7.3f, handed %7.3f, collected"
+               " %7.3f ms; GPU copy in %7.3f, kernels %7.3f .. %7.3f ms\n", i, c->reserve, c->pack, c->enqueue,
+               c->issued, c->handed, c->collected, c->gpu_copy_in, c->gpu_kernels, c->gpu_done);
     }
     for (unsigned i = 0; i < st.n_dev_trace; i++)
         printf("    device %u: first chunk handed %.3f ms, share done %.3f ms, GPU span %.3f ms\n", i,
