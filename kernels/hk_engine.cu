@@ -31,22 +31,6 @@
 #include "hk_engine_internal.h"
 #include "hk_pdhmm_internal.h"
 
-/* ---- the driver's work queues ---- */
-
-/* A device runs each context's streams on CUDA_DEVICE_MAX_CONNECTIONS
- * hardware queues (8 unless set); streams beyond that share one, and work
- * on one waits behind another's: a chunk's copies and packing, on a
- * high-priority stream, waited 1-3 ms behind other chunks' kernels (H100
- * traces, issue 15). The engine uses 4 streams per slot, 32 in all: as many
- * queues, unless the user has set another number. The variable is read when
- * a context is created; set here, as the program loads, before any thread
- * can read the environment. */
-__attribute__((constructor)) static void hk_cuda_queues(void)
-{
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-}
-static_assert(HK_SLOTS * (2 + HK_SIDE_STREAMS) <= 32, "a hardware queue per stream (32 at most)");
-
 /* ---- errors ---- */
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...)
