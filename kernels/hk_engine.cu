@@ -427,6 +427,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
     const double t_call = hk_now();
     std::vector<std::pair<float, float>> busy;   /* each chunk's kernels, ms from d->t0 */
     const bool one_stream = getenv("HK_CUDA_ONE_STREAM") != nullptr;   /* for measurements */
+    static const unsigned ramp = [] { const char *v = getenv("HK_CUDA_RAMP"); return v ? (unsigned)atoi(v) % 8 : 4u; }();
     unsigned item_cols = 0;          /* 0: by the chunk's size; HK_CUDA_ITEM_COLS (measurements) forces one */
     if (const char *v = getenv("HK_CUDA_ITEM_COLS")) item_cols = (unsigned)atoi(v);
     /* the GPU packs (the host stages: lists the batch's arrays for a copy)
@@ -515,11 +516,11 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             s->trace.reserve = (float)((hk_now() - t_reserve) * 1e3);
             lim.items = std::min<uint64_t>(lim.items, lim.in_bytes / sizeof(hk_item));
             while (reg < b->n_regions && r >= (size_t)b->regions[reg].read0 + b->regions[reg].n_reads) reg++;
-            /* the first chunks are smaller (1/16, 1/8, 1/4, 1/2), so that the
-             * GPU starts early and one thread's packs keep up with it; making
-             * the last ones smaller too was measured no better */
+            /* the first `ramp` chunks are smaller (..., 1/4, 1/2), so that the
+             * GPU starts early; making the last ones smaller too was measured
+             * no better. HK_CUDA_RAMP (measurements) sets another count. */
             hk_plan_limits lk = lim;
-            if (n_planned < 4) lk.cells = std::max<uint64_t>(lim.cells >> (4 - n_planned), 1);
+            if (n_planned < ramp) lk.cells = std::max<uint64_t>(lim.cells >> (ramp - n_planned), 1);
             /* a small chunk lasts as long as its longest item (~0.5 ms at 1024
              * columns), however few its cells: shorter items there; long ones in
              * large chunks, where each item's pipeline fill costs throughput */
