@@ -98,6 +98,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
     ch->pair0 = first->pair0 + (uint64_t)(r0 - first->read0) * first->n_haps;
     ch->n_pairs = pairs;
     ch->cells = cells;
+    ch->has_gap_rows = varied;   /* what GPU packing copies (the host's packing finds it again) */
     return 0;
 }
 

@@ -215,12 +215,13 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
         if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&cu->open.context), true) &&
             (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
             lap(&cu->open.props);
+            int least = 0, greatest = 0;   /* the packing streams get the highest priority */
+            what = "cudaDeviceGetStreamPriorityRange";
+            e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
                 what = "cudaStreamCreateWithFlags";
                 e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
-                int least = 0, greatest = 0;
-                if (e == cudaSuccess && (e = cudaDeviceGetStreamPriorityRange(&least, &greatest)) == cudaSuccess)
-                    e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
+                if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
                 if (e == cudaSuccess) {
                     what = "cudaEventCreateWithFlags";
                     e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
@@ -434,7 +435,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
      * unless HK_CUDA_PACK=host (measurements) */
     static const bool host_pack = [] { const char *v = getenv("HK_CUDA_PACK"); return v && !strcmp(v, "host"); }();
     hk_workq *wq = d->wq.get();
-    const unsigned n_slots = hk_engine_slots();
+    const unsigned n_slots = HK_SLOTS;
     /* Chunk j goes to slot j % n_slots and passes four steps, each in order:
      * planned (and staged, or packed) -> issued (copied in, and packed by the
      * GPU, on the slot's high-priority stream) -> launched (once the bins are
@@ -449,10 +450,12 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
     auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
     auto pack = [&, precision](hk_slot *s) {
         const double tp = hk_now();
-        s->degen.clear();
         if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
         else if (host_pack) hk_chunk_pack(s->b, &s->ch, precision, call->direct[s->bi], s->h_in, &s->degen, nullptr);
-        else hk_chunk_stage(s->b, &s->ch, precision, call->direct[s->bi], s->h_in);
+        else {                                        /* the GPU writes -inf for these */
+            s->degen.clear();
+            hk_chunk_stage(s->b, &s->ch, precision, call->direct[s->bi], s->h_in);
+        }
         s->trace.pack = (float)((hk_now() - tp) * 1e3);
         __atomic_store_n(&s->packed, 1, __ATOMIC_RELEASE);
     };

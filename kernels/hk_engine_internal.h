@@ -166,11 +166,9 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
     return cudaSuccess;
 }
 
-/* Chunks in flight per device, at most (hk_engine_slots() are used). */
-#define HK_SLOTS (2 * HK_ENGINE_HOST_THREADS_MAX)
-/* The slots in use: chunks are copied in and packed by the GPU well ahead of
- * their kernels, whose launch waits for the bins to come back. */
-static inline unsigned hk_engine_slots() { return HK_SLOTS; }
+/* Chunks in flight per device: they are copied in and packed by the GPU well
+ * ahead of their kernels, whose launch waits for the bins to come back. */
+#define HK_SLOTS 8
 
 /* Largest input block of a slot (pinned host and device memory), unless one
  * read with its haplotypes needs more; and most pairs of a slot's chunk. */

@@ -76,12 +76,9 @@ void hk_chunk_stage(const hk_batch_t *b, hk_chunk *ch, int precision, bool direc
     const size_t nr = ch->r1 - ch->r0, nh = ch->h1 - ch->h0, nreg = ch->reg1 - ch->reg0;
     const uint64_t rbase0 = b->read_off[ch->r0], hbase0 = b->hap_off[ch->h0];
     const size_t rp = b->read_off[ch->r1] - rbase0, hp = b->hap_off[ch->h1] - hbase0;
-    ch->has_gap_rows = false;              /* else no gap rows: less to copy */
-    for (size_t r = ch->r0; r < ch->r1 && !ch->has_gap_rows; r++) ch->has_gap_rows = !b->read_gaps[r].constant;
     size_t h2d_end;
     ch->in_bytes = hk_gpack_layout(ch, nr, nh, nreg, rp, hp, ch->n_pairs, ch->has_gap_rows, &h2d_end);
     ch->gpack = true;
-    ch->precision = precision;
     ch->pad_haps = (uint32_t)nh;
     ch->n_items = 0;
     ch->n_degen = 0;

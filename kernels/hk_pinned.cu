@@ -18,7 +18,7 @@
  * is being created); on failure the slots fall back to cudaHostAlloc. */
 void hk_arena_fill(hk_arena *a)
 {
-    const size_t bytes = hk_engine_slots() * HK_ARENA_SLICE;
+    const size_t bytes = HK_SLOTS * HK_ARENA_SLICE;
     void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;
     (void)madvise(p, bytes, MADV_HUGEPAGE);      /* fewer faults where the kernel allows it */
