@@ -126,6 +126,7 @@ typedef struct {
  * over the devices' threads). */
 typedef struct {
     double   total_s;   /* the whole call */
+    double   pin_s;     /* registering the batches' arrays with the driver (once per array) */
     double   pack_s;    /* planning and packing chunks into pinned buffers */
     double   wait_s;    /* waiting for a device to finish a chunk */
     double   unpack_s;  /* copying results into the batch */

@@ -287,7 +287,8 @@ struct hk_call {
     std::vector<std::atomic<uint64_t>> redo;   /* pairs recomputed in double */
     std::mutex mu;
     std::vector<char> finished;
-    std::vector<char> direct;                  /* batch i's rows go to the GPU from its pinned arrays */
+    std::vector<char> direct;                  /* batch i's arrays are pinned: rows go to the GPU, results
+                                                  come back, without a copy on the host */
     size_t next = 0;                           /* first batch not yet reported */
 
     hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, hk_cuda_done_fn fn, void *a)
@@ -448,6 +449,10 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
      * for the slowest, 0.35-5.9 ms a chunk (issue 15). */
     uint64_t n_planned = 0, n_issued = 0, n_launched = 0, n_collected = 0;
     auto slot_of = [&](uint64_t j) { return &d->slot[j % n_slots]; };
+    /* the results of a pinned batch's chunk are copied into its lk[] by the
+     * GPU; copying them there on the host (7 GB/s) ended each call 0.3-1 ms
+     * after its last kernel (H100 traces, issue 15) */
+    auto results_direct = [&](const hk_slot *s) { return (bool)call->direct[s->bi]; };
     auto pack = [&, precision](hk_slot *s) {
         const double tp = hk_now();
         if (s->b->pdhmm) hk_pd_chunk_pack(s->b, &s->ch, s->h_in, &s->degen, nullptr);
@@ -486,7 +491,7 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
             (void)cudaGetLastError();
             const double t1 = hk_now();
             double *dst = s->b->lk + s->ch.pair0;
-            memcpy(dst, s->h_out + 16, s->ch.n_pairs * sizeof(double));
+            if (!results_direct(s)) memcpy(dst, s->h_out + 16, s->ch.n_pairs * sizeof(double));
             for (uint64_t p : s->degen) dst[p] = -INFINITY;
             uint32_t nredo;
             memcpy(&nredo, s->h_out, 4);
@@ -573,8 +578,11 @@ static int score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share>
                                  : hk_chunk_launch(&s->ch, &c, items, &s->scratch, st, one_stream ? nullptr : &s->side,
                                                    &what)) != cudaSuccess ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
-                (what = "cudaMemcpyAsync", e = cudaMemcpyAsync(s->h_out, s->d_nredo, 16 + s->ch.n_pairs * sizeof(double),
-                                                       cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+                (what = "cudaMemcpyAsync",
+                 e = cudaMemcpyAsync(s->h_out, s->d_nredo, results_direct(s) ? 16 : 16 + s->ch.n_pairs * sizeof(double),
+                                     cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+                (results_direct(s) && (e = cudaMemcpyAsync(s->b->lk + s->ch.pair0, s->d_lk, s->ch.n_pairs * sizeof(double),
+                                                           cudaMemcpyDeviceToHost, st)) != cudaSuccess) ||
                 (what = "cudaEventRecord", e = cudaEventRecord(s->done, st)) != cudaSuccess) {
                 rc = hk_cu_fail(e, what, d->ord, err, errlen);
                 break;
@@ -697,6 +705,7 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
     const size_t nd = cu->dev.size();
     hk_call call(batches, n_batches, (int)nd, done, arg);
     for (size_t bi = 0; bi < n_batches; bi++) call.direct[bi] = hk_pin_batch(cu, batches[bi]);
+    const double pin_s = hk_now() - t_start;
     /* each batch split among the devices by cells, so that they finish each
      * batch together and batches complete one after the other */
     std::vector<std::vector<hk_share>> shares(nd);
@@ -754,5 +763,6 @@ extern "C" int hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, size_t n
         }
     }
     cu->stats.total_s = hk_now() - t_start;
+    cu->stats.pin_s = pin_s;
     return HK_CUDA_OK;
 }

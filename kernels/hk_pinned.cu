@@ -66,8 +66,8 @@ unsigned char *hk_arena_slice(hk_dev *d, int k)
 /* The read rows and haplotype bases of a batch are copied to the GPU from
  * where the reader put them, once their arrays are registered with the
  * driver, and so are the offsets, gap summaries and regions that the GPU
- * packs a chunk from (hk_gpack.cu): the host's work per chunk is then a list
- * of copies (on an H100 host, one thread packed a chunk of 95k pairs in
+ * packs a chunk from (hk_gpack.cu), and the results come back straight into
+ * the batch's lk[]: the host's work per chunk is then a list of copies (on an H100 host, one thread packed a chunk of 95k pairs in
  * 2.7-3.2 ms, most of it copying rows, then 1.2-1.5 ms its items; issue 15). An array is registered the first time a batch
  * holding it is scored (0.04-0.08 ms per MB: the batches of `score` are
  * reused, so once each) and let go when the batch moves or frees it
@@ -101,7 +101,9 @@ bool hk_pin_batch(hk_cuda_t *cu, hk_batch_t *b)
         { b->read_d, b->m_read_pos }, { b->read_g, b->m_read_pos }, { b->hap_base, b->m_hap_pos },
         /* what the GPU packs from (hk_gpack.cu) */
         { b->read_off, b->m_reads * sizeof *b->read_off }, { b->read_gaps, b->m_reads * sizeof *b->read_gaps },
-        { b->hap_off, b->m_haps * sizeof *b->hap_off }, { b->regions, b->m_regions * sizeof *b->regions } };
+        { b->hap_off, b->m_haps * sizeof *b->hap_off }, { b->regions, b->m_regions * sizeof *b->regions },
+        /* where the results are copied back to, straight from the GPU */
+        { b->lk, b->m_pairs * sizeof *b->lk } };
     std::lock_guard<std::mutex> lk(cu->pin_mu);
     b->on_release = on_batch_release;
     b->release_ctx = cu;

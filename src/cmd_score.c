@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBATCH 8
@@ -356,6 +357,12 @@ join:
     trace(r, "engine closed", 0);
     for (int i = 0; i < r->n_trace; i++)
         fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
+    if (r->trace) {   /* where the process's own start and exit stand (against a shell's clock) */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        const double epoch = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+        fprintf(stderr, "haplik: trace run began at epoch %.4f, ended at %.4f\n", epoch - (hk_log_now() - r->t0), epoch);
+    }
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     return status;

@@ -210,8 +210,9 @@ static void trace_chunks(const hk_cuda_t *cu)
     hk_cuda_open_stats_t os;
     hk_cuda_open_stats(cu, &os);
     if (os.pin >= 0) fprintf(stderr, "haplik: trace engine: staging memory pinned in %.1f ms after open\n", os.pin);
-    fprintf(stderr, "haplik: trace engine: call of %.1f ms, %u chunks; the first device's first chunks, "
-            "ms (host from the call's start, GPU from the first copy in):\n", st.total_s * 1e3, st.chunks);
+    fprintf(stderr, "haplik: trace engine: call of %.1f ms (arrays pinned in %.1f, GPU span %.1f), %u chunks; "
+            "the first device's first chunks, ms (host from the call's start, GPU from the first copy in):\n",
+            st.total_s * 1e3, st.pin_s * 1e3, st.gpu_span_s * 1e3, st.chunks);
     for (unsigned i = 0; i < st.n_trace; i++) {
         const hk_cuda_chunk_trace_t *c = &st.trace[i];
         fprintf(stderr, "haplik: trace engine:   chunk %2u: host reserve %6.2f pack %5.2f enqueue %5.2f "
@@ -322,7 +323,8 @@ void hk_engine_release(hk_engine_t *e)
         hk_cuda_close(e->cu);
         e->cu = NULL;
         const double t_close = hk_log_now() - t0;
-        hk_cuda_reset(e->ordinals, e->n_ordinals);
+        if (!getenv("HK_CUDA_KEEP_CONTEXT"))   /* measurements: leave it to the process's exit */
+            hk_cuda_reset(e->ordinals, e->n_ordinals);
         if (hk_log_tracing())
             fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
                     t_close * 1e3, (hk_log_now() - t0 - t_close) * 1e3);
