@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 #include <cuda_runtime.h>
 #include "hk_cuda.h"
@@ -249,6 +250,7 @@ struct hk_cuda {
     struct pinned { hk_batch_t *b; size_t bytes; bool ok; };
     std::mutex          pin_mu;
     std::unordered_map<const void *, pinned> pins;
+    std::unordered_set<const hk_batch_t *> seen;   /* batches scored before (pinned from their second call) */
 };
 
 /* Slice k of d's arena once it is pinned (waiting while it may still be),

@@ -68,11 +68,15 @@ unsigned char *hk_arena_slice(hk_dev *d, int k)
  * driver, and so are the offsets, gap summaries and regions that the GPU
  * packs a chunk from (hk_gpack.cu), and the results come back straight into
  * the batch's lk[]: the host's work per chunk is then a list of copies (on an H100 host, one thread packed a chunk of 95k pairs in
- * 2.7-3.2 ms, most of it copying rows, then 1.2-1.5 ms its items; issue 15). An array is registered the first time a batch
- * holding it is scored (0.04-0.08 ms per MB: the batches of `score` are
- * reused, so once each) and let go when the batch moves or frees it
- * (hk_batch_t's on_release) or when the engine closes. HK_CUDA_PIN=0 (tests,
- * measurements) packs every row instead. */
+ * 2.7-3.2 ms, most of it copying rows, then 1.2-1.5 ms its items; issue 15).
+ * Registering costs more than packing once: about 10 ms a batch of 2^18
+ * pairs of a results file, serial before the call's first chunk (74 ms of a
+ * 109 ms scoring stage on 8 batches, H100 host). So a batch's arrays are
+ * registered the second time it is scored (`score` reuses a pool of batches,
+ * so its long runs pin each array once), and let go when the batch moves or
+ * frees it (hk_batch_t's on_release) or when the engine closes; the first
+ * time, its chunks are packed on the host. HK_CUDA_PIN=0 (tests,
+ * measurements) packs every row always. */
 static void unpin_locked(hk_cuda_t *cu, const void *p)
 {
     auto it = cu->pins.find(p);
@@ -105,6 +109,7 @@ bool hk_pin_batch(hk_cuda_t *cu, hk_batch_t *b)
         /* where the results are copied back to, straight from the GPU */
         { b->lk, b->m_pairs * sizeof *b->lk } };
     std::lock_guard<std::mutex> lk(cu->pin_mu);
+    if (cu->seen.insert(b).second) return false;   /* first time: packed on the host */
     b->on_release = on_batch_release;
     b->release_ctx = cu;
     bool all = true;
@@ -136,4 +141,5 @@ void hk_unpin_all(hk_cuda_t *cu)
     }
     (void)cudaGetLastError();
     cu->pins.clear();
+    cu->seen.clear();
 }
