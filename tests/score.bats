@@ -114,3 +114,18 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     (( first_scored < first_wrote ))
     grep -q 'trace .* table finished' <<< "$stderr"
 }
+
+@test "a small plain input asks for 2 CUDA hardware queues; a gzip one, standard input or the user's setting do not" {
+    hk version | grep -q 'CUDA engine' || skip "built without CUDA"
+    unset CUDA_DEVICE_MAX_CONNECTIONS
+    HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o a.json "$DATA/10s.in"
+    grep -q 'trace engine: 0 MB of plain input: 2 hardware queues per device' <<< "$stderr"
+    gzip -c "$DATA/10s.in" > 10s.in.gz
+    HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o b.json 10s.in.gz
+    [[ "$stderr" != *'hardware queues'* ]]
+    HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o c.json - < "$DATA/10s.in"
+    [[ "$stderr" != *'hardware queues'* ]]
+    CUDA_DEVICE_MAX_CONNECTIONS=8 HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o d.json "$DATA/10s.in"
+    [[ "$stderr" != *'hardware queues'* ]]
+    $TABLE same a.json b.json
+}
