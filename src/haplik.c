@@ -6,9 +6,7 @@
 
 #include <htslib/hts.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -66,11 +64,7 @@ int main(int argc, char **argv)
         return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) {
-            const int rc = commands[i].run(argc - 1, argv + 1);
-            if (getenv("HK_FAST_EXIT")) { fflush(NULL); _exit(rc); }   /* measurement: no exit handlers */
-            return rc;
-        }
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     hk_log_error("unknown command '%s'", argv[1]);
     fputc('\n', stderr);
     usage(stderr);

@@ -343,8 +343,7 @@ void hk_engine_release(hk_engine_t *e)
         hk_cuda_close(e->cu);
         e->cu = NULL;
         const double t_close = hk_log_now() - t0;
-        if (!getenv("HK_CUDA_KEEP_CONTEXT"))   /* measurements: leave it to the process's exit */
-            hk_cuda_reset(e->ordinals, e->n_ordinals);
+        hk_cuda_reset(e->ordinals, e->n_ordinals);
         if (hk_log_tracing())
             fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
                     t_close * 1e3, (hk_log_now() - t0 - t_close) * 1e3);
