@@ -67,8 +67,9 @@ unsigned char *hk_arena_slice(hk_dev *d, int k)
  * where the reader put them, once their arrays are registered with the
  * driver, and so are the offsets, gap summaries and regions that the GPU
  * packs a chunk from (hk_gpack.cu), and the results come back straight into
- * the batch's lk[]: the host's work per chunk is then a list of copies (on an H100 host, one thread packed a chunk of 95k pairs in
- * 2.7-3.2 ms, most of it copying rows, then 1.2-1.5 ms its items; issue 15).
+ * the batch's lk[]: the host's work per chunk is then a list of copies (on an
+ * H100 host, one thread packed a chunk of 95k pairs in 2.7-3.2 ms, most of it
+ * copying rows, then 1.2-1.5 ms its items; issue 15).
  * Registering costs more than packing once: about 10 ms a batch of 2^18
  * pairs of a results file, serial before the call's first chunk (74 ms of a
  * 109 ms scoring stage on 8 batches, H100 host). So a batch's arrays are
