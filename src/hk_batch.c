@@ -1,5 +1,6 @@
 /* hk_batch.c - see hk_batch.h. */
 #include "hk_batch.h"
+#include "hk_mem.h"
 #include "hk_threads.h"
 
 #include <math.h>
@@ -62,7 +63,7 @@ void hk_batch_free(hk_batch_t *b)
 static int grow(const hk_batch_t *b, void **p, size_t elem, size_t need, size_t cap)
 {
     release(b, *p);
-    void *q = realloc(*p, need > cap ? need * elem : cap * elem);
+    void *q = hk_mem_realloc(*p, need > cap ? need * elem : cap * elem);
     if (!q) return -1;
     *p = q;
     return 0;

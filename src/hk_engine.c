@@ -41,6 +41,7 @@ struct hk_engine {
     int         n_names;
     char       *names[HK_MAX_DEVICES];
     uint64_t    rescued;           /* GPU pairs rescued on the CPU (beyond GATK's range) */
+    int         pin_traced;        /* the staging memory's pinning time is printed once */
 };
 
 static char *cpu_model_name(void)
@@ -223,13 +224,17 @@ hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
 }
 
 #ifdef HAVE_CUDA
-static void trace_chunks(const hk_cuda_t *cu)
+static void trace_chunks(hk_engine_t *e)
 {
+    const hk_cuda_t *cu = e->cu;
     hk_cuda_stats_t st;
     hk_cuda_last_stats(cu, &st);
     hk_cuda_open_stats_t os;
     hk_cuda_open_stats(cu, &os);
-    if (os.pin >= 0) fprintf(stderr, "haplik: trace engine: staging memory pinned in %.1f ms after open\n", os.pin);
+    if (os.pin >= 0 && !e->pin_traced) {
+        fprintf(stderr, "haplik: trace engine: staging memory pinned in %.1f ms after open\n", os.pin);
+        e->pin_traced = 1;
+    }
     fprintf(stderr, "haplik: trace engine: call of %.1f ms (arrays pinned in %.1f, GPU span %.1f), %u chunks; "
             "the first device's first chunks, ms (host from the call's start, GPU from the first copy in):\n",
             st.total_s * 1e3, st.pin_s * 1e3, st.gpu_span_s * 1e3, st.chunks);
@@ -315,7 +320,7 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
                                err, sizeof err) == HK_CUDA_OK) {
             if (x.failed) return -1;
             if (hk_log_tracing()) {
-                trace_chunks(e->cu);
+                trace_chunks(e);
                 fprintf(stderr, "haplik: trace engine: %llu pairs beyond GATK's double range rescued on the CPU\n",
                         (unsigned long long)(e->rescued - rescued0));
             }

@@ -8,6 +8,7 @@
 #include "hk_lines.h"
 #include "hk_lines_scan.h"
 #include "hk_log.h"
+#include "hk_mem.h"
 #include "hk_threads.h"
 
 #include <pthread.h>
@@ -286,7 +287,7 @@ static block_t *new_block(hk_lines_t *L, const block_t *prev)
     if (!blk) return NULL;
     if (blk->cap < need) {   /* a spare block's bytes are not needed: no realloc copying them */
         const size_t cap = need + need / 8;   /* room for a longer carry next time */
-        char *x = malloc(cap);
+        char *x = hk_mem_realloc(NULL, cap);
         if (!x) {
             free_block(blk);
             return NULL;
@@ -600,7 +601,7 @@ static int room_for_lines(hk_lines_t *L, size_t n)
     if (L->ix.n_lines + n <= L->m_lines) return 0;
     size_t m = L->m_lines ? L->m_lines : 4096;
     while (m < L->ix.n_lines + n) m *= 2;
-    hk_line_t *x = realloc(L->ix.lines, m * sizeof *x);
+    hk_line_t *x = hk_mem_realloc(L->ix.lines, m * sizeof *x);
     if (!x) return -1;
     L->ix.lines = x;
     L->m_lines = m;
@@ -655,7 +656,7 @@ static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
     if (L->m_other < n + more) {
         size_t m = L->m_other ? L->m_other : 4096;
         while (m < n + more) m *= 2;
-        hk_line_t *x = malloc(m * sizeof *x);   /* not realloc: nothing in it to keep */
+        hk_line_t *x = hk_mem_realloc(NULL, m * sizeof *x);   /* nothing in it to keep */
         if (!x) return -1;
         free(L->other);
         L->other = x;

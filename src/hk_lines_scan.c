@@ -1,5 +1,6 @@
 /* hk_lines_scan.c - see hk_lines_scan.h. */
 #include "hk_lines_scan.h"
+#include "hk_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ void hk_lines_scan_piece(hk_lines_piece_t *p, hk_lines_scan_fn scan, char sep)
         if (nul < s && !(nul = memchr(s, '\0', (size_t)(end - s)))) nul = end;
         if (p->n == p->m) {
             const size_t m = p->m ? 2 * p->m : 4096;
-            hk_line_t *x = realloc(p->lines, m * sizeof *x);
+            hk_line_t *x = hk_mem_realloc(p->lines, m * sizeof *x);
             if (!x) { p->oom = 1; return; }
             p->lines = x;
             p->m = m;

@@ -3,6 +3,7 @@
  * hk_table_tsv.c. */
 #include "hk_table_internal.h"
 #include "hk_log.h"
+#include "hk_mem.h"
 #include "hk_outfile.h"
 #include "hk_text.h"
 #include "hk_threads.h"
@@ -78,7 +79,7 @@ char *hk_textbuf_room(textbuf_t *buf, size_t n)
     if (buf->len + n > buf->cap) {
         size_t cap = buf->cap ? buf->cap : (1u << 16);
         while (cap < buf->len + n) cap *= 2;
-        char *p = realloc(buf->p, cap);
+        char *p = hk_mem_realloc(buf->p, cap);
         if (!p) { buf->failed = 1; return NULL; }
         buf->p = p;
         buf->cap = cap;

@@ -3,12 +3,16 @@
  * random reads and haplotypes of every length around the 16-byte steps of the
  * fast path, valid and with one bad byte in each field at each kind of place,
  * under each rule set. Codes, qualities, gap summaries and the reported error
- * (kind, field, position) must all agree. */
+ * (kind, field, position) must all agree. Also: a batch without text, and
+ * a batch's large arrays advised to use huge pages. */
 #include "hk_batch.h"
 #include "tap.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;
 static unsigned rnd(unsigned n)
@@ -73,6 +77,49 @@ static char rnd_base(void)
 {
     static const char b[] = "ACGTNacgtn";
     return b[rnd(rnd(8) ? 8 : 10)];
+}
+
+
+/* The flags /proc/self/smaps gives the mapping that holds p ("hg": advised
+ * to use huge pages), in flags[n]; 0, or -1 when not found. */
+static int vm_flags_of(const void *p, char *flags, size_t n)
+{
+    FILE *fp = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int inside = 0, found = -1;
+    while (fp && found < 0 && fgets(line, sizeof line, fp)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && !strncmp(line, "VmFlags:", 8)) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(flags, n, "%.*s", (int)(n - 1), line + 8);
+            found = 0;
+        }
+    }
+    if (fp) fclose(fp);
+    return found;
+}
+
+/* A batch's large arrays are advised to use transparent huge pages
+ * (hk_mem.c: far fewer page faults, cheaper to free), where the kernel can. */
+static void large_arrays_advised(void)
+{
+    void *probe = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const int thp = probe != MAP_FAILED && madvise(probe, 4 << 20, MADV_HUGEPAGE) == 0;
+    if (probe != MAP_FAILED) munmap(probe, 4 << 20);
+    char flags[256] = "";
+    if (!thp || vm_flags_of(&thp, flags, sizeof flags) < 0) {   /* &thp: the stack's mapping */
+        printf("ok %d - # SKIP this kernel takes no MADV_HUGEPAGE, or has no /proc/self/smaps\n", ++tap_n);
+        return;
+    }
+    hk_batch_t b;
+    hk_batch_init(&b);
+    const int rc = hk_batch_reserve_reads(&b, 1u << 16, (size_t)32 << 20);
+    TAP_OK(rc == 0 && b.read_base && vm_flags_of(b.read_base, flags, sizeof flags) == 0 &&
+           strstr(flags, " hg") != NULL, "a batch's 32 MB of read bases is advised to huge pages (VmFlags:%s)",
+           flags);
+    hk_batch_free(&b);
 }
 
 int main(void)
@@ -196,5 +243,6 @@ int main(void)
     }
     TAP_OK(no_text_wrong == 0, "a batch without text: %d differ from one with it, or kept text",
            no_text_wrong);
+    large_arrays_advised();
     return TAP_DONE();
 }
