@@ -19,14 +19,12 @@
 #include "hk_reader.h"
 #include "hk_table.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define NBATCH 8
@@ -275,25 +273,6 @@ static void batch_scored(hk_batch_t *b, void *arg)
     q_push(r, &r->write_q, b);
 }
 
-/* The inputs' size when every one is a plain regular file, else UINT64_MAX
- * (compressed: its text is several times larger; standard input; a FIFO). */
-static uint64_t plain_input_bytes(char *const *paths, int n)
-{
-    uint64_t total = 0;
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        unsigned char magic[2] = { 0, 0 };
-        /* stat first: opening a FIFO would wait for its writer, reading it take its bytes */
-        if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode)) return UINT64_MAX;
-        const int fd = open(paths[i], O_RDONLY);
-        const int gzip = fd < 0 || (read(fd, magic, 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
-        if (fd >= 0) close(fd);
-        if (gzip) return UINT64_MAX;
-        total += (uint64_t)st.st_size;
-    }
-    return total;
-}
-
 /* Run the pipeline; returns the exit status. */
 static int run(run_t *r, const char *output)
 {
@@ -304,7 +283,7 @@ static int run(run_t *r, const char *output)
 
     r->t0 = hk_log_now();
     r->trace = hk_log_tracing();
-    hk_engine_expect_input(c, plain_input_bytes(r->inputs, r->n_inputs));   /* no other thread yet */
+    hk_engine_prepare_run(c);   /* no other thread yet */
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->pool = pool;

@@ -23,11 +23,6 @@
  * writing the last overlap with it. */
 #define CPU_BATCH_PAIRS  (1u << 16)
 #define CUDA_BATCH_PAIRS (1u << 18)
-/* Below this much plain input, CUDA contexts get 2 hardware queues: the 60-90
- * ms saved at start-up and tear-down outweigh a GPU phase 30 % slower (NA
- * 225 MB: 0.43-0.44 -> 0.36-0.37 s; a 1 GiB batch file is ~9M pairs, ~30 ms
- * more of GPU phase; H100, issue 15). */
-#define SMALL_INPUT_BYTES (1ull << 30)
 
 struct hk_engine {
     const hk_config_t *c;
@@ -176,18 +171,14 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
 }
 #endif
 
-void hk_engine_expect_input(const hk_config_t *c, uint64_t plain_bytes)
+void hk_engine_prepare_run(const hk_config_t *c)
 {
 #ifdef HAVE_CUDA
-    if (c->backend == HK_BACKEND_CPU || plain_bytes >= SMALL_INPUT_BYTES || getenv("CUDA_DEVICE_MAX_CONNECTIONS"))
-        return;
+    if (c->backend == HK_BACKEND_CPU || getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return;
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);   /* read by the driver as it creates a context */
-    if (hk_log_tracing())
-        fprintf(stderr, "haplik: trace engine: %.0f MB of plain input: 2 hardware queues per device\n",
-                (double)plain_bytes / 1e6);
+    if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: 2 hardware queues per device\n");
 #else
     (void)c;
-    (void)plain_bytes;
 #endif
 }
 

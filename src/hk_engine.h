@@ -40,14 +40,14 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
  * config asks for (known before the engine is open, so that reading starts
  * while the GPU is being set up). */
 size_t hk_engine_batch_pairs(const hk_config_t *c);
-/* Before hk_engine_open and before any other thread starts (it may set the
- * environment): the run's input is plain text of plain_bytes in all, or
- * unknown (UINT64_MAX: compressed, standard input). A small input gets CUDA
- * contexts with 2 hardware queues instead of the driver's 8: created and torn
- * down 60-90 ms faster, for a GPU phase about 30 % slower, which a small
- * input does not feel (docs/PERFORMANCE.md, issue 15). A queue count the user
- * set (CUDA_DEVICE_MAX_CONNECTIONS) is left alone. */
-void hk_engine_expect_input(const hk_config_t *c, uint64_t plain_bytes);
+/* For a whole run (score, check), before hk_engine_open and before any other
+ * thread starts (it may set the environment): CUDA contexts get 2 hardware
+ * queues instead of the driver's 8. They are created 60-70 ms and torn down
+ * 40-60 ms faster; the GPU phase of a call on many small chunks is slower,
+ * but a run's GPU is idle most of the time, and every workload measured ran
+ * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md, issue 15). A
+ * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS) is left alone. */
+void hk_engine_prepare_run(const hk_config_t *c);
 /* Accepts NULL. */
 void hk_engine_close(hk_engine_t *e);
 

@@ -115,17 +115,19 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     grep -q 'trace .* table finished' <<< "$stderr"
 }
 
-@test "a small plain input asks for 2 CUDA hardware queues; a gzip one, standard input or the user's setting do not" {
+@test "score asks for 2 CUDA hardware queues whatever the input; the user's setting and --backend cpu are left alone" {
     if hk version | grep -q 'no CUDA engine'; then skip "built without CUDA"; fi
     unset CUDA_DEVICE_MAX_CONNECTIONS
     HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o a.json "$DATA/10s.in"
-    grep -q 'trace engine: 0 MB of plain input: 2 hardware queues per device' <<< "$stderr"
+    grep -q 'trace engine: 2 hardware queues per device' <<< "$stderr"
     gzip -c "$DATA/10s.in" > 10s.in.gz
     HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o b.json 10s.in.gz
-    [[ "$stderr" != *'hardware queues'* ]]
+    grep -q 'trace engine: 2 hardware queues per device' <<< "$stderr"
     HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o c.json - < "$DATA/10s.in"
-    [[ "$stderr" != *'hardware queues'* ]]
+    grep -q 'trace engine: 2 hardware queues per device' <<< "$stderr"
     CUDA_DEVICE_MAX_CONNECTIONS=8 HK_TRACE=1 run -0 --separate-stderr hk score --backend auto -o d.json "$DATA/10s.in"
+    [[ "$stderr" != *'hardware queues'* ]]
+    HK_TRACE=1 run -0 --separate-stderr hk score --backend cpu -o e.json "$DATA/10s.in"
     [[ "$stderr" != *'hardware queues'* ]]
     $TABLE same a.json b.json
 }
