@@ -10,7 +10,6 @@
 #define HK_ENGINE_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include "hk_batch.h"
 #include "hk_config.h"
 

@@ -79,7 +79,6 @@ static char rnd_base(void)
     return b[rnd(rnd(8) ? 8 : 10)];
 }
 
-
 /* The flags /proc/self/smaps gives the mapping that holds p ("hg": advised
  * to use huge pages), in flags[n]; 0, or -1 when not found. */
 static int vm_flags_of(const void *p, char *flags, size_t n)
