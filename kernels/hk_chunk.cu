@@ -326,7 +326,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         std::vector<uint32_t> count;                 /* items per key, then where the next goes */
         std::vector<uint64_t> degen;
         size_t n_items, n_varied;
-        size_t odd_haps;                             /* of the part's haplotypes */
+        size_t pads;                                 /* pad columns of the part's haplotypes */
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
      * pool's threads see this thread's copy, not their own */
@@ -345,9 +345,9 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         uint32_t *count = pt.count.data();
         walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, &pt.degen, &pt.n_varied,
                    [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
-        pt.odd_haps = 0;
+        pt.pads = 0;
         for (size_t i = ch->h0 + nh * t / nt; i < ch->h0 + nh * (t + 1) / nt; i++)
-            pt.odd_haps += (b->hap_off[i + 1] - b->hap_off[i]) & 1;
+            pt.pads += hk_hap_pads(b->hap_off[i + 1] - b->hap_off[i]);
     });
 
     /* offsets of the blocks */
@@ -373,7 +373,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     o += hk_align16(hp);
     if (!direct) ch->h2d_bytes = o;
     ch->off_hbase2 = o;                /* last: the GPU fills it (hk_launch_pad_haps) */
-    o += hk_align16(hp + nh);
+    o += hk_align16(hp + (HK_HAP_ALIGN - 1) * nh);
     ch->in_bytes = o;
     ch->pad_haps = (uint32_t)nh;
     ch->n_copies = 0;
@@ -416,10 +416,10 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint8_t *hb = in + ch->off_hbase;
     uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
-    for (unsigned t = 0, odd = 0; t < nt; t++) {        /* odd haplotypes before each part's */
-        const size_t c = parts[t].odd_haps;
-        parts[t].odd_haps = odd;
-        odd += (unsigned)c;
+    for (size_t t = 0, pads = 0; t < nt; t++) {          /* pad columns before each part's */
+        const size_t c = parts[t].pads;
+        parts[t].pads = pads;
+        pads += c;
     }
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
@@ -448,12 +448,12 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         const size_t qa = b->hap_off[ch->h0 + ha] - hbase0, qb = b->hap_off[ch->h0 + hb_] - hbase0;
         if (!direct) memcpy(hb + qa, b->hap_base + hbase0 + qa, qb - qa);
         /* where the padded copy puts each haplotype (the GPU copies it there):
-         * an odd haplotype gets HK_HAP_PAD after its last base */
-        size_t x2 = qa + parts[t].odd_haps;
+         * HK_HAP_PAD up to a multiple of HK_HAP_ALIGN after its last base */
+        size_t x2 = qa + parts[t].pads;
         for (size_t i = ha; i < hb_; i++) {
             ho2[i] = (uint32_t)x2;
             const size_t n = b->hap_off[ch->h0 + i + 1] - b->hap_off[ch->h0 + i];
-            x2 += n + (n & 1);
+            x2 += n + hk_hap_pads(n);
         }
         if (t + 1 == nt) ho2[nh] = (uint32_t)x2;
     });

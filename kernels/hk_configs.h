@@ -40,32 +40,38 @@
  * per step, K = 20-24 run at 3.6-3.8 TCUPS on an H100, K = 12-16 at 3.3-3.5.
  * The list maximises the NA12878-like mix's rate, padding included, from a
  * measured sweep of 35 tiles (docs/PERFORMANCE.md); 16x24 is for reads of
- * 321-384 bases, which 32x14 (3.1) would take otherwise. */
+ * 321-384 bases, which 32x14 (3.1) would take otherwise.
+ * X(P, K, C): C columns per step (hk_fwd_pair.cuh), 4 or 2. Four spread the
+ * step's cost over twice the cells (the 4x20 loop: 6.45 -> 6.28 SASS
+ * instructions per cell; 8x16 6.72 -> 6.34) and ran 1-10 % faster on an
+ * H100 for every tile of up to 16 lanes but 4x22; with 32 lanes the item's
+ * pipeline fill (31 steps) costs more than that (docs/PERFORMANCE.md,
+ * 2026-11-24, ninth session). */
 #define HK_CGAP_CONFIGS(X) \
-    X(2, 8)   /* reads    1..16  */ \
-    X(2, 12)  /* reads   17..24  */ \
-    X(2, 14)  /* reads   25..28  */ \
-    X(2, 20)  /* reads   29..40  */ \
-    X(2, 22)  /* reads   41..44  */ \
-    X(4, 12)  /* reads   45..48  */ \
-    X(4, 14)  /* reads   49..56  */ \
-    X(4, 16)  /* reads   57..64  */ \
-    X(4, 18)  /* reads   65..72  */ \
-    X(4, 20)  /* reads   73..80  */ \
-    X(4, 22)  /* reads   81..88  */ \
-    X(4, 24)  /* reads   89..96  */ \
-    X(8, 14)  /* reads   97..112 */ \
-    X(8, 16)  /* reads  113..128 */ \
-    X(8, 18)  /* reads  129..144 */ \
-    X(8, 20)  /* reads  145..160 */ \
-    X(8, 24)  /* reads  161..192 */ \
-    X(16, 14) /* reads  193..224 */ \
-    X(16, 16) /* reads  225..256 */ \
-    X(16, 18) /* reads  257..288 */ \
-    X(16, 20) /* reads  289..320 */ \
-    X(16, 24) /* reads  321..384 */ \
-    X(32, 14) /* reads  385..448 */ \
-    X(32, 16) /* reads  449..512; longer reads: the float family's multi-tile kernel */
+    X(2, 8, 4)   /* reads    1..16  */ \
+    X(2, 12, 4)  /* reads   17..24  */ \
+    X(2, 14, 4)  /* reads   25..28  */ \
+    X(2, 20, 4)  /* reads   29..40  */ \
+    X(2, 22, 4)  /* reads   41..44  */ \
+    X(4, 12, 4)  /* reads   45..48  */ \
+    X(4, 14, 4)  /* reads   49..56  */ \
+    X(4, 16, 4)  /* reads   57..64  */ \
+    X(4, 18, 4)  /* reads   65..72  */ \
+    X(4, 20, 4)  /* reads   73..80  */ \
+    X(4, 22, 2)  /* reads   81..88  */ \
+    X(4, 24, 4)  /* reads   89..96  */ \
+    X(8, 14, 4)  /* reads   97..112 */ \
+    X(8, 16, 4)  /* reads  113..128 */ \
+    X(8, 18, 4)  /* reads  129..144 */ \
+    X(8, 20, 4)  /* reads  145..160 */ \
+    X(8, 24, 4)  /* reads  161..192 */ \
+    X(16, 14, 4) /* reads  193..224 */ \
+    X(16, 16, 4) /* reads  225..256 */ \
+    X(16, 18, 4) /* reads  257..288 */ \
+    X(16, 20, 4) /* reads  289..320 */ \
+    X(16, 24, 4) /* reads  321..384 */ \
+    X(32, 14, 2) /* reads  385..448 */ \
+    X(32, 16, 2) /* reads  449..512; longer reads: the float family's multi-tile kernel */
 
 /* double path (double mode and mixed-mode recomputes), plain recurrence (8
  * FP64 instructions per cell), two columns per step; the last entry's
@@ -140,12 +146,12 @@
 #define HK_PDHMM_MULTI(X) X(32, 4)
 
 #define HK_COUNT_CONFIG(P, K) +1
-#define HK_PD_COUNT_CONFIG(P, K, MODES) +1
+#define HK_COUNT_CONFIG3(P, K, X) +1
 enum {
     HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG),
+    HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG3),
     HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
-    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_PD_COUNT_CONFIG),
+    HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_COUNT_CONFIG3),
     HK_N_PDHMM_CG_CONFIGS = 0 HK_PDHMM_CG_CONFIGS(HK_COUNT_CONFIG)
 };
 

@@ -26,11 +26,16 @@ struct hk_item {
  * columns on an H100, whatever the chunk's size. */
 #define HK_ITEM_COLS_MIN 256u
 
-/* The code that pads an odd haplotype in hbase2: HK_HAP_PAD_BIT set (the
- * two-column kernels give that column an emission of zero), base N (a valid
- * table index for any other reader). */
+/* The code that pads a haplotype in hbase2 to a multiple of HK_HAP_ALIGN
+ * columns: HK_HAP_PAD_BIT set (the kernels of 2 or 4 columns per step give
+ * that column an emission of zero), base N (a valid table index for any
+ * other reader). */
 #define HK_HAP_PAD_BIT 32
 #define HK_HAP_PAD (4 | HK_HAP_PAD_BIT)
+#define HK_HAP_ALIGN 4
+
+/* Pad columns after a haplotype of n bases in hbase2. */
+__host__ __device__ inline uint32_t hk_hap_pads(uint64_t n) { return (uint32_t)(0 - n) & (HK_HAP_ALIGN - 1); }
 
 /* Bit 3 of a haplotype code marks the haplotype's first base. */
 #define HK_HAP_FIRST 8
@@ -48,7 +53,8 @@ __host__ __device__ inline void hk_pad_hap(uint8_t *hbase, const uint32_t *hap_o
         if (k == 0) hbase[a] = v |= HK_HAP_FIRST;
         hbase2[a2 + k] = v;
     }
-    if ((n & 1) && lane == 0) hbase2[a2 + n] = HK_HAP_PAD;
+    if (lane == 0)
+        for (uint32_t k = 0; k < hk_hap_pads(n); k++) hbase2[a2 + n + k] = HK_HAP_PAD;
 }
 
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
@@ -66,8 +72,8 @@ struct hk_chunk_dev {
     const uint32_t *read_off;       /* n_reads + 1, chunk-relative */
     uint8_t        *hbase;          /* hap base codes; HK_HAP_FIRST marks a hap's first base */
     const uint32_t *hap_off;        /* n_haps + 1, chunk-relative */
-    uint8_t        *hbase2;         /* the same codes, each haplotype padded to an even length */
-    const uint32_t *hap_off2;       /* (HK_HAP_PAD after an odd one's last base): column pairs */
+    uint8_t        *hbase2;         /* the same codes, each haplotype padded to a multiple of */
+    const uint32_t *hap_off2;       /* HK_HAP_ALIGN (HK_HAP_PAD after its last base) */
     double         *lk;             /* results of the chunk's pairs */
     hk_item        *redo;           /* mixed mode: pairs to recompute in double */
     uint32_t       *n_redo;         /* their count (device) */

@@ -346,16 +346,17 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     const uint64_t rpos = b->read_off[b->n_reads], hpos = b->hap_off[b->n_haps];
     /* the input block's bytes: bases and 4 qualities per read position, the
      * read's offset and gap summary, its items, the haplotypes (twice: as
-     * they are and padded to even lengths) */
+     * they are and padded to a multiple of HK_HAP_ALIGN) */
     const double in_bytes = 5.0 * rpos + (double)b->n_reads * (4 + sizeof(hk_read_gaps_t) + sizeof(hk_item)) +
-                            (double)sizeof(hk_item) * b->n_pairs / 4 + (b->pdhmm ? 8.0 : 2.0) * hpos + 9.0 * b->n_haps;
+                            (double)sizeof(hk_item) * b->n_pairs / 4 + (b->pdhmm ? 8.0 : 2.0) * hpos +
+                            (8.0 + HK_HAP_ALIGN - 1) * b->n_haps;
     x->cells += sh.cells;
     x->pairs += (uint64_t)(frac * b->n_pairs) + 1;
     x->in_total += (size_t)(frac * in_bytes) + 1;
     x->max_hap = std::max(x->max_hap, b->max_hap_len);
     const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
     const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
-                       hk_align16(hcols + nh) + 4 * nh + 16 +
+                       hk_align16(hcols + (HK_HAP_ALIGN - 1) * nh) + 4 * nh + 16 +
                        sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS_MIN + 1) + 64 +
                        (b->pdhmm ? 6 * hcols + 3 * nh + 64 : 0);   /* PDHMM: 4-byte code words, twice */
     x->max_one = std::max(x->max_one, one);

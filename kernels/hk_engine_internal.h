@@ -51,7 +51,7 @@ struct hk_chunk {
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
     /* GPU packing only: the batch's offsets and regions as they are, and the
      * GPU's working space (see hk_gpack_layout) */
-    size_t   off_raw_read_off, off_raw_hap_off, off_raw_regions, off_cnt, off_odd, off_keys, off_order,
+    size_t   off_raw_read_off, off_raw_hap_off, off_raw_regions, off_cnt, off_pads, off_keys, off_order,
              off_items_in, off_result;
     size_t   h2d_bytes;       /* what the host fills and copies: [0, h2d_bytes) of the block */
     uint32_t pad_haps;        /* haplotypes whose padded copy the GPU makes first (0: none) */

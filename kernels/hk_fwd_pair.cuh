@@ -1,23 +1,23 @@
-/* hk_fwd_pair.cuh - the forward kernels, two haplotype columns per step
+/* hk_fwd_pair.cuh - the forward kernels, several haplotype columns per step
  * (included by hk_launch.cuh): every float and double kernel, single- and
  * multi-tile.
  *
  * The recurrences (scaled for float, plain for double), groups, tiles,
  * emission table and multi-tile scratch of hk_fwd.cuh, but lane t works on
- * columns 2(s-t) and 2(s-t)+1 at step s. What each step
- * costs besides its cells (six shuffles, the haplotype codes, the warp vote,
- * loop control) is then spread over 2K cells per lane instead of K, and the
- * two columns' dependency chains interleave: column B's row r needs column
- * A's rows r-1 and r only.
+ * columns NC(s-t) .. NC(s-t)+NC-1 at step s (NC = 2, or 4 for the
+ * constant-gap family). What each step costs besides its cells (the warp
+ * vote, the code load, loop control) is then spread over NC*K cells per
+ * lane instead of K, and the columns' dependency chains interleave: column
+ * k's row r needs column k-1's rows r-1 and r only.
  *
  * The kernels read the haplotypes' padded copy (hbase2, hap_off2), in which
- * every haplotype has an even length: a pair's first column (A) is the only
- * place where a haplotype starts or the item ends, so the reset stays out of
- * the pair, and the two codes of a pair are one aligned 16-bit load. An odd
- * haplotype's last pair has HK_HAP_PAD as its second column (B): its
- * emission is a row of zeros (one per block, after the groups' tables), so
- * M and I' are 0 down the whole column and it adds exactly nothing to the
- * sums; the next column resets the state.
+ * every haplotype's length is a multiple of HK_HAP_ALIGN (4): a step's NC
+ * codes are one aligned load, and a haplotype starts or the item ends only
+ * at a step's first column, so the reset stays out of the step. A haplotype
+ * is padded with HK_HAP_PAD columns: their emission is a row of zeros (one
+ * per block, after the groups' tables), so M and I' are 0 down the whole
+ * column and it adds exactly nothing to the sums; the next haplotype's
+ * first column resets the state.
  *
  * Two coefficient sets: hk_coef_rows, one set per row as hk_fwd has them
  * (reads whose gap qualities vary), and hk_coef_const for reads whose gap
@@ -37,7 +37,7 @@
 #include <type_traits>
 #include "hk_fwd.cuh"
 
-/* Steps (column pairs) per loop iteration (a tuning knob). */
+/* Steps per loop iteration (a tuning knob). */
 #ifndef HK_PAIR_UNROLL
 #define HK_PAIR_UNROLL 1
 #endif
@@ -134,14 +134,17 @@ struct hk_coef_const {
 
 /* T float with SCALED (the scaled recurrence) or double without; CGAP: the
  * constant-gap coefficients (float, single tile); MULTI: reads longer than a
- * tile, tile after tile as in hk_fwd, lane P-1 writing both columns of each
+ * tile, tile after tile as in hk_fwd, lane P-1 writing every column of each
  * step to the scratch row that lane 0 of the next tile reads, one step
- * ahead. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+ * ahead. NC: columns per step, 2 or 4 (HK_HAP_ALIGN, the padded copy's
+ * multiple: NC = 4 meets a haplotype's start or a pad column only where the
+ * copy puts them, NC = 2 may meet pad columns in either column). */
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC>
 struct hk_fwd_pair {
     typedef hk_fwd<T, P, K, SCALED, MULTI> F;      /* layout, tables and finish as there */
     typedef hk_cell3<T> cell3;
     typedef typename std::conditional<CGAP, hk_coef_const<P, K>, hk_coef_rows<T, P, K, SCALED, MULTI> >::type coef_t;
+    typedef typename std::conditional<NC == 4, uint32_t, uint16_t>::type word_t;   /* a step's codes */
     typedef typename F::vec_t vec_t;
     static constexpr int VEC = F::VEC;
     static constexpr int ROWS = F::ROWS;
@@ -152,6 +155,9 @@ struct hk_fwd_pair {
     static constexpr int UNROLL = HK_PAIR_UNROLL;
     static_assert(!CGAP || (SCALED && !MULTI && sizeof(T) == sizeof(float)),
                   "the constant-gap coefficients are the float family's, single tile");
+    static_assert(NC == 2 || NC == HK_HAP_ALIGN, "columns per step: 2, or the padded copy's multiple");
+    /* Column c of a step may be a pad column (NC = HK_HAP_ALIGN: never the first). */
+    static __host__ __device__ constexpr bool may_pad(int col) { return col > 0 || NC < HK_HAP_ALIGN; }
 
     /* The lane's K rows at one column: e the emission table at the column's
      * code, (uM, uI) the row above at this column, (dM, dI, dD) the row above
@@ -209,11 +215,11 @@ struct hk_fwd_pair {
                 ro = c.read_off[it.read];
                 m = c.read_off[it.read + 1] - ro;
                 ho = c.hap_off2[it.hap];
-                total = (c.hap_off2[it.hap + it.n_haps] - ho) / 2;   /* column pairs */
+                total = (c.hap_off2[it.hap + it.n_haps] - ho) / NC;   /* steps of NC columns */
             }
             const uint32_t tiles = MULTI ? (m + ROWS - 1) / ROWS : 1;
             const uint32_t pad = valid ? tiles * ROWS - m : 0;
-            /* lane P-1 meets the end marker (pair total) at step total + P - 1 */
+            /* lane P-1 meets the end marker (step total) at step total + P - 1 */
             const uint32_t steps = __reduce_max_sync(0xffffffffu, valid ? total + P - 1 : 0);
             const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
 
@@ -240,66 +246,85 @@ struct hk_fwd_pair {
                 T M[K], I[K], D[K];
 #pragma unroll
                 for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
-                T aM = 0, aI = 0, aD = 0;                  /* last row, column A of the last step */
-                T pM = 0, pI = 0, pD = 0;                  /* row above, the column before A */
+                T aM[NC - 1], aI[NC - 1], aD[NC - 1];      /* last row, the first NC-1 columns of the last step */
+#pragma unroll
+                for (int k = 0; k < NC - 1; k++) aM[k] = aI[k] = aD[k] = 0;
+                T pM = 0, pI = 0, pD = 0;                  /* row above, the column before the step's first */
                 T sumM = 0, sumI = 0, cnh = 0;
                 int h = -1;
                 /* Codes as in hk_fwd (bits 0-2 the base, bit 3 a haplotype's first
-                 * column, bit 4 the pair after the item's last, bit 5 the pad); a
-                 * pair's two codes in one int, column A in bits 0-7. Loaded 3
-                 * steps ahead. */
-                const uint16_t *hp = reinterpret_cast<const uint16_t *>(c.hbase2 + ho);
+                 * column, bit 4 the step after the item's last, bit 5 the pad); a
+                 * step's NC codes in one word, its first column in bits 0-7.
+                 * Loaded 3 steps ahead. */
+                const word_t *hp = reinterpret_cast<const word_t *>(c.hbase2 + ho);
                 const uint32_t tot = MULTI && !tv ? 0 : total;   /* single tile: total is 0 where !tv */
-                auto pair_at = [&](uint32_t p) -> int {
+                auto word_at = [&](uint32_t p) -> int {
                     return p < tot ? (int)__ldg(hp + p) : p == tot && tv ? 16 : 0;
                 };
-                int l0 = pair_at(0u - (uint32_t)t), l1 = pair_at(1u - (uint32_t)t), l2 = pair_at(2u - (uint32_t)t);
-                /* lane 0 of a later tile: the row above at both columns of the
+                int l0 = word_at(0u - (uint32_t)t), l1 = word_at(1u - (uint32_t)t), l2 = word_at(2u - (uint32_t)t);
+                /* lane 0 of a later tile: the row above at every column of the
                  * next step (a step of a warp lasts longer than a load from L2;
                  * hk_fwd's two steps of look-ahead cost a copy of every value
                  * per step) */
-                cell3 na = {0, 0, 0, 0}, nb = na;
-                if (from_scratch && tv) { na = sc_in[0]; nb = sc_in[1]; }
+                cell3 nx[NC];
+#pragma unroll
+                for (int k = 0; k < NC; k++) nx[k] = cell3{0, 0, 0, 0};
+                if (from_scratch && tv)
+#pragma unroll
+                    for (int k = 0; k < NC; k++) nx[k] = sc_in[k];
 
                 const bool lane0 = t == 0, lastlane = t == P - 1;
                 const bool fin = tv && last && lastlane;
                 const T *et0 = tab + t * VEC;
 #pragma unroll UNROLL
                 for (uint32_t s = 0; s <= steps; s++) {
-                    T uMa = __shfl_up_sync(0xffffffffu, aM, 1, P);
-                    T uIa = __shfl_up_sync(0xffffffffu, aI, 1, P);
-                    T uDa = __shfl_up_sync(0xffffffffu, aD, 1, P);
-                    T uMb = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
-                    T uIb = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
-                    T uDb = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
+                    T uM[NC], uI[NC], uD[NC];              /* the row above, each column of the step */
+#pragma unroll
+                    for (int k = 0; k < NC; k++) {
+                        uM[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aM[k] : M[K - 1], 1, P);
+                        uI[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aI[k] : I[K - 1], 1, P);
+                        uD[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aD[k] : D[K - 1], 1, P);
+                    }
                     const int rc = l0;
                     l0 = l1; l1 = l2;
-                    l2 = pair_at(s + 3 - (uint32_t)t);
-                    if (lane0) { uMa = 0; uIa = 0; uMb = 0; uIb = 0; }
+                    l2 = word_at(s + 3 - (uint32_t)t);
+                    if (lane0)
+#pragma unroll
+                        for (int k = 0; k < NC; k++) { uM[k] = 0; uI[k] = 0; }
                     if (MULTI && from_scratch) {
-                        uMa = na.m; uIa = na.i; uDa = na.d; uMb = nb.m; uIb = nb.i; uDb = nb.d;
-                        if (tv && s + 1 < total) { na = sc_in[2 * (s + 1)]; nb = sc_in[2 * (s + 1) + 1]; }
+#pragma unroll
+                        for (int k = 0; k < NC; k++) { uM[k] = nx[k].m; uI[k] = nx[k].i; uD[k] = nx[k].d; }
+                        if (tv && s + 1 < total)
+#pragma unroll
+                            for (int k = 0; k < NC; k++) nx[k] = sc_in[NC * (s + 1) + k];
                     }
                     if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
                         F::boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
                                     pM, pI, pD);
-                    if (lane0 && !from_scratch) { uDa = cnh; uDb = cnh; }
-                    const T *ea = et0 + (rc & 7) * ROWS;
-                    const T *eb = rc & (HK_HAP_PAD_BIT << 8) ? zeros + t * VEC : et0 + ((rc >> 8) & 7) * ROWS;
-                    column(ea, uMa, uIa, pM, pI, pD, M, I, D, co);
-                    sumM += M[K - 1]; sumI += I[K - 1];
-                    aM = M[K - 1]; aI = I[K - 1]; aD = D[K - 1];
-                    column(eb, uMb, uIb, uMa, uIa, uDa, M, I, D, co);
-                    sumM += M[K - 1]; sumI += I[K - 1];
+                    if (lane0 && !from_scratch)
+#pragma unroll
+                        for (int k = 0; k < NC; k++) uD[k] = cnh;
+#pragma unroll
+                    for (int k = 0; k < NC; k++) {
+                        const int code = rc >> (8 * k);
+                        const T *e = may_pad(k) && (code & HK_HAP_PAD_BIT) ? zeros + t * VEC
+                                                                          : et0 + (code & 7) * ROWS;
+                        if (k == 0) column(e, uM[0], uI[0], pM, pI, pD, M, I, D, co);
+                        else        column(e, uM[k], uI[k], uM[k - 1], uI[k - 1], uD[k - 1], M, I, D, co);
+                        sumM += M[K - 1]; sumI += I[K - 1];
+                        if (k < NC - 1) { aM[k] = M[K - 1]; aI[k] = I[K - 1]; aD[k] = D[K - 1]; }
+                    }
                     if (MULTI && lastlane && !last) {
                         const uint32_t g = s - (uint32_t)t;
-                        if (tv && g < total) {
-                            const cell3 va = {aM, aI, aD, 0}, vb = {M[K - 1], I[K - 1], D[K - 1], 0};
-                            sc_out[2 * g] = va;
-                            sc_out[2 * g + 1] = vb;
-                        }
+                        if (tv && g < total)
+#pragma unroll
+                            for (int k = 0; k < NC; k++) {
+                                const cell3 v = k < NC - 1 ? cell3{aM[k], aI[k], aD[k], 0}
+                                                           : cell3{M[K - 1], I[K - 1], D[K - 1], 0};
+                                sc_out[NC * g + k] = v;
+                            }
                     }
-                    pM = uMb; pI = uIb; pD = uDb;
+                    pM = uM[NC - 1]; pI = uI[NC - 1]; pD = uD[NC - 1];
                 }
             }
         }

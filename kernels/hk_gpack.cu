@@ -53,9 +53,9 @@ size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t r
     put(&c->off_read_off, (nr + 1) * 4);
     put(&c->off_hap_off, (nh + 1) * 4);
     put(&c->off_hap_off2, (nh + 1) * 4);
-    put(&c->off_hbase2, hp + nh);
+    put(&c->off_hbase2, hp + (HK_HAP_ALIGN - 1) * nh);
     put(&c->off_cnt, 2 * (nr + 1) * 4);                  /* items per read, then their scan */
-    put(&c->off_odd, 2 * (nh + 1) * 4);                  /* odd haplotypes, then their scan */
+    put(&c->off_pads, 2 * (nh + 1) * 4);                  /* pad columns per haplotype, then their scan */
     put(&c->off_keys, 2 * pairs * 2);                    /* in and sorted */
     put(&c->off_order, 2 * pairs * 4);                   /* places in read order, then sorted */
     put(&c->off_items_in, pairs * sizeof(hk_item));
@@ -108,7 +108,7 @@ struct hk_gpack_view {
     hk_items_src src;
     uint32_t *read_off, *hap_off, *hap_off2;   /* chunk-relative, what the kernels read */
     uint32_t *cnt, *first;                     /* items per read; its exclusive scan (n_reads + 1) */
-    uint32_t *odd, *odd_before;                /* odd haplotypes; their exclusive scan (n_haps + 1) */
+    uint32_t *pads, *pads_before;              /* pad columns per haplotype; their exclusive scan (n_haps + 1) */
     uint16_t *keys_in, *keys_out;
     uint32_t *order_in, *order_out;            /* what the radix sort moves: places in items_in */
     hk_item  *items_in, *items_out;
@@ -130,8 +130,8 @@ static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *l
     v.hap_off2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
     v.cnt = reinterpret_cast<uint32_t *>(in + ch->off_cnt);
     v.first = v.cnt + s.n_reads + 1;
-    v.odd = reinterpret_cast<uint32_t *>(in + ch->off_odd);
-    v.odd_before = v.odd + s.n_haps + 1;
+    v.pads = reinterpret_cast<uint32_t *>(in + ch->off_pads);
+    v.pads_before = v.pads + s.n_haps + 1;
     v.keys_in = reinterpret_cast<uint16_t *>(in + ch->off_keys);
     v.keys_out = v.keys_in + ch->n_pairs;
     v.order_in = reinterpret_cast<uint32_t *>(in + ch->off_order);
@@ -146,14 +146,14 @@ static hk_gpack_view gpack_view(const hk_chunk *ch, unsigned char *in, double *l
 
 /* ---- the steps, one index each (read, haplotype or item place) ---- */
 
-/* chunk-relative offsets; odd haplotypes; items per read; the result zeroed */
+/* chunk-relative offsets; pad columns; items per read; the result zeroed */
 __host__ __device__ static inline void step_count(const hk_gpack_view &v, uint32_t i)
 {
     const hk_items_src &s = v.src;
     if (i < sizeof *v.res / 4) reinterpret_cast<uint32_t *>(v.res)[i] = 0;
     if (i <= s.n_haps) {
         v.hap_off[i] = (uint32_t)(s.hap_off[i] - s.hap_off[0]);
-        v.odd[i] = i < s.n_haps ? (uint32_t)((s.hap_off[i + 1] - s.hap_off[i]) & 1) : 0;
+        v.pads[i] = i < s.n_haps ? hk_hap_pads(s.hap_off[i + 1] - s.hap_off[i]) : 0;
     }
     if (i > s.n_reads) return;
     v.read_off[i] = (uint32_t)(s.read_off[i] - s.read_off[0]);
@@ -165,8 +165,8 @@ __host__ __device__ static inline void step_count(const hk_gpack_view &v, uint32
 
 /* a read's items and keys at their places in read order (the places left
  * over get keys that sort last); where the padded copy puts each haplotype
- * (an odd one gets HK_HAP_PAD after its last base: the odd ones before it
- * shift it) */
+ * (HK_HAP_PAD up to a multiple of HK_HAP_ALIGN after its last base: the
+ * pads before it shift it) */
 __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_t i)
 {
     const hk_items_src &s = v.src;
@@ -186,7 +186,7 @@ __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_
     }
     if (i < v.cap) v.order_in[i] = i;
     if (i >= total && i < v.cap) v.keys_in[i] = HK_KEY_NONE;
-    if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.odd_before[i];
+    if (i <= s.n_haps) v.hap_off2[i] = v.hap_off[i] + v.pads_before[i];
 }
 
 /* the items in sorted order; where each bin's items begin and end */
@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(SCAN_THREADS) gpack_scan_kernel(hk_gpack_view 
 {
     typedef cub::BlockScan<uint32_t, SCAN_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
-    const uint32_t *in = blockIdx.x ? v.odd : v.cnt;
-    uint32_t *out = blockIdx.x ? v.odd_before : v.first;
+    const uint32_t *in = blockIdx.x ? v.pads : v.cnt;
+    uint32_t *out = blockIdx.x ? v.pads_before : v.first;
     const uint32_t n = blockIdx.x ? v.src.n_haps + 1 : v.src.n_reads + 1;
     uint32_t carry = 0;
     for (uint32_t base = 0; base < n; base += SCAN_THREADS * SCAN_ITEMS) {
@@ -286,7 +286,7 @@ void hk_chunk_gpack_host(const hk_chunk *ch, unsigned char *in, double *lk)
     const uint32_t n = n_steps(v);
     for (uint32_t i = 0; i < n; i++) step_count(v, i);
     std::exclusive_scan(v.cnt, v.cnt + v.src.n_reads + 1, v.first, 0u);
-    std::exclusive_scan(v.odd, v.odd + v.src.n_haps + 1, v.odd_before, 0u);
+    std::exclusive_scan(v.pads, v.pads + v.src.n_haps + 1, v.pads_before, 0u);
     for (uint32_t i = 0; i < n; i++) step_emit(v, i);
     std::vector<uint32_t> ix(v.cap);                       /* the radix sort: stable, by key */
     std::iota(ix.begin(), ix.end(), 0u);

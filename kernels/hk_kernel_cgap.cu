@@ -1,14 +1,17 @@
 /* hk_kernel_cgap.cu - the float kernels for reads with constant gap
- * qualities (hk_read_gaps_t): one instantiation per entry of HK_CGAP_CONFIGS.
+ * qualities (hk_read_gaps_t): one instantiation per entry of HK_CGAP_CONFIGS,
+ * with the entry's columns per step.
  * Longer reads, double mode and recomputes use the general families, which
  * read such a read's gap qualities from its header. */
 #include "hk_launch.cuh"
 
 typedef cudaError_t (*hk_cgap_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
-static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CFG_P) };
-static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CFG_K) };
-#define HK_CGAP_FN(P, K) hk_float_pair_launch<P, K, true>,
+#define HK_CGAP_P(P, K, C) P,
+#define HK_CGAP_K(P, K, C) K,
+static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CGAP_P) };
+static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CGAP_K) };
+#define HK_CGAP_FN(P, K, C) hk_float_pair_launch<P, K, true, C>,
 static const hk_cgap_fn cgap_fn[] = { HK_CGAP_CONFIGS(HK_CGAP_FN) };
 
 int hk_cgap_rows(int cfg) { return cgap_p[cfg] * cgap_k[cfg]; }

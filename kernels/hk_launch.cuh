@@ -87,32 +87,34 @@ template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_bl
                                                  : hk_min_blocks<T, K, CGAP>();
 }
 
-/* The two-column kernels (hk_fwd_pair.cuh): T float with the scaled
- * recurrence (SCALED) or double with the plain one; CGAP: the constant-gap
- * family; MULTI: the multi-tile kernel. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+/* The kernels of NC columns per step (hk_fwd_pair.cuh): T float with the
+ * scaled recurrence (SCALED) or double with the plain one; CGAP: the
+ * constant-gap family (NC from its list, hk_configs.h); MULTI: the
+ * multi-tile kernel. The other families take 2: their per-row coefficients
+ * leave no registers for more. */
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC>
 __global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CGAP, MULTI>()))
 hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
                const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
-    hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+    hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI, NC>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
 /* Host launcher, as hk_fwd_launch. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI>
+template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC = 2>
 cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI> F;
+    typedef hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI, NC> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI>, F::SMEM_BYTES, n_items,
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, NC>, F::SMEM_BYTES, n_items,
                                     F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
     if (MULTI && (e = hk_multi_scratch(sc, F::GROUPS, &blocks, &scratch, &cols)) != cudaSuccess) return e;
-    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, NC><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
 }
@@ -138,11 +140,11 @@ cudaError_t hk_cols_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
 }
 
 /* The single-tile float launchers of a family (one function type per
- * family table). */
-template <int P, int K, bool CGAP>
+ * family table), NC columns per step. */
+template <int P, int K, bool CGAP, int NC = 2>
 cudaError_t hk_float_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
 {
-    return hk_pair_launch<float, P, K, true, CGAP, false>(c, items, n_items, nullptr, nullptr, st);
+    return hk_pair_launch<float, P, K, true, CGAP, false, NC>(c, items, n_items, nullptr, nullptr, st);
 }
 
 /* Configuration tables of a family list X: P and K of each entry. */

@@ -45,7 +45,7 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
                     char *err, size_t errlen)
 {
     const size_t col_bytes = std::max(hk_float_scratch_col_bytes(), hk_double_scratch_col_bytes());
-    const size_t cols = ((size_t)max_hap + 1 + 511) & ~(size_t)511;   /* rounded: fewer re-allocations */
+    const size_t cols = ((size_t)max_hap + HK_HAP_ALIGN + 511) & ~(size_t)511;   /* padded; rounded: fewer re-allocations */
     /* scratch: enough groups to fill the GPU with multi-tile work, within 1/8 of memory */
     size_t groups = (size_t)d->prop.multiProcessorCount * 16;
     const size_t sc_budget = d->prop.totalGlobalMem / 8;

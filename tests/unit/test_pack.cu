@@ -11,10 +11,11 @@
  * mixed mode, reads longer than HK_MIXED_FLOAT_MAX_READ in the double
  * multi-tile kernel's, one pair per item; in float mode, not); the
  * read rows and haplotype codes are the batch's; and the padded copy that
- * the two-column kernels read (made by the GPU from the packed codes: here
- * by the same code on the host, over garbage) has every haplotype at an
- * even offset, its codes, and HK_HAP_PAD after an odd one, and lies past
- * what the host fills and copies. Output is TAP. */
+ * the kernels of 2 or 4 columns per step read (made by the GPU from the
+ * packed codes: here by the same code on the host, over garbage) has every
+ * haplotype at an offset that is a multiple of HK_HAP_ALIGN, its codes, and
+ * HK_HAP_PAD up to the next multiple, and lies past what the host fills and
+ * copies. Output is TAP. */
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -105,13 +106,15 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
     for (size_t h = ch.h0; h < ch.h1; h++) {
         const size_t i = h - ch.h0, n = hk_batch_hap_len(b, h);
         if (ho[i] != b->hap_off[h] - hbase0) fail("haplotype offset", h);
-        if (ho2[i] & 1) fail("padded haplotype at an odd offset", h);
-        if (ho2[i + 1] - ho2[i] != n + (n & 1)) fail("padded haplotype length", h);
+        if (ho2[i] % HK_HAP_ALIGN) fail("padded haplotype at an unaligned offset", h);
+        if (ho2[i + 1] - ho2[i] != (n + HK_HAP_ALIGN - 1) / HK_HAP_ALIGN * HK_HAP_ALIGN)
+            fail("padded haplotype length", h);
         for (size_t k = 0; k < n; k++) {
             const uint8_t want = (uint8_t)(b->hap_base[b->hap_off[h] + k] | (k == 0 ? HK_HAP_FIRST : 0));
             if (hb[ho[i] + k] != want || hb2[ho2[i] + k] != want) { fail("haplotype code", h); break; }
         }
-        if ((n & 1) && hb2[ho2[i] + n] != HK_HAP_PAD) fail("pad after an odd haplotype", h);
+        for (size_t k = n; k < ho2[i + 1] - ho2[i]; k++)
+            if (hb2[ho2[i] + k] != HK_HAP_PAD) { fail("pad after a haplotype", h); break; }
     }
     /* items: every pair once, or degenerate */
     std::vector<int> seen(ch.n_pairs, 0);
