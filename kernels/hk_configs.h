@@ -16,22 +16,25 @@
  * one-column kernels, where 12 rows per lane ran best (4 blocks of 128 lanes
  * per SM at 128 registers) and 10 and 14 filled the gaps; 2x16 (1.68 TCUPS)
  * lost to 4x8 (1.99) and 8x8 (2.03) to 4x16 (2.41) on an H100. With two
- * columns per step the tiles run at 3.0-3.3 TCUPS: see docs/PERFORMANCE.md. */
+ * columns per step the tiles run at 3.0-3.3 TCUPS: see docs/PERFORMANCE.md.
+ * X(P, K, C): C columns per step, as in HK_CGAP_CONFIGS; four ran the
+ * NA12878-like mix 6 % faster and equal 128 4 % (H100, 2026-11-24, ninth
+ * session), 32 lanes stay at two. */
 #define HK_FLOAT_CONFIGS(X) \
-    X(4, 4)   /* reads    1..16  */ \
-    X(4, 8)   /* reads   17..32  */ \
-    X(4, 10)  /* reads   33..40  */ \
-    X(4, 12)  /* reads   41..48  */ \
-    X(4, 14)  /* reads   49..56  */ \
-    X(4, 16)  /* reads   57..64  */ \
-    X(8, 10)  /* reads   65..80  */ \
-    X(8, 12)  /* reads   81..96  */ \
-    X(8, 14)  /* reads   97..112 */ \
-    X(8, 16)  /* reads  113..128 */ \
-    X(16, 10) /* reads  129..160 */ \
-    X(16, 12) /* reads  161..192 */ \
-    X(16, 16) /* reads  193..256 */ \
-    X(32, 16) /* reads  257..512, longer reads: multi-tile (two columns per step, 2 blocks per SM) */
+    X(4, 4, 4)   /* reads    1..16  */ \
+    X(4, 8, 4)   /* reads   17..32  */ \
+    X(4, 10, 4)  /* reads   33..40  */ \
+    X(4, 12, 4)  /* reads   41..48  */ \
+    X(4, 14, 4)  /* reads   49..56  */ \
+    X(4, 16, 4)  /* reads   57..64  */ \
+    X(8, 10, 4)  /* reads   65..80  */ \
+    X(8, 12, 4)  /* reads   81..96  */ \
+    X(8, 14, 4)  /* reads   97..112 */ \
+    X(8, 16, 4)  /* reads  113..128 */ \
+    X(16, 10, 4) /* reads  129..160 */ \
+    X(16, 12, 4) /* reads  161..192 */ \
+    X(16, 16, 4) /* reads  193..256 */ \
+    X(32, 16, 2) /* reads  257..512, longer reads: multi-tile (two columns per step, 2 blocks per SM) */
 
 /* float path for reads with constant gap qualities (hk_read_gaps_t: one
  * coefficient set per read, not per row), single tile only. Fewer registers
@@ -148,7 +151,7 @@
 #define HK_COUNT_CONFIG(P, K) +1
 #define HK_COUNT_CONFIG3(P, K, X) +1
 enum {
-    HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG),
+    HK_N_FLOAT_CONFIGS = 0 HK_FLOAT_CONFIGS(HK_COUNT_CONFIG3),
     HK_N_CGAP_CONFIGS = 0 HK_CGAP_CONFIGS(HK_COUNT_CONFIG3),
     HK_N_DOUBLE_CONFIGS = 0 HK_DOUBLE_CONFIGS(HK_COUNT_CONFIG),
     HK_N_PDHMM_CONFIGS = 0 HK_PDHMM_CONFIGS(HK_COUNT_CONFIG3),

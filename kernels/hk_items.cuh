@@ -24,7 +24,7 @@ __host__ __device__ inline int hk_pick_config(uint32_t m, int fam)
     int c = 0;
 #define HK_PICK_X(P, K) if (m <= (uint32_t)((P) * (K))) return c; c++;
 #define HK_PICK_X3(P, K, C) HK_PICK_X(P, K)
-    if (fam == HK_FAM_FLOAT) { HK_FLOAT_CONFIGS(HK_PICK_X) }
+    if (fam == HK_FAM_FLOAT) { HK_FLOAT_CONFIGS(HK_PICK_X3) }
     else if (fam == HK_FAM_DOUBLE) { HK_DOUBLE_CONFIGS(HK_PICK_X) }
     else { HK_CGAP_CONFIGS(HK_PICK_X3) }
 #undef HK_PICK_X3

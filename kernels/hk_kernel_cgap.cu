@@ -7,10 +7,8 @@
 
 typedef cudaError_t (*hk_cgap_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
-#define HK_CGAP_P(P, K, C) P,
-#define HK_CGAP_K(P, K, C) K,
-static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CGAP_P) };
-static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CGAP_K) };
+static constexpr int cgap_p[] = { HK_CGAP_CONFIGS(HK_CFG_P3) };
+static constexpr int cgap_k[] = { HK_CGAP_CONFIGS(HK_CFG_K3) };
 #define HK_CGAP_FN(P, K, C) hk_float_pair_launch<P, K, true, C>,
 static const hk_cgap_fn cgap_fn[] = { HK_CGAP_CONFIGS(HK_CGAP_FN) };
 

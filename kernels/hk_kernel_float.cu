@@ -1,14 +1,15 @@
 /* hk_kernel_float.cu - the float kernel family (scaled recurrence, C = 2^120):
  * one instantiation per entry of HK_FLOAT_CONFIGS, plus the multi-tile kernel
- * of the last entry; two columns per step (hk_fwd_pair.cuh), the multi-tile
- * kernel one (hk_fwd.cuh) with HK_CUDA_COLUMNS=1 (hk_launch.cuh). */
+ * of the last entry; each entry's columns per step (hk_fwd_pair.cuh), the
+ * multi-tile kernel two, or one (hk_fwd.cuh) with HK_CUDA_COLUMNS=1
+ * (hk_launch.cuh). */
 #include "hk_launch.cuh"
 
 typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);
 
-static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P) };
-static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K) };
-#define HK_FLOAT_FN(P, K) hk_float_pair_launch<P, K, false>,
+static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P3) };
+static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K3) };
+#define HK_FLOAT_FN(P, K, C) hk_float_pair_launch<P, K, false, C>,
 static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
 static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
 

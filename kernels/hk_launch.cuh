@@ -89,9 +89,9 @@ template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_bl
 
 /* The kernels of NC columns per step (hk_fwd_pair.cuh): T float with the
  * scaled recurrence (SCALED) or double with the plain one; CGAP: the
- * constant-gap family (NC from its list, hk_configs.h); MULTI: the
- * multi-tile kernel. The other families take 2: their per-row coefficients
- * leave no registers for more. */
+ * constant-gap family; MULTI: the multi-tile kernel. NC comes from the
+ * float families' lists (hk_configs.h); the double and multi-tile kernels
+ * take 2, their registers leave no room for more. */
 template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC>
 __global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CGAP, MULTI>()))
 hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
@@ -147,8 +147,11 @@ cudaError_t hk_float_pair_launch(const hk_chunk_dev *c, const hk_item *items, ui
     return hk_pair_launch<float, P, K, true, CGAP, false, NC>(c, items, n_items, nullptr, nullptr, st);
 }
 
-/* Configuration tables of a family list X: P and K of each entry. */
+/* Configuration tables of a family list X: P and K of each entry (lists of
+ * X(P, K), or X(P, K, C) with columns per step). */
 #define HK_CFG_P(P, K) P,
 #define HK_CFG_K(P, K) K,
+#define HK_CFG_P3(P, K, C) P,
+#define HK_CFG_K3(P, K, C) K,
 
 #endif

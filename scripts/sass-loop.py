@@ -103,7 +103,7 @@ def main():
             kinds[op] = kinds.get(op, 0) + 1
         pk = re.search(r'Li(\d+)ELi(\d+)E', name)
         cells = int(pk.group(2)) * cols if pk else 0
-        top = ' '.join('%s %d' % kv for kv in sorted(kinds.items(), key=lambda kv: -kv[1])[:10])
+        top = ' '.join('%s %d' % kv for kv in sorted(kinds.items(), key=lambda kv: -kv[1]))
         print('%s\n  loop %d instructions (boundary block of %d left out), %d cells: %.2f per cell\n  %s'
               % (name, len(path), skip[0], cells, len(path) / cells if cells else 0, top))
 
