@@ -278,19 +278,21 @@ struct hk_fwd_pair {
                 const T *et0 = tab + t * VEC;
 #pragma unroll UNROLL
                 for (uint32_t s = 0; s <= steps; s++) {
-                    T uM[NC], uI[NC], uD[NC];              /* the row above, each column of the step */
+                    /* the row above, each column of the step (lane 0: the
+                     * initial row, selected, not branched around: a branch
+                     * here made the multi-tile kernels 5-8 % slower) */
+                    T uM[NC], uI[NC], uD[NC];
 #pragma unroll
                     for (int k = 0; k < NC; k++) {
-                        uM[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aM[k] : M[K - 1], 1, P);
-                        uI[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aI[k] : I[K - 1], 1, P);
+                        const T sM = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aM[k] : M[K - 1], 1, P);
+                        const T sI = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aI[k] : I[K - 1], 1, P);
                         uD[k] = __shfl_up_sync(0xffffffffu, k < NC - 1 ? aD[k] : D[K - 1], 1, P);
+                        uM[k] = lane0 ? (T)0 : sM;
+                        uI[k] = lane0 ? (T)0 : sI;
                     }
                     const int rc = l0;
                     l0 = l1; l1 = l2;
                     l2 = word_at(s + 3 - (uint32_t)t);
-                    if (lane0)
-#pragma unroll
-                        for (int k = 0; k < NC; k++) { uM[k] = 0; uI[k] = 0; }
                     if (MULTI && from_scratch) {
 #pragma unroll
                         for (int k = 0; k < NC; k++) { uM[k] = nx[k].m; uI[k] = nx[k].i; uD[k] = nx[k].d; }
