@@ -373,7 +373,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     o += hk_align16(hp);
     if (!direct) ch->h2d_bytes = o;
     ch->off_hbase2 = o;                /* last: the GPU fills it (hk_launch_pad_haps) */
-    o += hk_align16(hp + (HK_HAP_ALIGN - 1) * nh);
+    o += hk_align16(hk_hap2_bytes(hp, nh));
     ch->in_bytes = o;
     ch->pad_haps = (uint32_t)nh;
     ch->n_copies = 0;

@@ -36,6 +36,8 @@ struct hk_item {
 
 /* Pad columns after a haplotype of n bases in hbase2. */
 __host__ __device__ inline uint32_t hk_hap_pads(uint64_t n) { return (uint32_t)(0 - n) & (HK_HAP_ALIGN - 1); }
+/* The most bytes hbase2 takes for nh haplotypes of hp bases in all. */
+__host__ __device__ inline size_t hk_hap2_bytes(size_t hp, size_t nh) { return hp + (HK_HAP_ALIGN - 1) * nh; }
 
 /* Bit 3 of a haplotype code marks the haplotype's first base. */
 #define HK_HAP_FIRST 8

@@ -356,7 +356,7 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     x->max_hap = std::max(x->max_hap, b->max_hap_len);
     const uint64_t hcols = b->max_region_hap_cols, nh = b->max_region_haps;
     const size_t one = 5 * hk_align16(b->max_read_len) + 64 + 16 /* gaps */ + hk_align16(hcols) + 4 * nh + 16 +
-                       hk_align16(hcols + (HK_HAP_ALIGN - 1) * nh) + 4 * nh + 16 +
+                       hk_align16(hk_hap2_bytes(hcols, nh)) + 4 * nh + 16 +
                        sizeof(hk_item) * (nh + hcols / HK_ITEM_COLS_MIN + 1) + 64 +
                        (b->pdhmm ? 6 * hcols + 3 * nh + 64 : 0);   /* PDHMM: 4-byte code words, twice */
     x->max_one = std::max(x->max_one, one);

@@ -53,9 +53,9 @@ size_t hk_gpack_layout(hk_chunk *ch, size_t nr, size_t nh, size_t nreg, size_t r
     put(&c->off_read_off, (nr + 1) * 4);
     put(&c->off_hap_off, (nh + 1) * 4);
     put(&c->off_hap_off2, (nh + 1) * 4);
-    put(&c->off_hbase2, hp + (HK_HAP_ALIGN - 1) * nh);
+    put(&c->off_hbase2, hk_hap2_bytes(hp, nh));
     put(&c->off_cnt, 2 * (nr + 1) * 4);                  /* items per read, then their scan */
-    put(&c->off_pads, 2 * (nh + 1) * 4);                  /* pad columns per haplotype, then their scan */
+    put(&c->off_pads, 2 * (nh + 1) * 4);                 /* pad columns per haplotype, then their scan */
     put(&c->off_keys, 2 * pairs * 2);                    /* in and sorted */
     put(&c->off_order, 2 * pairs * 4);                   /* places in read order, then sorted */
     put(&c->off_items_in, pairs * sizeof(hk_item));

@@ -76,7 +76,7 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
     return cudaGetLastError();
 }
 
-/* The two-column kernels' blocks per SM: as hk_min_blocks, but 2 (255
+/* The pair kernels' (hk_fwd_pair.cuh) blocks per SM: as hk_min_blocks, but 2 (255
  * registers) for the multi-tile kernels and the double ones of 8 rows per
  * lane, which spill at 3 (ptxas: 56-304 bytes); at 2 they ran 13-54 % faster
  * on an H100 (docs/PERFORMANCE.md, issue 15). */
