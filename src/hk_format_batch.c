@@ -42,15 +42,19 @@ static int batch_claims(const hk_line_t *L) { return L->n_fields == 2; }
 
 enum { RUN_NONE, RUN_READ, RUN_HAP };
 
+/* A line's run kind, in its flags' scan bits. */
+#define RUN_SHIFT 2   /* HK_LINE_SCAN_BIT == 1 << RUN_SHIFT */
+static uint8_t line_run_kind(const hk_line_t *L) { return (uint8_t)(L->flags >> RUN_SHIFT & 3); }
+
 /* What batch_line would take line L for inside a region (RUN_NONE: an error). */
 static uint8_t run_kind(const hk_line_t *L)
 {
-    const uint32_t *fe = L->field_end, n = fe[0];
+    const uint32_t n = L->field_end[0];
     if (L->kind != HK_LINE_TEXT || n == 0 || n > HK_MAX_SEQ_LEN) return RUN_NONE;
     if (L->n_fields == 1) return RUN_HAP;
     if (L->n_fields != 5) return RUN_NONE;
     for (int f = 1; f < 5; f++)
-        if (fe[f] - fe[f - 1] - 1 != n) return RUN_NONE;
+        if (hk_field_len(L, f) != n) return RUN_NONE;
     return RUN_READ;
 }
 
@@ -71,7 +75,7 @@ static void batch_scan(hk_line_t *lines, size_t n, void **state)
             bases = len;
         }
         next = k;
-        L->run_kind = k;
+        L->flags |= (uint8_t)(k << RUN_SHIFT);
         L->run = k ? run : 0;
         L->run_bases = bases;
     }
@@ -85,7 +89,7 @@ static int64_t run_of(const hk_walk_t *w, size_t i, size_t count, uint8_t k)
     while (count) {
         if (i >= hk_walk_n_lines(w)) return -1;
         const hk_line_t *L = hk_walk_line(w, i);
-        if (L->run_kind != k) return -1;
+        if (line_run_kind(L) != k) return -1;
         if (L->run <= count) {   /* the run ends (or its piece does) within */
             bases += L->run_bases;
             i += L->run;

@@ -36,7 +36,13 @@ static void pdhmm_scan(hk_line_t *lines, size_t n, void **state)
     for (size_t i = 0; i < n; i++) {
         hk_line_t *L = &lines[i];
         if (L->kind != HK_LINE_TEXT || L->n_fields != 8) continue;
-        memmove(L->field_end, L->field_end + 1, 7 * sizeof *L->field_end);
+        /* the fields after them move down one. HK_LINE_REGULAR stays true
+         * where it was (fields 3..6 as long as 2, so 4..6 as long as 3); a
+         * line without it has its fields split again where asked */
+        const uint32_t end3 = hk_field_end(L, 3);
+        L->field_end[0] = L->field_end[1];
+        L->field_end[1] = L->field_end[2];
+        L->field_end[2] = end3;
         L->n_fields = 7;
     }
     hk_results_scan(lines, n, state);

@@ -25,6 +25,10 @@
 
 /* ---- the scan pass (one thread per piece) ---- */
 
+/* The scan's bits in a record's flags. */
+enum { EXPECTED_OK = HK_LINE_SCAN_BIT,      /* its expected value parsed */
+       SAME_READ = HK_LINE_SCAN_BIT << 1 }; /* the record read_back lines back has its read */
+
 /* The piece's most recent record by haplotype hash (open addressing). */
 typedef struct {
     uint64_t hash;
@@ -43,14 +47,13 @@ typedef struct {
 static int is_record(const hk_line_t *L)
 {
     const uint32_t *fe = L->field_end;
-    if (L->kind != HK_LINE_TEXT || L->n_fields != 7 || fe[0] == 0 || fe[1] == fe[0] + 1) return 0;
-    for (int k = 2; k < 6; k++)
-        if (fe[k] - fe[k - 1] != fe[1] - fe[0]) return 0;
-    return 1;
+    /* regular: fields 3, 4 and 5 are as long as field 2 */
+    return L->kind == HK_LINE_TEXT && L->n_fields == 7 && (L->flags & HK_LINE_REGULAR) && fe[0] != 0 &&
+           fe[1] != fe[0] + 1 && fe[2] - fe[1] == fe[1] - fe[0];
 }
 
 /* Bytes of a record's read fields with the spaces between them. */
-static uint32_t read_span(const hk_line_t *L) { return L->field_end[5] - L->field_end[0] - 1; }
+static uint32_t read_span(const hk_line_t *L) { return hk_field_end(L, 5) - L->field_end[0] - 1; }
 
 /* A hash of n bytes for the haplotype map. Four lanes keep four multipliers
  * busy; each lane's state is a bijection of its words, so only the final
@@ -143,15 +146,16 @@ void hk_results_scan(hk_line_t *lines, size_t n, void **state)
     for (size_t i = 0; i < n; i++) {
         hk_line_t *L = &lines[i];
         if (!is_record(L)) continue;
-        const char *s = L->text, *value = s + L->field_end[5] + 1;
+        const char *s = L->text, *value = s + hk_field_end(L, 5) + 1;
         char *end;
         L->expected = strtod(value, &end);
-        L->expected_ok = end != value && *end == '\0';
+        if (end != value && *end == '\0') L->flags |= EXPECTED_OK;
         if (prev != SIZE_MAX) {
             const hk_line_t *P = &lines[prev];
             L->read_back = (uint32_t)(i - prev);
-            L->same_read = read_span(P) == read_span(L) &&
-                           !memcmp(P->text + P->field_end[0] + 1, s + L->field_end[0] + 1, read_span(L));
+            if (read_span(P) == read_span(L) &&
+                !memcmp(P->text + P->field_end[0] + 1, s + L->field_end[0] + 1, read_span(L)))
+                L->flags |= SAME_READ;
         }
         prev = i;
         scan_hap(m, lines, i);
@@ -187,7 +191,7 @@ static int same_read_text(const hk_walk_t *w, size_t a, size_t c)
 static int read_is(const hk_walk_t *w, size_t c, size_t p)
 {
     const hk_line_t *L = hk_walk_line(w, c);
-    if (L->read_back && c - L->read_back == p) return L->same_read;
+    if (L->read_back && c - L->read_back == p) return (L->flags & SAME_READ) != 0;
     return same_read_text(w, p, c);
 }
 
@@ -288,9 +292,9 @@ int hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_l
         if (hk_field_len(L, f) != read_len)
             return hk_walk_fail(w, line, "field %d has %u characters but the read has %u bases",
                                 f + first_field, hk_field_len(L, f), read_len);
-    if (!L->expected_ok)
+    if (!(L->flags & EXPECTED_OK))
         return hk_walk_fail(w, line, "expected-result '%s' is not a number",
-                            L->text + L->field_end[5] + 1);
+                            L->text + hk_field_end(L, 5) + 1);
     if (hap_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
     if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
     return 0;

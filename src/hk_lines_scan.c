@@ -7,14 +7,35 @@
 
 void hk_lines_split_fields(hk_line_t *L, const char *s, char sep)
 {
-    uint32_t from = 0;
+    uint32_t from = 0, width = 0;   /* width: field 2's, and its separator */
+    int regular = 1;
+    L->flags = sep == '\t' ? HK_LINE_TAB : 0;
     for (int n = 0;; n++) {
         if (n == HK_MAX_FIELDS) { L->n_fields = HK_MAX_FIELDS + 1; return; }
         const char *q = memchr(s + from, sep, L->len - from);
-        L->field_end[n] = q ? (uint32_t)(q - s) : L->len;
-        if (!q) { L->n_fields = (uint8_t)(n + 1); return; }
-        from = L->field_end[n] + 1;
+        const uint32_t end = q ? (uint32_t)(q - s) : L->len;
+        if (!q) {   /* the last field */
+            if (n < HK_LINE_KEPT_FIELDS) L->field_end[n] = end;
+            L->n_fields = (uint8_t)(n + 1);
+            if (regular) L->flags |= HK_LINE_REGULAR;
+            return;
+        }
+        if (n < HK_LINE_KEPT_FIELDS) L->field_end[n] = end;
+        if (n == 2) width = end + 1 - from;
+        else if (n > 2 && end + 1 - from != width) regular = 0;
+        from = end + 1;
     }
+}
+
+uint32_t hk_lines_field_end_split(const hk_line_t *L, int k)
+{
+    const char sep = L->flags & HK_LINE_TAB ? '\t' : ' ';
+    uint32_t end = L->field_end[HK_LINE_KEPT_FIELDS - 1];
+    for (int f = HK_LINE_KEPT_FIELDS; f <= k && end < L->len; f++) {
+        const char *q = memchr(L->text + end + 1, sep, L->len - end - 1);
+        end = q ? (uint32_t)(q - L->text) : L->len;
+    }
+    return end;
 }
 
 void hk_lines_scan_piece(hk_lines_piece_t *p, hk_lines_scan_fn scan, char sep)
