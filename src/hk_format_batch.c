@@ -49,13 +49,13 @@ static uint8_t line_run_kind(const hk_line_t *L) { return (uint8_t)(L->flags >> 
 /* What batch_line would take line L for inside a region (RUN_NONE: an error). */
 static uint8_t run_kind(const hk_line_t *L)
 {
-    const uint32_t n = L->field_end[0];
+    const uint32_t *fe = L->field_end, n = fe[0];
     if (L->kind != HK_LINE_TEXT || n == 0 || n > HK_MAX_SEQ_LEN) return RUN_NONE;
     if (L->n_fields == 1) return RUN_HAP;
-    if (L->n_fields != 5) return RUN_NONE;
-    for (int f = 1; f < 5; f++)
-        if (hk_field_len(L, f) != n) return RUN_NONE;
-    return RUN_READ;
+    /* fields 1 and 2 as long as field 0; regular: field 3 as long as field 2,
+     * and field 4, the rest, then takes n + 1 bytes more after it */
+    return L->n_fields == 5 && (L->flags & HK_LINE_REGULAR) && fe[1] - fe[0] - 1 == n &&
+           fe[2] - fe[1] - 1 == n && L->len == fe[2] + 2 * (n + 1) ? RUN_READ : RUN_NONE;
 }
 
 static void batch_scan(hk_line_t *lines, size_t n, void **state)
