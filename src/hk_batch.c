@@ -408,17 +408,22 @@ int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
     return 0;
 }
 
-int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
+int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos)
 {
-    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
-    size_t cap = next_cap(b->n_haps + 2, b->m_haps);
+    size_t cap = next_cap(haps, b->m_haps);
     if (cap != b->m_haps) {
         if (grow(b, (void **)&b->hap_off, sizeof *b->hap_off, cap, cap) ||
             grow(b, (void **)&b->hap_line, sizeof *b->hap_line, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_haps = cap;
     }
-    if (reserve_hap_pos(b, len)) return HK_BATCH_ENOMEM;
+    return hap_pos > b->n_hap_pos && reserve_hap_pos(b, hap_pos - b->n_hap_pos) ? HK_BATCH_ENOMEM : 0;
+}
+
+int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
+{
+    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
+    if (hk_batch_reserve_haps(b, b->n_haps + 2, b->n_hap_pos + len)) return HK_BATCH_ENOMEM;
     if (b->n_haps == 0) b->hap_off[0] = 0;
     b->hap_line[b->n_haps] = line;
     b->n_hap_pos += len;
@@ -536,9 +541,13 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *e)
 {
+    return hk_batch_set_hap_at(b, rules, k, b->hap_off[k], hk_batch_hap_len(b, k), bases, e);
+}
+
+int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+                        uint32_t len, const char *bases, hk_batch_error_t *e)
+{
     pthread_once(&base_once, base_init);
-    const size_t o = b->hap_off[k];
-    const uint32_t len = hk_batch_hap_len(b, k);
     v16u8 bad = { 0 };
     for (uint32_t at = 0; at < len; at += 16) {
         at = last16(at, len);
@@ -595,13 +604,14 @@ int hk_batch_end_region(hk_batch_t *b)
 {
     const hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
-    if (hk_batch_end_region_sized(b, b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0], 1))
+    if (hk_batch_end_region_sized(b, b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0],
+                                  b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0], 1))
         return HK_BATCH_ENOMEM;
     for (size_t i = b->n_pairs - np; i < b->n_pairs; i++) b->lk[i] = NAN;
     return 0;
 }
 
-int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, int fill_expected)
+int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int fill_expected)
 {
     hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
@@ -615,7 +625,6 @@ int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, int fill_expected)
     if (fill_expected)
         for (size_t i = 0; i < np; i++) b->expected[b->n_pairs + i] = NAN;
     b->n_pairs += np;
-    uint64_t hsum = b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0];
     r->cells = rsum * hsum;
     b->cells += r->cells;
     if (r->n_haps > b->max_region_haps) b->max_region_haps = r->n_haps;

@@ -155,11 +155,19 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
                          uint32_t len, const char *bases, const char *qual, const char *ins,
                          const char *del, const char *gcp, hk_batch_error_t *err)
     __attribute__((warn_unused_result));
-/* End the region begun, as hk_batch_end_region, for a region whose reads hold
- * read_bases positions in all (their offsets may not be written yet);
+/* The same for haplotypes (hk_walk_place_haps): room for haps haplotypes and
+ * hap_pos positions, then offsets, lines and sequences written on all
+ * threads, hk_batch_set_hap_at taking the haplotype's position and length. */
+int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos) __attribute__((warn_unused_result));
+int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
+                        uint32_t len, const char *bases, hk_batch_error_t *err)
+    __attribute__((warn_unused_result));
+/* End the region begun, as hk_batch_end_region, for a region whose reads
+ * (haplotypes) hold read_bases (hap_bases) positions in all (their offsets
+ * may not be written yet);
  * lk[] and, unless fill_expected is 0, expected[] are left for the caller
  * to fill with NaN. */
-int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, int fill_expected)
+int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, uint64_t hap_bases, int fill_expected)
     __attribute__((warn_unused_result));
 
 /* Whether appending a read (haplotype) of len positions leaves every array

@@ -53,6 +53,10 @@ int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
  * lines: the walk stays off them (their sequences are set on all threads). */
 int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
                         uint64_t bases);
+/* The same for count haplotypes, each the only field of its entry (the
+ * batch layout); a format that must write beside each haplotype as it is
+ * placed (PDHMM's bytes) places them one by one. */
+int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases);
 /* The walk goes on after entry i (< hk_walk_n_lines), skipping the lines
  * between: a format that has checked them as a whole. */
 void hk_walk_skip_to(hk_walk_t *w, size_t i);

@@ -152,14 +152,12 @@ static int whole_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b)
     if (last >= hk_walk_n_lines(w)) return 0;
     /* the input's last line may have become an error since its scan (no BGZF end marker) */
     if (hk_walk_line(w, last)->kind != HK_LINE_TEXT) return 0;
-    const int64_t bases = run_of(w, head + 1, R, RUN_READ);
-    if (bases < 0 || run_of(w, head + 1 + R, H, RUN_HAP) < 0) return 0;
+    const int64_t bases = run_of(w, head + 1, R, RUN_READ), hap_bases = run_of(w, head + 1 + R, H, RUN_HAP);
+    if (bases < 0 || hap_bases < 0) return 0;
     s->open = 0;
-    if (hk_walk_begin_region(w, b, head) < 0 || hk_walk_place_reads(w, b, head + 1, R, 0, (uint64_t)bases) < 0)
+    if (hk_walk_begin_region(w, b, head) < 0 || hk_walk_place_reads(w, b, head + 1, R, 0, (uint64_t)bases) < 0 ||
+        hk_walk_place_haps(w, b, head + 1 + R, H, (uint64_t)hap_bases) < 0 || hk_walk_end_region(w, b, head, last) < 0)
         return -1;
-    for (size_t k = 0; k < H; k++)
-        if (hk_walk_place_hap(w, b, head + 1 + R + k) < 0) return -1;
-    if (hk_walk_end_region(w, b, head, last) < 0) return -1;
     hk_walk_skip_to(w, last);
     return 0;
 }

@@ -123,7 +123,7 @@ static int pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
     if (hk_walk_place_hap_len(w, b, li, len) < 0) return -1;
     char why[96];
     if (parse_pd(tab + 1, (size_t)(L->text + L->field_end[0] - tab - 1), len,
-                 b->hap_pd + b->hap_off[b->n_haps - 1], why, sizeof why))
+                 b->hap_pd + (b->n_hap_pos - len), why, sizeof why))
         return hk_walk_fail(w, hk_walk_line_no(w, li), "hap-pd-bases %s", why);
     return 0;
 }

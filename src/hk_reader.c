@@ -51,6 +51,8 @@ typedef struct {
     size_t   entry;
     uint32_t count, stride;  /* stride: 1 until a second single entry sets it */
     uint32_t field;          /* reads: the bases' field (the qualities follow) */
+    uint32_t offsets;        /* haplotypes: 1 when the side job writes their offsets and
+                                lines (placed in bulk), 0 when placed one by one */
     size_t   index0;
     uint64_t pos0;
 } run_t;
@@ -75,6 +77,7 @@ typedef struct {
     hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
     uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part; UINT32_MAX:
                                                    more bases than counted */
+    uint32_t         max_hap[MAX_SIDE_PARTS];   /* the same of haplotypes placed in bulk */
 } seq_list_t;
 
 struct hk_walk {
@@ -108,6 +111,7 @@ struct hk_walk {
     void          *ready_arg;
     int            overlap;     /* hand full batches back before they are set (HK_BATCH_END) */
     uint64_t       region_pos;  /* n_read_pos when the open region began */
+    uint64_t       region_hap_pos;   /* and n_hap_pos */
     double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
     double         t_cpu;            /* this thread's CPU seconds in both: beside t_walk, what
                                         other threads on its core took from the walk */
@@ -210,6 +214,7 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
     const long reported = w->source_line ? w->source_line : line;
     w->source_line = 0;
     w->region_pos = b->n_read_pos;
+    w->region_hap_pos = b->n_hap_pos;
     const int pd = w->fmt->pdhmm;
     if ((w->want_pdhmm >= 0 && pd != w->want_pdhmm) || (b->n_regions && pd != b->pdhmm))
         return hk_walk_fail(w, line, "a %s dump cannot be scored in one run with %s dumps: score "
@@ -225,7 +230,8 @@ int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
     hk_region_t *rg = hk_batch_last_region(b);
     /* the step in flight fills results with NaN: before they move */
     if (b->n_pairs + (size_t)rg->n_reads * rg->n_haps > b->m_pairs) hk_lines_wait(w->lines);
-    if (hk_batch_end_region_sized(b, b->n_read_pos - w->region_pos, !w->fmt->no_expected))
+    if (hk_batch_end_region_sized(b, b->n_read_pos - w->region_pos, b->n_hap_pos - w->region_hap_pos,
+                                  !w->fmt->no_expected))
         return hk_walk_oom(w, hk_walk_line_no(w, first));
     rg->first_line = hk_walk_line_no(w, first);
     rg->last_line = hk_walk_line_no(w, last);
@@ -246,11 +252,12 @@ static int append_error(hk_walk_t *w, long line, int rc, const char *what)
 /* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
  * from position pos0 on: the last run goes on, or a new one begins. */
 static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
-                   int field)
+                   int field, int offsets)
 {
     if (q->n) {
         run_t *r = &q->v[q->n - 1];
-        if (count == 1 && r->field == (uint32_t)field && r->index0 + r->count == index0 && li > r->entry) {
+        if (count == 1 && r->field == (uint32_t)field && r->offsets == (uint32_t)offsets &&
+            r->index0 + r->count == index0 && li > r->entry) {
             if (r->count == 1 && li - r->entry <= UINT32_MAX) r->stride = (uint32_t)(li - r->entry);
             if (r->entry + (size_t)r->count * r->stride == li && r->count < UINT32_MAX) {
                 r->count++;
@@ -265,8 +272,8 @@ static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t inde
         q->v = x;
         q->m = m;
     }
-    q->v[q->n++] = (run_t){ .entry = li, .count = (uint32_t)count, .stride = 1,
-                            .field = (uint32_t)field, .index0 = index0, .pos0 = pos0 };
+    q->v[q->n++] = (run_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
+                            .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
     return 0;
 }
 
@@ -280,7 +287,7 @@ static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int f
             return hk_walk_oom(w, hk_walk_line_no(w, li));
     }
     if (b->n_reads == 0) b->read_off[0] = 0;
-    if (add_run(w, &w->placed->reads, li, count, b->n_reads, b->n_read_pos, field) < 0) return -1;
+    if (add_run(w, &w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) < 0) return -1;
     b->n_reads += count;
     b->n_read_pos += bases;
     hk_batch_last_region(b)->n_reads += (uint32_t)count;
@@ -312,9 +319,28 @@ int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
 {
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
+    const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    return add_run(w, &w->placed->haps, li, 1, b->n_haps - 1, b->hap_off[b->n_haps - 1], 0);
+    return add_run(w, &w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0);
+}
+
+int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases)
+{
+    if (!count) return 0;
+    if (count > HK_MAX_REGION_HAPS)   /* a run counts in 32 bits; formats refuse such regions */
+        return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld haplotypes", HK_MAX_REGION_HAPS);
+    if (b->n_haps + count + 1 > b->m_haps || b->n_hap_pos + bases > b->m_hap_pos) {
+        hk_lines_wait(w->lines);   /* the step in flight sets haplotypes into b's arrays */
+        if (hk_batch_reserve_haps(b, b->n_haps + count + 1, b->n_hap_pos + bases))
+            return hk_walk_oom(w, hk_walk_line_no(w, first));
+    }
+    if (b->n_haps == 0) b->hap_off[0] = 0;
+    if (add_run(w, &w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) < 0) return -1;
+    b->n_haps += count;
+    b->n_hap_pos += bases;
+    hk_batch_last_region(b)->n_haps += (uint32_t)count;
+    return 0;
 }
 
 /* ---- setting the sequences placed (the side job, on every thread) ---- */
@@ -377,13 +403,34 @@ static void set_part(void *arg, int part, int nparts)
     }
     q->max_len[part] = longest;
     part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
+    longest = 0;
     for (size_t k = lo; k < hi; k++) {
         const run_t *r = &q->haps.v[k];
+        if (!r->offsets) {   /* placed one by one: offsets and lines written then */
+            for (uint32_t j = 0; j < r->count; j++) {
+                const hk_line_t *L = &q->lines[r->entry + (size_t)j * r->stride];
+                if (hk_batch_set_hap(b, &w->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
+            }
+            continue;
+        }
+        const uint64_t end = k + 1 < q->haps.n ? q->haps.v[k + 1].pos0 : q->hap_end;
+        uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
-            const hk_line_t *L = &q->lines[r->entry + (size_t)j * r->stride];
-            if (hk_batch_set_hap(b, &w->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
+            const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
+            const hk_line_t *L = &q->lines[li];
+            const uint32_t len = L->field_end[0];
+            if (pos + len > end) {   /* as for reads */
+                longest = UINT32_MAX;
+                break;
+            }
+            b->hap_line[idx] = line0 + (long)li;
+            b->hap_off[idx + 1] = pos + len;
+            if (hk_batch_set_hap_at(b, &w->rules, idx, pos, len, L->text, &e)) keep_first(first, &e);
+            longest = len > longest ? len : longest;
+            pos += len;
         }
     }
+    q->max_hap[part] = longest;
     /* results: NaN until scored (expected: unless the format writes it) */
     const size_t np = q->pair_hi - q->pair_lo;
     const size_t a = q->pair_lo + np * (size_t)part / (size_t)nparts;
@@ -416,6 +463,7 @@ static void list_reset(seq_list_t *q, hk_batch_t *b)
 {
     memset(q->err, 0, sizeof q->err);
     memset(q->max_len, 0, sizeof q->max_len);
+    memset(q->max_hap, 0, sizeof q->max_hap);
     q->reads.n = q->haps.n = 0;
     q->batch = b;
     q->read_pos0 = b->n_read_pos;
@@ -438,10 +486,11 @@ static void sequences_set(hk_walk_t *w, seq_list_t *q, hk_batch_t *b)
 {
     if (has_work(q)) {
         for (int t = 0; t < MAX_SIDE_PARTS; t++) {
-            if (q->max_len[t] == UINT32_MAX)   /* see set_part */
-                walk_error(w, HK_ERR_RUNTIME, 0, "internal error: reads longer than the format counted");
+            if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see set_part */
+                walk_error(w, HK_ERR_RUNTIME, 0, "internal error: sequences longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
+            if (q->max_hap[t] > q->batch->max_hap_len) q->batch->max_hap_len = q->max_hap[t];
         }
     }
     list_reset(q, b);
