@@ -7,10 +7,11 @@
  * was the critical path of every plain input (1.8 s of a 2.7 s run on 6 GB,
  * issue 14), so it does as little per sequence as it can: a region complete
  * gets its place in the batch as counts (reads and their bases; haplotypes
- * are appended at once, as a format may write beside them), and its reads
- * as runs of index entries (run_t). Everything per sequence, read offsets
- * and lines, copying, checking and encoding the sequences, the results'
- * NaN, is done later on all threads (set_part), beside the scan of the next
+ * the same in the batch layout, else appended at once, as a format may write
+ * beside them), and its sequences as runs of index entries (hk_placed.h).
+ * Everything per sequence, offsets and lines, copying, checking and encoding
+ * the sequences, the results' NaN, is done later on all threads
+ * (hk_placed_set), beside the scan of the next
  * block, or at the end of the batch; a full batch is handed on (hk_reader_
  * set_ready) once the step after its end has set its last sequences, beside
  * the walk of the next batch, rather than the walk waiting for them.
@@ -24,6 +25,7 @@
 #include "hk_format.h"
 #include "hk_lines.h"
 #include "hk_log.h"
+#include "hk_placed.h"
 #include "hk_source.h"
 
 #include <errno.h>
@@ -35,50 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_SIDE_PARTS HK_LINES_MAX_PARTS
-
 /* The formats by id (HK_FMT_*). */
 #define HK_FORMAT_ENTRY(name, NAME) [HK_FMT_##NAME] = &hk_format_##name,
 static const hk_format_t *const formats[HK_FMT_COUNT] = { HK_FORMATS(HK_FORMAT_ENTRY) };
 #undef HK_FORMAT_ENTRY
-
-/* Sequences placed by the walk and not set yet, as runs: index entries
- * entry, entry + stride, ... (count of them) hold the batch's reads
- * (haplotypes) index0, index0 + 1, ..., from position pos0 on. Formats place
- * a region's reads one after another, so a run is mostly a region's reads
- * (or haplotypes): the walk extends it with a compare and an add. */
-typedef struct {
-    size_t   entry;
-    uint32_t count, stride;  /* stride: 1 until a second single entry sets it */
-    uint32_t field;          /* reads: the bases' field (the qualities follow) */
-    uint32_t offsets;        /* haplotypes: 1 when the side job writes their offsets and
-                                lines (placed in bulk), 0 when placed one by one */
-    size_t   index0;
-    uint64_t pos0;
-} run_t;
-
-typedef struct {
-    run_t *v;
-    size_t n, m;
-} runs_t;
-
-/* Sequences placed and not set yet, the results to fill with NaN, and the
- * job that does both (on all threads). */
-typedef struct {
-    runs_t           reads, haps;
-    uint64_t         read_pos0, hap_pos0;   /* where the first runs start */
-    uint64_t         read_end, hap_end;     /* and where the last end, once handed to a job */
-    size_t           pair_lo, pair_hi;      /* lk (and expected) [lo, hi) to fill */
-    int              fill_expected;         /* expected too (the format never writes it) */
-    hk_walk_t       *w;
-    hk_batch_t      *batch;
-    const hk_line_t *lines;     /* the index they were placed from (see hk_lines_take) */
-    long             line0;     /* and its first entry's line */
-    hk_batch_error_t err[MAX_SIDE_PARTS];   /* the earliest per part */
-    uint32_t         max_len[MAX_SIDE_PARTS];   /* the longest read per part; UINT32_MAX:
-                                                   more bases than counted */
-    uint32_t         max_hap[MAX_SIDE_PARTS];   /* the same of haplotypes placed in bulk */
-} seq_list_t;
 
 struct hk_walk {
     hk_walk_where_t at;         /* first: hk_format.h reads it in place */
@@ -97,16 +59,16 @@ struct hk_walk {
     hk_err_kind_t  err_kind;
     char           err_msg[512];
     /* Lists by pointer, into lists[]: the step in flight reads one in place. */
-    seq_list_t    *placed;      /* placed by the walk since the last step began */
-    seq_list_t    *setting;     /* being set by the step in flight */
+    hk_placed_t    *placed;      /* placed by the walk since the last step began */
+    hk_placed_t    *setting;     /* being set by the step in flight */
     /* A full batch handed back before its last sequences were set (see
      * hk_reader_set_ready): `tail` placed in it, not yet given to a step;
      * `tail_setting` given to the step in flight. */
     hk_batch_t    *pending;
     size_t         pending_region0;   /* its first region of this reader's */
-    seq_list_t    *tail, *tail_setting;
-    seq_list_t     lists[4];
-    struct { seq_list_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
+    hk_placed_t    *tail, *tail_setting;
+    hk_placed_t     lists[4];
+    struct { hk_placed_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
     void         (*ready)(hk_batch_t *b, void *arg);   /* NULL: every batch complete on return */
     void          *ready_arg;
     int            overlap;     /* hand full batches back before they are set (HK_BATCH_END) */
@@ -249,34 +211,6 @@ static int append_error(hk_walk_t *w, long line, int rc, const char *what)
     return hk_walk_oom(w, line);
 }
 
-/* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
- * from position pos0 on: the last run goes on, or a new one begins. */
-static int add_run(hk_walk_t *w, runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
-                   int field, int offsets)
-{
-    if (q->n) {
-        run_t *r = &q->v[q->n - 1];
-        if (count == 1 && r->field == (uint32_t)field && r->offsets == (uint32_t)offsets &&
-            r->index0 + r->count == index0 && li > r->entry) {
-            if (r->count == 1 && li - r->entry <= UINT32_MAX) r->stride = (uint32_t)(li - r->entry);
-            if (r->entry + (size_t)r->count * r->stride == li && r->count < UINT32_MAX) {
-                r->count++;
-                return 0;
-            }
-        }
-    }
-    if (q->n == q->m) {
-        const size_t m = q->m ? 2 * q->m : 1024;
-        run_t *x = realloc(q->v, m * sizeof *x);
-        if (!x) return hk_walk_oom(w, hk_walk_line_no(w, li));
-        q->v = x;
-        q->m = m;
-    }
-    q->v[q->n++] = (run_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
-                            .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
-    return 0;
-}
-
 /* Count count reads of bases positions in all into b and its open region
  * (their offsets and sequences are written later, on all threads). */
 static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int field, uint64_t bases)
@@ -287,7 +221,8 @@ static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int f
             return hk_walk_oom(w, hk_walk_line_no(w, li));
     }
     if (b->n_reads == 0) b->read_off[0] = 0;
-    if (add_run(w, &w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) < 0) return -1;
+    if (hk_placed_add_run(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) < 0)
+        return hk_walk_oom(w, hk_walk_line_no(w, li));
     b->n_reads += count;
     b->n_read_pos += bases;
     hk_batch_last_region(b)->n_reads += (uint32_t)count;
@@ -322,7 +257,9 @@ int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
     const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
     const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    return add_run(w, &w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0);
+    if (hk_placed_add_run(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) < 0)
+        return hk_walk_oom(w, hk_walk_line_no(w, li));
+    return 0;
 }
 
 int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases)
@@ -336,164 +273,36 @@ int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, 
             return hk_walk_oom(w, hk_walk_line_no(w, first));
     }
     if (b->n_haps == 0) b->hap_off[0] = 0;
-    if (add_run(w, &w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) < 0) return -1;
+    if (hk_placed_add_run(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) < 0)
+        return hk_walk_oom(w, hk_walk_line_no(w, first));
     b->n_haps += count;
     b->n_hap_pos += bases;
     hk_batch_last_region(b)->n_haps += (uint32_t)count;
     return 0;
 }
 
-/* ---- setting the sequences placed (the side job, on every thread) ---- */
-
-/* The runs part `part` of nparts sets: those starting in its share of the
- * positions [pos0, end) (the last part: from its share on). */
-static void part_runs(const runs_t *q, uint64_t pos0, uint64_t end, int part, int nparts,
-                      size_t *lo, size_t *hi)
-{
-    const uint64_t span = end - pos0;
-    const uint64_t a = pos0 + span * (uint64_t)part / (uint64_t)nparts;
-    const uint64_t z = pos0 + span * (uint64_t)(part + 1) / (uint64_t)nparts;
-    size_t l = 0, h = q->n;   /* the first run with pos0 >= a */
-    while (l < h) { const size_t m = (l + h) / 2; if (q->v[m].pos0 < a) l = m + 1; else h = m; }
-    *lo = l;
-    if (part + 1 == nparts) { *hi = q->n; return; }
-    h = q->n;
-    while (l < h) { const size_t m = (l + h) / 2; if (q->v[m].pos0 < z) l = m + 1; else h = m; }
-    *hi = l;
-}
-
-static void keep_first(hk_batch_error_t *first, const hk_batch_error_t *e)
-{
-    if (!first->code || e->line < first->line) *first = *e;
-}
-
-static void set_part(void *arg, int part, int nparts)
-{
-    seq_list_t *q = arg;
-    hk_walk_t *w = q->w;
-    hk_batch_t *b = q->batch;
-    const long line0 = q->line0;
-    hk_batch_error_t *first = &q->err[part], e;
-    uint32_t longest = 0;
-    size_t lo, hi;
-    first->code = 0;
-    part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
-    for (size_t k = lo; k < hi; k++) {
-        const run_t *r = &q->reads.v[k];
-        const uint64_t end = k + 1 < q->reads.n ? q->reads.v[k + 1].pos0 : q->read_end;
-        uint64_t pos = r->pos0;
-        for (uint32_t j = 0; j < r->count; j++) {
-            const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
-            const hk_line_t *L = &q->lines[li];
-            const uint32_t len = hk_field_len(L, (int)r->field);
-            const char *s = L->text + hk_field_start(L, (int)r->field);
-            const size_t step = (size_t)len + 1;   /* the read's fields, one space apart */
-            if (pos + len > end) {   /* a format's count of bases was off: write nothing past it */
-                longest = UINT32_MAX;
-                break;
-            }
-            b->read_line[idx] = line0 + (long)li;
-            b->read_off[idx + 1] = pos + len;
-            if (hk_batch_set_read_at(b, &w->rules, idx, pos, len, s, s + step, s + 2 * step,
-                                     s + 3 * step, s + 4 * step, &e))
-                keep_first(first, &e);
-            longest = len > longest ? len : longest;
-            pos += len;
-        }
-    }
-    q->max_len[part] = longest;
-    part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
-    longest = 0;
-    for (size_t k = lo; k < hi; k++) {
-        const run_t *r = &q->haps.v[k];
-        if (!r->offsets) {   /* placed one by one: offsets and lines written then */
-            for (uint32_t j = 0; j < r->count; j++) {
-                const hk_line_t *L = &q->lines[r->entry + (size_t)j * r->stride];
-                if (hk_batch_set_hap(b, &w->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
-            }
-            continue;
-        }
-        const uint64_t end = k + 1 < q->haps.n ? q->haps.v[k + 1].pos0 : q->hap_end;
-        uint64_t pos = r->pos0;
-        for (uint32_t j = 0; j < r->count; j++) {
-            const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
-            const hk_line_t *L = &q->lines[li];
-            const uint32_t len = L->field_end[0];
-            if (pos + len > end) {   /* as for reads */
-                longest = UINT32_MAX;
-                break;
-            }
-            b->hap_line[idx] = line0 + (long)li;
-            b->hap_off[idx + 1] = pos + len;
-            if (hk_batch_set_hap_at(b, &w->rules, idx, pos, len, L->text, &e)) keep_first(first, &e);
-            longest = len > longest ? len : longest;
-            pos += len;
-        }
-    }
-    q->max_hap[part] = longest;
-    /* results: NaN until scored (expected: unless the format writes it) */
-    const size_t np = q->pair_hi - q->pair_lo;
-    const size_t a = q->pair_lo + np * (size_t)part / (size_t)nparts;
-    const size_t z = q->pair_lo + np * (size_t)(part + 1) / (size_t)nparts;
-    for (size_t i = a; i < z; i++) b->lk[i] = NAN;
-    if (q->fill_expected)
-        for (size_t i = a; i < z; i++) b->expected[i] = NAN;
-}
-
 /* The side job of two lists (one may be NULL): a full batch's last
  * sequences beside the next one's first. */
 static void set_job(void *arg, int part, int nparts)
 {
-    const struct { seq_list_t *q[2]; } *j = arg;
+    const struct { hk_placed_t *q[2]; } *j = arg;
     for (int k = 0; k < 2; k++)
-        if (j->q[k]) set_part(j->q[k], part, nparts);
-}
-
-/* Bytes of work the side job of q has (for how many threads to start). */
-static size_t side_bytes(const seq_list_t *q)
-{
-    return (size_t)(5 * (q->read_end - q->read_pos0) + (q->hap_end - q->hap_pos0)) +
-           8 * (q->pair_hi - q->pair_lo);
-}
-
-static int has_work(const seq_list_t *q) { return q->reads.n || q->haps.n || q->pair_hi > q->pair_lo; }
-
-/* Empty q for the sequences placed into b from now on. */
-static void list_reset(seq_list_t *q, hk_batch_t *b)
-{
-    memset(q->err, 0, sizeof q->err);
-    memset(q->max_len, 0, sizeof q->max_len);
-    memset(q->max_hap, 0, sizeof q->max_hap);
-    q->reads.n = q->haps.n = 0;
-    q->batch = b;
-    q->read_pos0 = b->n_read_pos;
-    q->hap_pos0 = b->n_hap_pos;
-    q->pair_lo = q->pair_hi = b->n_pairs;
-}
-
-/* Hand q to a job (on all threads). */
-static void list_ready(hk_walk_t *w, seq_list_t *q, const hk_lines_index_t *ix)
-{
-    q->lines = ix->lines;
-    q->line0 = ix->line0;
-    q->read_end = q->batch->n_read_pos;
-    q->hap_end = q->batch->n_hap_pos;
-    q->fill_expected = w->fmt && w->fmt->no_expected;
+        if (j->q[k]) hk_placed_set(j->q[k], part, nparts);
 }
 
 /* The job of q is done: its errors and longest read; then empty it. */
-static void sequences_set(hk_walk_t *w, seq_list_t *q, hk_batch_t *b)
+static void sequences_set(hk_walk_t *w, hk_placed_t *q, hk_batch_t *b)
 {
-    if (has_work(q)) {
-        for (int t = 0; t < MAX_SIDE_PARTS; t++) {
-            if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see set_part */
+    if (hk_placed_has_work(q)) {
+        for (int t = 0; t < HK_PLACED_PARTS; t++) {
+            if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see hk_placed_set */
                 walk_error(w, HK_ERR_RUNTIME, 0, "internal error: sequences longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
             if (q->max_hap[t] > q->batch->max_hap_len) q->batch->max_hap_len = q->max_hap[t];
         }
     }
-    list_reset(q, b);
+    hk_placed_reset(q, b);
 }
 
 /* Set every sequence placed, now (the end of a batch): the step in flight
@@ -508,12 +317,12 @@ static void set_all(hk_walk_t *w, hk_batch_t *b)
     const double t1 = hk_log_now();
     sequences_set(w, w->setting, b);
     if (w->pending) sequences_set(w, w->tail_setting, w->pending);
-    struct { seq_list_t *q[2]; } job = { { w->placed, w->pending ? w->tail : NULL } };
+    struct { hk_placed_t *q[2]; } job = { { w->placed, w->pending ? w->tail : NULL } };
     size_t bytes = 0;
     for (int k = 0; k < 2; k++) {
-        if (job.q[k] && has_work(job.q[k])) {
-            list_ready(w, job.q[k], w->at.ix);
-            bytes += side_bytes(job.q[k]);
+        if (job.q[k] && hk_placed_has_work(job.q[k])) {
+            hk_placed_ready(job.q[k], w->at.ix, w->fmt && w->fmt->no_expected);
+            bytes += hk_placed_bytes(job.q[k]);
         }
     }
     if (bytes) hk_lines_run_side(w->lines, set_job, &job, bytes);
@@ -544,7 +353,7 @@ static void finish_pending(hk_walk_t *w)
  * next batch (no wait for the side job in flight, no side job alone). */
 static void hold_pending(hk_walk_t *w, hk_batch_t *b, size_t region0)
 {
-    seq_list_t *x = w->tail, *y = w->tail_setting;   /* empty: nothing pending */
+    hk_placed_t *x = w->tail, *y = w->tail_setting;   /* empty: nothing pending */
     w->tail = w->placed;
     w->tail_setting = w->setting;
     w->placed = x;
@@ -655,22 +464,22 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     hk_lines_wait(w->lines);
     const double t1 = hk_log_now();
     sequences_set(w, w->setting, b);
-    seq_list_t *const done = w->setting;
+    hk_placed_t *const done = w->setting;
     w->setting = w->placed;
     w->placed = done;
-    list_reset(w->placed, b);
-    list_ready(w, w->setting, &was);
-    size_t bytes = has_work(w->setting) ? side_bytes(w->setting) : 0;
+    hk_placed_reset(w->placed, b);
+    hk_placed_ready(w->setting, &was, w->fmt && w->fmt->no_expected);
+    size_t bytes = hk_placed_has_work(w->setting) ? hk_placed_bytes(w->setting) : 0;
     w->job.q[0] = w->setting;
     w->job.q[1] = NULL;
     if (w->pending) {   /* the batch handed back: its last sequences go to this step */
         sequences_set(w, w->tail_setting, w->pending);
-        seq_list_t *const t = w->tail_setting;
+        hk_placed_t *const t = w->tail_setting;
         w->tail_setting = w->tail;
         w->tail = t;
-        if (has_work(w->tail_setting)) {
-            list_ready(w, w->tail_setting, &was);
-            bytes += side_bytes(w->tail_setting);
+        if (hk_placed_has_work(w->tail_setting)) {
+            hk_placed_ready(w->tail_setting, &was, w->fmt && w->fmt->no_expected);
+            bytes += hk_placed_bytes(w->tail_setting);
             w->job.q[1] = w->tail_setting;
         } else {
             finish_pending(w);
@@ -736,7 +545,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
     w->want_pdhmm = -1;
-    for (int k = 0; k < 4; k++) w->lists[k].w = w;
+    for (int k = 0; k < 4; k++) w->lists[k].rules = &w->rules;
     w->placed = &w->lists[0];
     w->setting = &w->lists[1];
     w->tail = &w->lists[2];
@@ -771,13 +580,13 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     hk_walk_t *w = &r->w;
     if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
     const double t0 = hk_log_now(), wait0 = w->t_wait, cpu0 = thread_cpu();
-    list_reset(w->placed, b);
+    hk_placed_reset(w->placed, b);
     const int got = fill(w, b, max_pairs);
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     w->t_cpu += thread_cpu() - cpu0;
     const int full = got > 0 && b->n_pairs >= max_pairs && w->ready;
     const int more = !hk_lines_ended(w->lines) || w->at.pos < w->at.ix->n_lines;
-    if (full && more && w->overlap && !w->failed && w->pending && !has_work(w->tail)) {
+    if (full && more && w->overlap && !w->failed && w->pending && !hk_placed_has_work(w->tail)) {
         /* the batch before is still pending, its last sequences in the step in
          * flight: wait for that step's side job, no more */
         const double t1 = hk_log_now();
