@@ -43,7 +43,8 @@ static int batch_claims(const hk_line_t *L) { return L->n_fields == 2; }
 enum { RUN_NONE, RUN_READ, RUN_HAP };
 
 /* A line's run kind, in its flags' scan bits. */
-#define RUN_SHIFT 2   /* HK_LINE_SCAN_BIT == 1 << RUN_SHIFT */
+#define RUN_SHIFT 2
+_Static_assert(HK_LINE_SCAN_BIT == 1 << RUN_SHIFT, "the run kind is the scan's bits of a line's flags");
 static uint8_t line_run_kind(const hk_line_t *L) { return (uint8_t)(L->flags >> RUN_SHIFT & 3); }
 
 /* What batch_line would take line L for inside a region (RUN_NONE: an error). */

@@ -80,6 +80,7 @@ typedef struct {
     };
 } hk_line_t;
 
+/* Field k's end found in the text, for a line without HK_LINE_REGULAR. */
 uint32_t hk_lines_field_end_split(const hk_line_t *L, int k);
 
 /* Where field k (< n_fields) ends: [hk_field_start(L, k), hk_field_end(L, k)). */
