@@ -28,7 +28,7 @@ int hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint
         q->m = m;
     }
     q->v[q->n++] = (hk_run_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
-                            .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
+                               .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
     return 0;
 }
 
@@ -83,15 +83,14 @@ static void keep_first(hk_batch_error_t *first, const hk_batch_error_t *e)
     if (!first->code || e->line < first->line) *first = *e;
 }
 
-void hk_placed_set(hk_placed_t *q, int part, int nparts)
+/* The reads of runs [lo, hi): offsets, lines and sequences; the longest,
+ * or UINT32_MAX when a format counted fewer bases than its lines hold
+ * (nothing is written past its count). */
+static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
 {
     hk_batch_t *b = q->batch;
-    const long line0 = q->line0;
-    hk_batch_error_t *first = &q->err[part], e;
+    hk_batch_error_t e;
     uint32_t longest = 0;
-    size_t lo, hi;
-    first->code = 0;
-    part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
     for (size_t k = lo; k < hi; k++) {
         const hk_run_t *r = &q->reads.v[k];
         const uint64_t end = k + 1 < q->reads.n ? q->reads.v[k + 1].pos0 : q->read_end;
@@ -102,11 +101,8 @@ void hk_placed_set(hk_placed_t *q, int part, int nparts)
             const uint32_t len = hk_field_len(L, (int)r->field);
             const char *s = L->text + hk_field_start(L, (int)r->field);
             const size_t step = (size_t)len + 1;   /* the read's fields, one space apart */
-            if (pos + len > end) {   /* a format's count of bases was off: write nothing past it */
-                longest = UINT32_MAX;
-                break;
-            }
-            b->read_line[idx] = line0 + (long)li;
+            if (pos + len > end) return UINT32_MAX;
+            b->read_line[idx] = q->line0 + (long)li;
             b->read_off[idx + 1] = pos + len;
             if (hk_batch_set_read_at(b, q->rules, idx, pos, len, s, s + step, s + 2 * step,
                                      s + 3 * step, s + 4 * step, &e))
@@ -115,36 +111,49 @@ void hk_placed_set(hk_placed_t *q, int part, int nparts)
             pos += len;
         }
     }
-    q->max_len[part] = longest;
-    part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
-    longest = 0;
+    return longest;
+}
+
+/* The haplotypes of runs [lo, hi), as set_reads; those placed one by one
+ * already have their offsets and lines (the longest is then the batch's). */
+static uint32_t set_haps(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
+{
+    hk_batch_t *b = q->batch;
+    hk_batch_error_t e;
+    uint32_t longest = 0;
     for (size_t k = lo; k < hi; k++) {
         const hk_run_t *r = &q->haps.v[k];
-        if (!r->offsets) {   /* placed one by one: offsets and lines written then */
-            for (uint32_t j = 0; j < r->count; j++) {
-                const hk_line_t *L = &q->lines[r->entry + (size_t)j * r->stride];
-                if (hk_batch_set_hap(b, q->rules, r->index0 + j, L->text, &e)) keep_first(first, &e);
-            }
-            continue;
-        }
         const uint64_t end = k + 1 < q->haps.n ? q->haps.v[k + 1].pos0 : q->hap_end;
         uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
             const size_t li = r->entry + (size_t)j * r->stride, idx = r->index0 + j;
             const hk_line_t *L = &q->lines[li];
-            const uint32_t len = L->field_end[0];
-            if (pos + len > end) {   /* as for reads */
-                longest = UINT32_MAX;
-                break;
+            if (!r->offsets) {
+                if (hk_batch_set_hap(b, q->rules, idx, L->text, &e)) keep_first(first, &e);
+                continue;
             }
-            b->hap_line[idx] = line0 + (long)li;
+            const uint32_t len = L->field_end[0];
+            if (pos + len > end) return UINT32_MAX;
+            b->hap_line[idx] = q->line0 + (long)li;
             b->hap_off[idx + 1] = pos + len;
             if (hk_batch_set_hap_at(b, q->rules, idx, pos, len, L->text, &e)) keep_first(first, &e);
             longest = len > longest ? len : longest;
             pos += len;
         }
     }
-    q->max_hap[part] = longest;
+    return longest;
+}
+
+void hk_placed_set(hk_placed_t *q, int part, int nparts)
+{
+    hk_batch_t *b = q->batch;
+    hk_batch_error_t *first = &q->err[part];
+    size_t lo, hi;
+    first->code = 0;
+    part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
+    q->max_len[part] = set_reads(q, lo, hi, first);
+    part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
+    q->max_hap[part] = set_haps(q, lo, hi, first);
     /* results: NaN until scored (expected: unless the format writes it) */
     const size_t np = q->pair_hi - q->pair_lo;
     const size_t a = q->pair_lo + np * (size_t)part / (size_t)nparts;

@@ -29,7 +29,6 @@
 #include "hk_source.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -290,6 +289,13 @@ static void set_job(void *arg, int part, int nparts)
         if (j->q[k]) hk_placed_set(j->q[k], part, nparts);
 }
 
+/* Hand q to a side job, which fills expected[] with NaN too where the
+ * format never writes it. */
+static void hand_on(const hk_walk_t *w, hk_placed_t *q, const hk_lines_index_t *ix)
+{
+    hk_placed_ready(q, ix, w->fmt && w->fmt->no_expected);
+}
+
 /* The job of q is done: its errors and longest read; then empty it. */
 static void sequences_set(hk_walk_t *w, hk_placed_t *q, hk_batch_t *b)
 {
@@ -321,7 +327,7 @@ static void set_all(hk_walk_t *w, hk_batch_t *b)
     size_t bytes = 0;
     for (int k = 0; k < 2; k++) {
         if (job.q[k] && hk_placed_has_work(job.q[k])) {
-            hk_placed_ready(job.q[k], w->at.ix, w->fmt && w->fmt->no_expected);
+            hand_on(w, job.q[k], w->at.ix);
             bytes += hk_placed_bytes(job.q[k]);
         }
     }
@@ -468,7 +474,7 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     w->setting = w->placed;
     w->placed = done;
     hk_placed_reset(w->placed, b);
-    hk_placed_ready(w->setting, &was, w->fmt && w->fmt->no_expected);
+    hand_on(w, w->setting, &was);
     size_t bytes = hk_placed_has_work(w->setting) ? hk_placed_bytes(w->setting) : 0;
     w->job.q[0] = w->setting;
     w->job.q[1] = NULL;
@@ -478,7 +484,7 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
         w->tail_setting = w->tail;
         w->tail = t;
         if (hk_placed_has_work(w->tail_setting)) {
-            hk_placed_ready(w->tail_setting, &was, w->fmt && w->fmt->no_expected);
+            hand_on(w, w->tail_setting, &was);
             bytes += hk_placed_bytes(w->tail_setting);
             w->job.q[1] = w->tail_setting;
         } else {
