@@ -344,7 +344,7 @@ static inline void out16(uint8_t *p, uint32_t at, uint32_t len, v16u8 v)
  * Q3, where match-to-match may be undefined; a gap-continuation quality of
  * Q0 that model.gcp does not replace), 1 otherwise. */
 static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uint8_t *const out[6],
-                     uint32_t len)
+                     uint32_t len, int gap_rows)
 {
     const v16u8 floor = splat16((uint8_t)rules->min_base_quality), q33 = splat16(33);
     v16u8 bad = { 0 }, worst = { 0 }, gap_low = { 0 }, gcp_zero = { 0 };
@@ -361,6 +361,7 @@ static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uin
         gap_low |= (v16u8)(ins <= 3) | (v16u8)(del <= 3);
         gcp_zero |= (v16u8)(gcp == 0);
         out16(out[2], at, len, max16(q, floor));
+        if (!gap_rows) continue;
         out16(out[3], at, len, ins);
         out16(out[4], at, len, del);
         out16(out[5], at, len, gcp);
@@ -369,6 +370,21 @@ static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uin
     if (!rules->pdhmm) bad |= gap_low;
     if (rules->gcp < 0 && !rules->pdhmm) bad |= gcp_zero;
     return any16(bad);
+}
+
+/* Whether a gap field's text holds one character at positions 0 .. len - 2
+ * (the last may differ): the read's gap rows are then its summary alone. */
+static int text_constant(const char *s, uint32_t len)
+{
+    if (len <= 2) return 1;
+    const uint32_t n = len - 1;
+    const v16u8 first = splat16((uint8_t)s[0]);
+    v16u8 diff = { 0 };
+    for (uint32_t at = 0; at < n; at += 16) {
+        at = last16(at, n);
+        diff |= field16(s, at, n, s[0]) ^ first;
+    }
+    return !any16(diff);
 }
 
 /* Whether p[0, n) all equal v. */
@@ -464,7 +480,7 @@ static hk_read_gaps_t summarize_gaps(const uint8_t *ins, const uint8_t *del, con
                                      uint32_t len)
 {
     hk_read_gaps_t g = { .ins = ins[0], .del = del[0], .gcp = gcp[0], .ins_last = ins[len - 1],
-                         .del_last = del[len - 1], .gcp_last = gcp[len - 1] };
+                         .del_last = del[len - 1], .gcp_last = gcp[len - 1], .rows = 1 };
     const uint32_t mid = len > 2 ? len - 2 : 0;   /* positions 1 .. len - 2 */
     g.constant = (uint8_t)(all_equal(ins + 1, mid, g.ins) && all_equal(del + 1, mid, g.del) &&
                            all_equal(gcp + 1, mid, g.gcp));
@@ -489,11 +505,24 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
     const char *const fields[5] = { bases, qual, ins, del, gcp };
     uint8_t *const out[6] = { b->read_text ? (uint8_t *)b->read_text + o : NULL, b->read_base + o,
                               q[0], q[1], q[2], q[3] };
-    if (!read_fast(rules, fields, out, len)) {
+    /* Constant gap qualities (HaplotypeCaller's usual) are kept as the summary
+     * alone: their three rows are not written (hk_batch_gap_rows). */
+    const int summary_only = !rules->pdhmm && len > 0 && text_constant(ins, len) && text_constant(del, len) &&
+                             (rules->gcp >= 0 || text_constant(gcp, len));
+    if (!read_fast(rules, fields, out, len, !summary_only)) {
+        if (summary_only) {
+            const uint8_t g = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[0] - 33),
+                          g_last = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[len - 1] - 33);
+            b->read_gaps[k] = (hk_read_gaps_t){ .constant = 1, .rows = 0,
+                .ins = (uint8_t)(ins[0] - 33), .del = (uint8_t)(del[0] - 33), .gcp = g,
+                .ins_last = (uint8_t)(ins[len - 1] - 33), .del_last = (uint8_t)(del[len - 1] - 33),
+                .gcp_last = g_last };
+            return 0;
+        }
         if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
         if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
         b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len)
-                              : (hk_read_gaps_t){ .constant = 1 };
+                              : (hk_read_gaps_t){ .constant = 1, .rows = 1 };
         return 0;
     }
     /* a doubt: the scalar passes decide, and find the first error */
@@ -534,8 +563,28 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
     }
     if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
     if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
-    b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1 };
+    b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1, .rows = 1 };
     return 0;
+}
+
+void hk_batch_gap_rows(const hk_batch_t *b, size_t k, uint8_t *scratch, const uint8_t *rows[3])
+{
+    const uint64_t o = b->read_off[k];
+    const hk_read_gaps_t g = b->read_gaps[k];
+    if (g.rows) {
+        rows[0] = b->read_i + o;
+        rows[1] = b->read_d + o;
+        rows[2] = b->read_g + o;
+        return;
+    }
+    const uint32_t len = hk_batch_read_len(b, k);
+    const uint8_t mid[3] = { g.ins, g.del, g.gcp }, last[3] = { g.ins_last, g.del_last, g.gcp_last };
+    for (int f = 0; f < 3; f++) {
+        uint8_t *row = scratch + (size_t)f * len;
+        memset(row, mid[f], len);
+        if (len) row[len - 1] = last[f];
+        rows[f] = row;
+    }
 }
 
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,

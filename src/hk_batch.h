@@ -34,13 +34,18 @@ extern "C" {
 /* A read's gap qualities in brief. When `constant`, every position but the
  * last has insertion, deletion and gap-continuation quality ins, del, gcp,
  * and the last has ins_last, del_last, gcp_last: HaplotypeCaller's usual
- * "IIII...IN" without indel recalibration. The layout is fixed (8 bytes):
- * the CUDA engine copies these to the GPU as they are. */
+ * "IIII...IN" without indel recalibration. Such a read's rows are then
+ * usually not written at all (`rows` 0: the summary is the whole of them,
+ * and writing three bytes per base for nothing was a third of the reader's
+ * stores); code on the host reads a read's rows with hk_batch_gap_rows. A
+ * PDHMM batch keeps every read's rows (its GPU packing copies them).
+ * The layout is fixed (8 bytes): the CUDA engine copies these to the GPU as
+ * they are, and its kernels read a constant read's summary, never its rows. */
 typedef struct {
     uint8_t constant;
     uint8_t ins, del, gcp;
     uint8_t ins_last, del_last, gcp_last;
-    uint8_t pad;
+    uint8_t rows;        /* 1: read_i, read_d, read_g hold the read's rows */
 } hk_read_gaps_t;
 
 typedef struct {
@@ -169,6 +174,12 @@ int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, ui
  * to fill with NaN. */
 int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, uint64_t hap_bases, int fill_expected)
     __attribute__((warn_unused_result));
+
+/* Read k's gap rows (insertion, deletion, gap-continuation qualities) in
+ * rows[0..2]: the batch's own where it holds them (read_gaps[k].rows), else
+ * written from the read's summary into scratch, 3 * its length bytes. The
+ * one way host code reads them. */
+void hk_batch_gap_rows(const hk_batch_t *b, size_t k, uint8_t *scratch, const uint8_t *rows[3]);
 
 /* Whether appending a read (haplotype) of len positions leaves every array
  * where it is: setting sequences from other threads may go on meanwhile. */

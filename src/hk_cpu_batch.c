@@ -54,24 +54,29 @@ typedef struct {
 typedef struct {
     hk_lane_mem_t mem;
     void         *ws;                 /* the rescue's rows */
+    uint8_t      *gap_rows;           /* each lane's gap rows where its read has only a summary */
     pair_ref_t    redo[HK_MAX_LANES];
     int           n_redo;
     unsigned long long recomputed;
 } worker_t;
 
-static hk_lane_pair_t lane_pair(const hk_batch_t *b, const pair_ref_t *r)
+/* A lane's pair; scratch: room for its read's gap rows (hk_batch_gap_rows). */
+static hk_lane_pair_t lane_pair(const hk_batch_t *b, const pair_ref_t *r, uint8_t *scratch)
 {
     const uint64_t o = b->read_off[r->read];
-    return (hk_lane_pair_t){ b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                             b->read_g + o, b->hap_base + b->hap_off[r->hap],
+    const uint8_t *gap[3];
+    hk_batch_gap_rows(b, r->read, scratch, gap);
+    return (hk_lane_pair_t){ b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2],
+                             b->hap_base + b->hap_off[r->hap],
                              hk_batch_read_len(b, r->read), hk_batch_hap_len(b, r->hap) };
 }
 
 /* Lanes for n pairs (1 <= n <= lanes); spare lanes repeat the first pair. */
 static void fill_lanes(const hk_batch_t *b, const pair_ref_t *g, int n, int lanes,
-                       hk_lane_pair_t *lp)
+                       hk_lane_pair_t *lp, uint8_t *gap_rows)
 {
-    for (int l = 0; l < lanes; l++) lp[l] = lane_pair(b, &g[l < n ? l : 0]);
+    const size_t lane_rows = 3 * (size_t)b->max_read_len;
+    for (int l = 0; l < lanes; l++) lp[l] = l < n ? lane_pair(b, &g[l], gap_rows + (size_t)l * lane_rows) : lp[0];
 }
 
 /* Score n pairs in double (a recompute in mixed mode, or double-first ones). */
@@ -79,7 +84,7 @@ static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g,
 {
     hk_lane_pair_t lp[HK_MAX_LANES];
     double sums[HK_MAX_LANES];
-    fill_lanes(job->b, g, n, job->pass->n_double, lp);
+    fill_lanes(job->b, g, n, job->pass->n_double, lp, w->gap_rows);
     job->pass->forward_d(lp, &w->mem, sums);
     for (int l = 0; l < n; l++)
         job->b->lk[g[l].out] = hk_cpu_double_score(sums[l], &lp[l], w->ws);
@@ -91,7 +96,7 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
 {
     hk_lane_pair_t lp[HK_MAX_LANES];
     float sums[HK_MAX_LANES];
-    fill_lanes(job->b, g, n, job->pass->n_float, lp);
+    fill_lanes(job->b, g, n, job->pass->n_float, lp, w->gap_rows);
     const unsigned fp_mode = hk_cpu_flush_begin();
     job->pass->forward_f(lp, &w->mem, sums);
     hk_cpu_flush_end(fp_mode);
@@ -124,7 +129,8 @@ static void *score_worker(void *arg)
     w.mem.rows = aligned_alloc(HK_VEC_BYTES, round_up(3 * cols * vec, HK_VEC_BYTES));
     w.mem.hcode = aligned_alloc(HK_VEC_BYTES, round_up(cols * vec, HK_VEC_BYTES));
     w.ws = malloc(hk_model_ws_size(b->max_hap_len));
-    if (!w.mem.rows || !w.mem.hcode || !w.ws) { atomic_store(&job->failed, 1); goto out; }
+    w.gap_rows = malloc(HK_MAX_LANES * 3 * (size_t)b->max_read_len + 1);
+    if (!w.mem.rows || !w.mem.hcode || !w.ws || !w.gap_rows) { atomic_store(&job->failed, 1); goto out; }
     const int nf = job->pass->n_float, nd = job->pass->n_double;
     for (;;) {
         const size_t t = atomic_fetch_add(&job->next, 1);
@@ -146,6 +152,7 @@ out:
     free(w.mem.rows);
     free(w.mem.hcode);
     free(w.ws);
+    free(w.gap_rows);
     if (me < MAX_TRACED) job->t_end[me] = hk_log_now();
     return NULL;
 }

@@ -255,6 +255,7 @@ static long rescue_batch(hk_batch_t *b)
 {
     const size_t ws_size = b->pdhmm ? hk_pdhmm_ws_size(b->max_hap_len) : hk_model_ws_size(b->max_hap_len);
     void *ws = NULL;
+    uint8_t *gap_rows = NULL;   /* a read's gap rows where the batch has only their summary */
     long n = 0;
     for (size_t g = 0; g < b->n_regions; g++) {
         const hk_region_t *rg = &b->regions[g];
@@ -267,21 +268,25 @@ static long rescue_batch(hk_batch_t *b)
                 const size_t hk = rg->hap0 + h;
                 const uint32_t hlen = hk_batch_hap_len(b, hk);
                 if (isfinite(lk[h]) || rlen == 0 || hlen == 0) continue;   /* empty: truly -inf */
-                if (!ws && !(ws = malloc(ws_size))) {
+                if (!ws && (!(ws = malloc(ws_size)) || !(gap_rows = malloc(3 * (size_t)b->max_read_len)))) {
                     hk_log_error("out of memory rescuing a pair beyond GATK's double range");
+                    free(ws);
                     return -1;
                 }
                 const uint64_t ho = b->hap_off[hk];
+                const uint8_t *gap[3];
+                hk_batch_gap_rows(b, rk, gap_rows, gap);
                 lk[h] = b->pdhmm
-                    ? hk_pdhmm_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                                           b->read_g + o, rlen, b->hap_base + ho, b->hap_pd + ho, hlen, ws)
-                    : hk_model_rescue_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                                           b->read_g + o, rlen, b->hap_base + ho, hlen, ws);
+                    ? hk_pdhmm_rescue_pair(b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2], rlen,
+                                           b->hap_base + ho, b->hap_pd + ho, hlen, ws)
+                    : hk_model_rescue_pair(b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2], rlen,
+                                           b->hap_base + ho, hlen, ws);
                 n++;
             }
         }
     }
     free(ws);
+    free(gap_rows);
     return n;
 }
 

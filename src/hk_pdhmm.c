@@ -130,27 +130,35 @@ static void *score_reads(void *arg)
     hk_batch_t *b = j->b;
     void *ws = NULL;
     size_t ws_size = 0;
+    uint8_t *gap_rows = malloc(3 * (size_t)b->max_read_len + 1);   /* where the batch has a summary */
+    if (!gap_rows) { j->oom = 1; return NULL; }
     for (;;) {
         const size_t r = atomic_fetch_add(j->next, 1);
         if (r >= b->n_reads) break;
         const hk_region_t *rg = &b->regions[j->region_of[r]];
         const size_t ro = b->read_off[r];
         const uint32_t rlen = hk_batch_read_len(b, r);
+        const uint8_t *gap[3];
+        hk_batch_gap_rows(b, r, gap_rows, gap);
         for (uint32_t h = 0; h < rg->n_haps; h++) {
             const size_t k = rg->hap0 + h, ho = b->hap_off[k];
             const uint32_t hlen = hk_batch_hap_len(b, k);
             if (hk_pdhmm_ws_size(hlen) > ws_size) {
                 free(ws);
                 ws_size = hk_pdhmm_ws_size(hlen);
-                if (!(ws = aligned_alloc(16, (ws_size + 15) & ~(size_t)15))) { j->oom = 1; return NULL; }
+                if (!(ws = aligned_alloc(16, (ws_size + 15) & ~(size_t)15))) {
+                    j->oom = 1;
+                    free(gap_rows);
+                    return NULL;
+                }
             }
             b->lk[rg->pair0 + (size_t)(r - rg->read0) * rg->n_haps + h] =
-                hk_pdhmm_score_pair(b->read_base + ro, b->read_q + ro, b->read_i + ro,
-                                    b->read_d + ro, b->read_g + ro, rlen, b->hap_base + ho,
-                                    b->hap_pd + ho, hlen, ws);
+                hk_pdhmm_score_pair(b->read_base + ro, b->read_q + ro, gap[0], gap[1], gap[2], rlen,
+                                    b->hap_base + ho, b->hap_pd + ho, hlen, ws);
         }
     }
     free(ws);
+    free(gap_rows);
     return NULL;
 }
 

@@ -124,7 +124,7 @@ static void large_arrays_advised(void)
 int main(void)
 {
     const hk_seq_rules_t rule_sets[] = { { 6, -1, 0, 0 }, { 0, -1, 1, 0 }, { 20, 10, 0, 0 }, { 0, 40, 1, 0 } };
-    int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0;
+    int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0, n_summary_only = 0;
     for (int trial = 0; trial < 60000; trial++) {
         const hk_seq_rules_t *rules = &rule_sets[trial % 4];
         const uint32_t len = 1 + rnd(63);
@@ -136,6 +136,10 @@ int main(void)
             f[2][i] = (char)(trial & 8 ? 33 + 45 : 33 + 1 + rnd(60));
             f[3][i] = (char)(trial & 8 ? 33 + 45 : 33 + 1 + rnd(60));
             f[4][i] = (char)(trial & 16 ? 33 + 10 : 33 + rnd(50));
+        }
+        if (trial & 32) {                          /* HaplotypeCaller's "IIII...IN" */
+            f[2][len - 1] = f[3][len - 1] = (char)(33 + 40);
+            f[4][len - 1] = (char)(33 + 12);
         }
         if (rnd(3) == 0) {                         /* one bad byte somewhere */
             const int field = (int)rnd(5);
@@ -159,7 +163,10 @@ int main(void)
             if (rc != x.code || e.field != x.field || e.pos != x.pos || e.line != 7) wrong++;
         } else {
             n_ok++;
-            const uint8_t *got[5] = { b.read_base, b.read_q, b.read_i, b.read_d, b.read_g };
+            uint8_t scratch[3 * 64];
+            const uint8_t *gap[3] = { NULL, NULL, NULL };
+            if (rc == 0) hk_batch_gap_rows(&b, 0, scratch, gap);
+            const uint8_t *got[5] = { b.read_base, b.read_q, gap[0], gap[1], gap[2] };
             int same = rc == 0 && !memcmp(b.read_text, f[0], len) && !memcmp(got[0], x.base, len);
             for (int k = 0; k < 4; k++) same &= !memcmp(got[k + 1], x.q[k], len);
             wrong += !same;
@@ -170,7 +177,9 @@ int main(void)
                     constant &= x.q[1][i] == x.q[1][0] && x.q[2][i] == x.q[2][0] && x.q[3][i] == x.q[3][0];
                 summaries_wrong += g.constant != constant || g.ins != x.q[1][0] || g.del != x.q[2][0] ||
                                    g.gcp != x.q[3][0] || g.ins_last != x.q[1][len - 1] ||
-                                   g.gcp_last != x.q[3][len - 1];
+                                   g.del_last != x.q[2][len - 1] || g.gcp_last != x.q[3][len - 1] ||
+                                   (!g.rows && !g.constant);
+                n_summary_only += !g.rows && len > 2;
             }
         }
         hk_batch_free(&b);
@@ -178,6 +187,8 @@ int main(void)
     TAP_OK(wrong == 0, "reads: %d valid, %d with an error; %d normalised or reported otherwise than "
            "the reference", n_ok, n_err, wrong);
     TAP_OK(summaries_wrong == 0, "gap summaries: %d differ from the reference", summaries_wrong);
+    TAP_OK(n_summary_only > 5000, "constant gap qualities kept as their summary alone (%d reads), their "
+           "rows the reference's", n_summary_only);
     TAP_OK(n_ok > 10000 && n_err > 5000, "both kinds were drawn often (%d, %d)", n_ok, n_err);
 
     int hap_wrong = 0, hap_err = 0;
@@ -232,16 +243,36 @@ int main(void)
             if (!rc) rc = hk_batch_set_hap(bs[k], &rule_sets[0], 0, h, &e);
             no_text_wrong += rc != 0;
         }
-        no_text_wrong += without.read_text != NULL || without.hap_text != NULL ||
+        uint8_t scratch[2][3 * 64];
+        const uint8_t *gap[2][3];
+        for (int k = 0; k < 2 && no_text_wrong == 0; k++) hk_batch_gap_rows(bs[k], 0, scratch[k], gap[k]);
+        no_text_wrong += no_text_wrong || without.read_text != NULL || without.hap_text != NULL ||
                          memcmp(with.read_base, without.read_base, len) ||
                          memcmp(with.read_q, without.read_q, len) ||
-                         memcmp(with.read_g, without.read_g, len) ||
+                         memcmp(gap[0][2], gap[1][2], len) ||
                          memcmp(with.hap_base, without.hap_base, len);
         hk_batch_free(&with);
         hk_batch_free(&without);
     }
     TAP_OK(no_text_wrong == 0, "a batch without text: %d differ from one with it, or kept text",
            no_text_wrong);
+    /* a PDHMM batch keeps its rows even where they are constant: its GPU packing copies them */
+    {
+        const hk_seq_rules_t pd = { 0, -1, 0, 1 };
+        const char *bases = "ACGTACGTACGTACGTACGTA", *q = "IIIIIIIIIIIIIIIIIIIII", *ins = "IIIIIIIIIIIIIIIIIIIIN",
+                   *gcp = "+++++++++++++++++++++";
+        const uint32_t len = (uint32_t)strlen(bases);
+        hk_batch_t b;
+        hk_batch_init(&b);
+        hk_batch_error_t e;
+        int rc = hk_batch_begin_region(&b, NULL, 1);
+        if (!rc) rc = hk_batch_append_read(&b, len, 1);
+        if (!rc) rc = hk_batch_set_read(&b, &pd, 0, bases, q, ins, ins, gcp, &e);
+        TAP_OK(rc == 0 && b.read_gaps[0].constant && b.read_gaps[0].rows && b.read_i[len - 1] == 'N' - 33 &&
+               b.read_d[0] == 'I' - 33 && b.read_g[3] == '+' - 33,
+               "a PDHMM read with constant gap qualities keeps its rows");
+        hk_batch_free(&b);
+    }
     large_arrays_advised();
     return TAP_DONE();
 }

@@ -11,6 +11,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Read rk's gap rows (hk_batch_gap_rows) in a scratch of this file's: valid
+ * until the next call. */
+static const uint8_t *const *gap_rows(const hk_batch_t *b, size_t rk)
+{
+    static uint8_t *scratch;
+    static size_t cap;
+    static const uint8_t *rows[3];
+    const size_t need = 3 * (size_t)hk_batch_read_len(b, rk) + 1;
+    if (need > cap) {
+        free(scratch);
+        if (!(scratch = malloc(need))) abort();
+        cap = need;
+    }
+    hk_batch_gap_rows(b, rk, scratch, rows);
+    return rows;
+}
+
 static const char *data_dir(void)
 {
     const char *d = getenv("HK_TESTDATA");
@@ -216,8 +233,8 @@ static void test_lanes_vs_scalar(void)
                 for (uint32_t h = 0; h < rg->n_haps; h++) {
                     const size_t rk = rg->read0 + r, hk = rg->hap0 + h, o = b.read_off[rk];
                     int rc;
-                    double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o,
-                                                      b.read_i + o, b.read_d + o, b.read_g + o,
+                    const uint8_t *const *g = gap_rows(&b, rk);
+                    double want = hk_model_score_pair(&m, b.read_base + o, b.read_q + o, g[0], g[1], g[2],
                                                       hk_batch_read_len(&b, rk),
                                                       b.hap_base + b.hap_off[hk],
                                                       hk_batch_hap_len(&b, hk), ws, &rc);
@@ -244,8 +261,9 @@ static double score_one(const hk_model_t *m, const hk_batch_t *b, size_t rk, siz
 {
     const size_t o = b->read_off[rk];
     int rc;
-    return hk_model_score_pair(m, b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
-                               b->read_g + o, hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
+    const uint8_t *const *g = gap_rows(b, rk);
+    return hk_model_score_pair(m, b->read_base + o, b->read_q + o, g[0], g[1], g[2],
+                               hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
                                hk_batch_hap_len(b, hk), ws, &rc);
 }
 
@@ -420,10 +438,10 @@ static void test_gap_summary(void)
     } c[] = {
         { "IIIIN", "IIIIN", "+++++", -1, { 1, 40, 40, 10, 45, 45, 10, 0 }, "HaplotypeCaller's IIII...IN" },
         { "IIIII", "HHHHH", "+++++", -1, { 1, 40, 39, 10, 40, 39, 10, 0 }, "all the same" },
-        { "IIHIN", "IIIIN", "+++++", -1, { 0, 40, 40, 10, 45, 45, 10, 0 }, "an insertion quality differs" },
-        { "IIIIN", "IIIIN", "++,++", -1, { 0, 40, 40, 10, 45, 45, 10, 0 }, "a gap continuation differs" },
+        { "IIHIN", "IIIIN", "+++++", -1, { 0, 40, 40, 10, 45, 45, 10, 1 }, "an insertion quality differs" },
+        { "IIIIN", "IIIIN", "++,++", -1, { 0, 40, 40, 10, 45, 45, 10, 1 }, "a gap continuation differs" },
         { "IIIIN", "IIIIN", "++,++", 12, { 1, 40, 40, 12, 45, 45, 12, 0 }, "the gcp override makes it constant" },
-        { "HIIIN", "IIIIN", "+++++", -1, { 0, 39, 40, 10, 45, 45, 10, 0 }, "the first position differs" },
+        { "HIIIN", "IIIIN", "+++++", -1, { 0, 39, 40, 10, 45, 45, 10, 1 }, "the first position differs" },
         { "N", "M", "+", -1, { 1, 45, 44, 10, 45, 44, 10, 0 }, "one base" },
     };
     for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
@@ -438,9 +456,9 @@ static void test_gap_summary(void)
         if (!rc) rc = hk_batch_add_read(&b, &rules, "ACGTA", "IIIII", c[k].ins, c[k].del, c[k].gcp, len, &bad);
         const hk_read_gaps_t *g = rc ? NULL : &b.read_gaps[0];
         TAP_OK(g && !memcmp(g, &c[k].want, sizeof *g),
-               "gap summary: %s (constant %d, body %d/%d/%d, last %d/%d/%d)", c[k].what,
+               "gap summary: %s (constant %d, body %d/%d/%d, last %d/%d/%d, rows kept %d)", c[k].what,
                g ? g->constant : -1, g ? g->ins : -1, g ? g->del : -1, g ? g->gcp : -1,
-               g ? g->ins_last : -1, g ? g->del_last : -1, g ? g->gcp_last : -1);
+               g ? g->ins_last : -1, g ? g->del_last : -1, g ? g->gcp_last : -1, g ? g->rows : -1);
         hk_batch_free(&b);
     }
 }
@@ -536,11 +554,10 @@ static int score_and_compare(const hk_model_t *m, hk_batch_t *b, double below, d
                 const uint32_t rl = hk_batch_read_len(b, rk), hl = hk_batch_hap_len(b, hk);
                 int rc;
                 const double got = b->lk[rg->pair0 + (size_t)r * rg->n_haps + h];
-                const double sc = hk_model_score_pair(m, b->read_base + o, b->read_q + o, b->read_i + o,
-                                                      b->read_d + o, b->read_g + o, rl,
-                                                      b->hap_base + b->hap_off[hk], hl, ws, &rc);
-                const double want = log10_reference(b->read_base + o, b->read_q + o, b->read_i + o,
-                                                    b->read_d + o, b->read_g + o, rl,
+                const uint8_t *const *g = gap_rows(b, rk);
+                const double sc = hk_model_score_pair(m, b->read_base + o, b->read_q + o, g[0], g[1], g[2],
+                                                      rl, b->hap_base + b->hap_off[hk], hl, ws, &rc);
+                const double want = log10_reference(b->read_base + o, b->read_q + o, g[0], g[1], g[2], rl,
                                                     b->hap_base + b->hap_off[hk], hl);
                 if (!isfinite(got) || !isfinite(sc)) { (*nonfinite)++; continue; }
                 if (want >= below) continue;
@@ -588,8 +605,9 @@ static void test_rescue(void)
         const uint64_t o = b.read_off[rg->read0];
         for (uint32_t h = 0; ok && h < rg->n_haps; h++) {
             const size_t hk = rg->hap0 + h;
-            const double r = hk_model_rescue_pair(b.read_base + o, b.read_q + o, b.read_i + o, b.read_d + o,
-                                                  b.read_g + o, hk_batch_read_len(&b, rg->read0),
+            const uint8_t *const *g = gap_rows(&b, rg->read0);
+            const double r = hk_model_rescue_pair(b.read_base + o, b.read_q + o, g[0], g[1], g[2],
+                                                  hk_batch_read_len(&b, rg->read0),
                                                   b.hap_base + b.hap_off[hk], hk_batch_hap_len(&b, hk), ws);
             const double want = b.lk[rg->pair0 + h];
             if (!(fabs(r - want) <= rel * fabs(want))) rel = fabs(r - want) / fabs(want);
@@ -630,8 +648,9 @@ static void test_long_reads(void)
         }
         void *ws = malloc(hk_model_ws_size(a.max_hap_len));
         int rc = 0;
-        const double sc = ok ? hk_model_score_pair(&mixed, a.read_base, a.read_q, a.read_i, a.read_d,
-                                                   a.read_g, rl[0], a.hap_base, hl[0], ws, &rc) : NAN;
+        const uint8_t *const *g = gap_rows(&a, 0);
+        const double sc = ok ? hk_model_score_pair(&mixed, a.read_base, a.read_q, g[0], g[1], g[2],
+                                                   rl[0], a.hap_base, hl[0], ws, &rc) : NAN;
         free(ws);
         const double esc = fabs(sc - d.lk[0]);
         TAP_OK(ok && worst <= 1e-4 && esc <= 1e-4,
