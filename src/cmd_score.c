@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +69,7 @@ typedef struct {
     double   t0, last_progress;
     /* HK_TRACE: events, ms since t0 */
     int      trace;
+    double   read_end, read_end_cpu;   /* when reading ended; the process's CPU time by then */
     int      n_trace;
     double   trace_ms[NTRACE];
     const char *trace_what[NTRACE];
@@ -197,6 +199,13 @@ static void *read_stage(void *arg)
         }
     }
     if (b && b->n_regions) batch_read(r, b);
+    if (r->trace) {   /* the yardstick: cores busy while reading */
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        r->read_end_cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+        r->read_end = hk_log_now();
+    }
     q_push(r, &r->score_q, NULL);
 out:
     hk_reader_close(rd);
@@ -364,6 +373,10 @@ join:
         clock_gettime(CLOCK_REALTIME, &now);
         const double epoch = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
         fprintf(stderr, "haplik: trace run began at epoch %.4f, ended at %.4f\n", epoch - (hk_log_now() - r->t0), epoch);
+        if (r->read_end > r->t0)
+            fprintf(stderr, "haplik: trace reading ended at %.1f ms with %.3f s of the process's CPU time: "
+                    "%.1f cores busy while reading\n", (r->read_end - r->t0) * 1e3, r->read_end_cpu,
+                    r->read_end_cpu / (r->read_end - r->t0));
     }
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
