@@ -72,6 +72,7 @@ struct hk_lines {
     hk_source_t *src;
     int          nthreads;
     size_t       block_per_thread;   /* BLOCK_PER_THREAD unless HK_BLOCK_KB says */
+    size_t       max_block;          /* MAX_BLOCK unless HK_MAX_BLOCK_MB says */
     hk_lines_scan_fn scan;
     char         sep;      /* the field separator of the format's records */
     void       (*free_state)(void *);
@@ -115,6 +116,14 @@ static size_t block_per_thread(void)
     return kb >= 64 && kb <= 16384 ? (size_t)kb << 10 : BLOCK_PER_THREAD;
 }
 
+static size_t max_block(void)
+{
+    /* HK_MAX_BLOCK_MB: another cap on a block, for measuring (4 to 256 MB) */
+    const char *e = getenv("HK_MAX_BLOCK_MB");
+    const long mb = e ? atol(e) : 0;
+    return mb >= 4 && mb <= 256 ? (size_t)mb << 20 : MAX_BLOCK;
+}
+
 static void free_block(block_t *blk)
 {
     if (blk) free(blk->data);
@@ -127,6 +136,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     if (!L) return NULL;
     L->src = src;
     L->block_per_thread = block_per_thread();
+    L->max_block = max_block();
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
@@ -238,7 +248,7 @@ static size_t block_bytes(const hk_lines_t *L)
 {
     if (hk_source_streaming(L->src)) return READ_CHUNK;
     const size_t n = L->block_per_thread * (size_t)L->nthreads;
-    return n < MAX_BLOCK ? n : MAX_BLOCK;
+    return n < L->max_block ? n : L->max_block;
 }
 
 /* Where the whole lines of blk end, its bytes read: after its last line end;
