@@ -47,7 +47,7 @@
     X(ENGINE_THREADS, "engine.threads", INT, threads, 0, 1024, NULL, "0", "threads", "N",         \
       "CPU threads, 0 = all cores")                                                              \
     X(ENGINE_MAX_BATCH_PAIRS, "engine.max_batch_pairs", INT, max_batch_pairs, 0, 1000000000,      \
-      NULL, "0", "max-batch-pairs", "N", "pairs per batch (bounds memory), 0 = the backend's")   \
+      NULL, "0", "max-batch-pairs", "N", "pairs per batch (bounds memory), 0 = 262144")            \
     X(ENGINE_GPU_LOCK_DIR, "engine.gpu_lock_dir", DIR_OR_NULL, gpu_lock_dir, 0, 0, NULL, "null",  \
       "gpu-lock-dir", "DIR", "claim the first free GPU by flock on DIR/gpu<N>.lock")             \
     X(CHECK_TOLERANCE, "check.tolerance", NUMBER, tolerance, 0, 1e300, NULL, "1e-4",              \

@@ -17,12 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Default batch sizes. The CPU gains nothing from large batches. A GPU batch
- * must fill the device (2^18 NA12878-like pairs are ~6e9 cells, a few ms on an
- * H100) yet be small against the input, so that parsing the next batch and
- * writing the last overlap with it. */
-#define CPU_BATCH_PAIRS  (1u << 16)
-#define CUDA_BATCH_PAIRS (1u << 18)
+/* The default batch, for either backend. A GPU batch must fill the device
+ * (2^18 NA12878-like pairs are ~6e9 cells, a few ms on an H100) yet be small
+ * against the input, so that parsing the next batch and writing the last
+ * overlap with it. The CPU's 16 threads lost 10-20 % to batches of 2^16: each
+ * batch's fork-join waited up to 14 ms for its last worker while reading and
+ * writing held cores (docs/PERFORMANCE.md, CPU path, eleventh session). */
+#define BATCH_PAIRS (1u << 18)
 
 struct hk_engine {
     const hk_config_t *c;
@@ -374,11 +375,7 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals)
 
 size_t hk_engine_batch_pairs(const hk_config_t *c)
 {
-    if (c->max_batch_pairs > 0) return (size_t)c->max_batch_pairs;
-#ifdef HAVE_CUDA
-    if (c->backend != HK_BACKEND_CPU) return CUDA_BATCH_PAIRS;
-#endif
-    return CPU_BATCH_PAIRS;
+    return c->max_batch_pairs > 0 ? (size_t)c->max_batch_pairs : BATCH_PAIRS;
 }
 
 void hk_engine_close(hk_engine_t *e)

@@ -35,9 +35,8 @@ const char *hk_engine_backend(const hk_engine_t *e);
 int hk_engine_devices(const hk_engine_t *e, const char *const **names);
 /* CUDA ordinals of the GPUs in use (none for the CPU). */
 int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
-/* Pairs per batch: engine.max_batch_pairs, or the default of the backend the
- * config asks for (known before the engine is open, so that reading starts
- * while the GPU is being set up). */
+/* Pairs per batch: engine.max_batch_pairs, or the default (known before the
+ * engine is open, so that reading starts while the GPU is being set up). */
 size_t hk_engine_batch_pairs(const hk_config_t *c);
 /* For a whole run (score, check), before hk_engine_open and before any other
  * thread starts (it may set the environment): CUDA contexts get 2 hardware
