@@ -200,6 +200,10 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->fp = hk_outfile_fp(t->out);
     t->fmt = formats[format];
     t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    /* HK_TABLE_THREADS: formatting threads, for measuring how the writer and
+     * the reader share the cores (docs/PERFORMANCE.md, eleventh session) */
+    const char *e = getenv("HK_TABLE_THREADS");
+    if (e && atoi(e) > 0) t->threads = atoi(e);
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
     if (compression == HK_COMPRESS_BGZF ||
