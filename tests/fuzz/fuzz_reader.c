@@ -36,6 +36,16 @@
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_reader: check failed: %s (%s:%d)\n", \
                                            #c, __FILE__, __LINE__); abort(); } } while (0)
 
+/* Read k's gap rows (hk_batch_gap_rows) in a scratch of this file's: valid
+ * until the next call with the same slot. */
+static const uint8_t *const *gap_rows(const hk_batch_t *b, size_t k, int slot)
+{
+    static uint8_t scratch[2][3 * HK_MAX_SEQ_LEN];
+    static const uint8_t *rows[2][3];
+    hk_batch_gap_rows(b, k, scratch[slot], rows[slot]);
+    return rows[slot];
+}
+
 static void check_batch(const hk_batch_t *b)
 {
     uint64_t pairs = 0, cells = 0, max_cols = 0;
@@ -62,9 +72,12 @@ static void check_batch(const hk_batch_t *b)
     for (size_t k = 0; k < b->n_reads; k++) {
         CHECK(b->read_off[k] < b->read_off[k + 1]);
         CHECK(hk_batch_read_len(b, k) <= HK_MAX_SEQ_LEN);
-        for (uint64_t p = b->read_off[k]; p < b->read_off[k + 1]; p++)
-            CHECK(b->read_base[p] <= max_code && b->read_q[p] <= 93 && b->read_i[p] <= 93 &&
-                  b->read_d[p] <= 93 && b->read_g[p] <= 93);
+        /* rows left out only where the summary holds them all */
+        CHECK(b->read_gaps[k].rows || b->read_gaps[k].constant);
+        const uint8_t *const *g = gap_rows(b, k, 0);
+        for (uint64_t p = b->read_off[k], i = 0; p < b->read_off[k + 1]; p++, i++)
+            CHECK(b->read_base[p] <= max_code && b->read_q[p] <= 93 && g[0][i] <= 93 && g[1][i] <= 93 &&
+                  g[2][i] <= 93);
     }
     if (b->n_reads) CHECK(b->read_off[b->n_reads] == b->n_read_pos);
     for (size_t k = 0; k < b->n_haps; k++) {
@@ -108,8 +121,12 @@ static void check_same(const hk_batch_t *a, const hk_batch_t *b)
     if (a->n_haps) CHECK(same_bytes(a->hap_off, b->hap_off, (a->n_haps + 1) * sizeof *a->hap_off));
     const size_t rp = a->n_read_pos, hp = a->n_hap_pos;
     CHECK(same_bytes(a->read_text, b->read_text, rp) && same_bytes(a->read_q, b->read_q, rp) &&
-          same_bytes(a->read_i, b->read_i, rp) && same_bytes(a->read_d, b->read_d, rp) &&
-          same_bytes(a->read_g, b->read_g, rp) && same_bytes(a->hap_text, b->hap_text, hp));
+          same_bytes(a->hap_text, b->hap_text, hp));
+    for (size_t k = 0; k < a->n_reads; k++) {
+        const uint8_t *const *x = gap_rows(a, k, 0), *const *y = gap_rows(b, k, 1);
+        const size_t len = hk_batch_read_len(a, k);
+        CHECK(same_bytes(x[0], y[0], len) && same_bytes(x[1], y[1], len) && same_bytes(x[2], y[2], len));
+    }
     CHECK(a->pdhmm == b->pdhmm && (!a->pdhmm || same_bytes(a->hap_pd, b->hap_pd, hp)));
     for (size_t p = 0; p < a->n_pairs; p++) {
         const double u = a->expected[p], v = b->expected[p];
@@ -205,8 +222,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* gap-open qualities below Q4 make match->match = 1 - err(I) - err(D)
          * negative: the model itself then gives NaN or values above 0 */
         int proper = 1;   /* the PDHMM model clamps match->match at 0 (SPEC 1b) */
-        for (size_t p = 0; !all.pdhmm && p < all.n_read_pos && proper; p++)
-            proper = all.read_i[p] >= 4 && all.read_d[p] >= 4;
+        for (size_t k = 0; !all.pdhmm && k < all.n_reads && proper; k++) {
+            const uint8_t *const *g = gap_rows(&all, k, 0);
+            for (uint32_t i = 0; i < hk_batch_read_len(&all, k) && proper; i++) proper = g[0][i] >= 4 && g[1][i] >= 4;
+        }
         for (size_t p = 0; proper && p < all.n_pairs; p++)
             CHECK(!isnan(all.lk[p]) && all.lk[p] <= 1e-5);
     }
