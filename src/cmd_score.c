@@ -162,6 +162,7 @@ static void *read_stage(void *arg)
     hk_reader_t *rd = NULL;
     int next_input = 0;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
+    int last_format = HK_FMT_AUTO;  /* the input before's, a hint for the next one's */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
     for (;;) {
         if (!b) {
@@ -182,6 +183,7 @@ static void *read_stage(void *arg)
             if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
             hk_reader_set_threads(rd, r->parse_threads);
             hk_reader_expect_pdhmm(rd, pdhmm);
+            hk_reader_hint_format(rd, last_format);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
             hk_reader_set_ready(rd, batch_ready, r);
@@ -190,7 +192,12 @@ static void *read_stage(void *arg)
         int got = hk_reader_next(rd, b, r->batch_pairs);
         r->t_read += hk_log_now() - t0;
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
-        if (got == 0) { hk_reader_close(rd); rd = NULL; continue; }
+        if (got == 0) {
+            last_format = hk_reader_format(rd);
+            hk_reader_close(rd);
+            rd = NULL;
+            continue;
+        }
         pdhmm = b->pdhmm;
         if (b->n_pairs >= r->batch_pairs) {
             /* its arrays grow no more, though its last sequences may still be set */

@@ -151,11 +151,15 @@ void hk_lines_set_threads(hk_lines_t *L, int nthreads)
     L->nthreads = nthreads < 1 ? 1 : nthreads > MAX_THREADS ? MAX_THREADS : nthreads;
 }
 
-void hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *))
+int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *))
 {
+    const int changed = sep != L->sep || scan != L->scan;
     L->sep = sep;
     L->scan = scan;
-    L->free_state = free_state;
+    /* a piece keeps the state of the scans before (the formats' states are
+     * one kind, or none): the last free function that frees one stays */
+    if (free_state) L->free_state = free_state;
+    return changed;
 }
 
 void hk_lines_close(hk_lines_t *L)

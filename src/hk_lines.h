@@ -107,8 +107,10 @@ typedef struct hk_lines hk_lines_t;
 /* Lines of src (which must outlive them), read and scanned with nthreads. */
 hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads);
 void hk_lines_set_threads(hk_lines_t *L, int nthreads);
-/* The format's records: their field separator (' ' until set) and its scan pass. */
-void hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *));
+/* The format's records: their field separator (' ' until set) and its scan
+ * pass. Returns whether either changed: lines indexed before then need
+ * hk_lines_rescan. */
+int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *));
 
 /* Split entries from..end again with the separator, and run the scan pass
  * (set with hk_lines_set_scan) over them as one piece: they were indexed

@@ -382,8 +382,9 @@ static int use_format(hk_walk_t *w, int format)
     }
     if (!(w->state = calloc(1, w->fmt->state_size ? w->fmt->state_size : 1)))
         return hk_walk_oom(w, hk_walk_line_no(w, w->at.pos));
-    hk_lines_set_scan(w->lines, w->fmt->separator, w->fmt->scan, w->fmt->scan_free);
-    hk_lines_rescan(w->lines, w->at.pos);
+    /* lines indexed with another pass (or none) are split and scanned again */
+    if (hk_lines_set_scan(w->lines, w->fmt->separator, w->fmt->scan, w->fmt->scan_free))
+        hk_lines_rescan(w->lines, w->at.pos);
     return 0;
 }
 
@@ -568,6 +569,12 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 }
 
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
+
+void hk_reader_hint_format(hk_reader_t *r, int format)
+{
+    const hk_format_t *f = format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format] : NULL;
+    if (f && !r->w.fmt) (void)hk_lines_set_scan(r->w.lines, f->separator, f->scan, f->scan_free);
+}
 
 void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg), void *arg)
 {
