@@ -10,8 +10,8 @@ static const double pow10_tab[HK_NUMFMT_MAX_DECIMALS + 1] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12
 };
 
-/* "00" "01" ... "99": two digits per division (a table of 54M likelihoods
- * spent 19 ns a number dividing by 10 one digit at a time, 7 with this). */
+/* "00" "01" ... "99": two digits per division (19 ns a number dividing by 10
+ * one digit at a time, 14 with this, on the development box). */
 static const char two_digits[201] =
     "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
     "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";

@@ -203,7 +203,8 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     /* HK_TABLE_THREADS: formatting threads, for measuring how the writer and
      * the reader share the cores (docs/PERFORMANCE.md, eleventh session) */
     const char *e = getenv("HK_TABLE_THREADS");
-    if (e && atoi(e) > 0) t->threads = atoi(e);
+    const int forced = e ? atoi(e) : 0;
+    if (forced > 0) t->threads = forced;
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
     if (compression == HK_COMPRESS_BGZF ||
