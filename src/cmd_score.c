@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,12 @@ typedef struct {
     hk_table_t *table;        /* NULL: no table (check without -o) */
     hk_engine_t *engine;
     hk_batch_t *pool;         /* the NBATCH batches */
+
+    /* the read stage's own */
+    hk_reader_t *rd;          /* the input being walked */
+    hk_reader_t *early;       /* the one after it, opened and primed once rd is all read */
+    int    next_input;        /* index in inputs of the next to open */
+    int    last_format;       /* the format of the input before, a hint for the next */
 
     pthread_mutex_t mu;
     pthread_cond_t  cv;
@@ -155,15 +162,44 @@ static void batch_read(run_t *r, hk_batch_t *b)
 /* The reader's report that a full batch is set (hk_reader_set_ready). */
 static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
+static hk_reader_t *open_input(run_t *r, const char *path, int hint)
+{
+    hk_reader_t *rd = hk_reader_open(path, hk_reader_parse_format(r->cfg->input_format),
+                                     hk_model_seq_rules(&r->cfg->model));
+    if (!rd) return NULL;
+    hk_reader_set_threads(rd, r->parse_threads);
+    hk_reader_hint_format(rd, hint);
+    return rd;
+}
+
+/* The input walked has all been read: open the next one and read its first
+ * block beside the walk of the last, rather than after it (a serial read
+ * and scan per input; many small inputs were each one block). A regular
+ * file only: opening a FIFO would wait for its writer. Errors here are
+ * muted; the input is opened again in turn, which reports them in order. */
+static void open_next_early(void *arg)
+{
+    run_t *r = arg;
+    const char *path = r->inputs[r->next_input];
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
+    const int format = hk_reader_format(r->rd);
+    hk_log_mute_errors(1);
+    r->early = open_input(r, path, format != HK_FMT_AUTO ? format : r->last_format);
+    if (r->early && hk_reader_prime(r->early) < 0) {
+        hk_reader_close(r->early);
+        r->early = NULL;
+    }
+    hk_log_mute_errors(0);
+}
+
 static void *read_stage(void *arg)
 {
     run_t *r = arg;
     hk_batch_t *b = NULL;
-    hk_reader_t *rd = NULL;
-    int next_input = 0;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
-    int last_format = HK_FMT_AUTO;  /* the input before's, a hint for the next one's */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
+    r->last_format = HK_FMT_AUTO;
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
@@ -176,26 +212,26 @@ static void *read_stage(void *arg)
                 goto out;
             }
         }
-        if (!rd) {
-            if (next_input == r->n_inputs) break;
-            rd = hk_reader_open(r->inputs[next_input++], hk_reader_parse_format(r->cfg->input_format),
-                                hk_model_seq_rules(&r->cfg->model));
-            if (!rd) { fail(r, HK_EXIT_INPUT); goto out; }
-            hk_reader_set_threads(rd, r->parse_threads);
-            hk_reader_expect_pdhmm(rd, pdhmm);
-            hk_reader_hint_format(rd, last_format);
+        if (!r->rd) {
+            if (r->next_input == r->n_inputs) break;
+            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], r->last_format);
+            r->early = NULL;
+            r->next_input++;
+            if (!r->rd) { fail(r, HK_EXIT_INPUT); goto out; }
+            hk_reader_expect_pdhmm(r->rd, pdhmm);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
-            hk_reader_set_ready(rd, batch_ready, r);
+            hk_reader_set_ready(r->rd, batch_ready, r);
+            if (r->next_input < r->n_inputs) hk_reader_set_all_read(r->rd, open_next_early, r);
         }
         const double t0 = hk_log_now();
-        int got = hk_reader_next(rd, b, r->batch_pairs);
+        int got = hk_reader_next(r->rd, b, r->batch_pairs);
         r->t_read += hk_log_now() - t0;
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) {
-            last_format = hk_reader_format(rd);
-            hk_reader_close(rd);
-            rd = NULL;
+            r->last_format = hk_reader_format(r->rd);
+            hk_reader_close(r->rd);
+            r->rd = NULL;
             continue;
         }
         pdhmm = b->pdhmm;
@@ -215,7 +251,9 @@ static void *read_stage(void *arg)
     }
     q_push(r, &r->score_q, NULL);
 out:
-    hk_reader_close(rd);
+    hk_reader_close(r->rd);
+    hk_reader_close(r->early);
+    r->rd = r->early = NULL;
     return NULL;
 }
 

@@ -32,6 +32,10 @@ static inline size_t hk_walk_n_lines(const hk_walk_t *w) { return ((const hk_wal
 /* Input line number (1-based) of index entry i. */
 static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
 { return ((const hk_walk_where_t *)w)->ix->line0 + (long)i; }
+/* How often c occurs in line L's text. A format's claim counts its own
+ * separator: L may have been split with another's (the hint of the input
+ * before, hk_reader_hint_format). */
+int hk_line_count(const hk_line_t *L, char c);
 /* Record an input error at line (exit 2); returns -1 for `return hk_walk_fail(...)`. */
 int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Record that memory ran out at line (exit 3); returns -1. */
@@ -71,7 +75,8 @@ typedef struct hk_format {
      * for none. */
     const char *header_prefix;
     const char *header;
-    /* Whether a first data line (not blank, not a comment) is this format's. */
+    /* Whether a first data line (not blank, not a comment) is this format's
+     * (see hk_line_count). */
     int  (*claims)(const hk_line_t *L);
     /* Optional: a pass over each piece of each block, in parallel. */
     hk_lines_scan_fn scan;

@@ -32,7 +32,7 @@ static long parse_count(const char *s, size_t len, long max)
 /* Digits of a count quoted in a message: as read, up to a sane length. */
 static int count_shown(size_t len) { return len > 40 ? 40 : (int)len; }
 
-static int batch_claims(const hk_line_t *L) { return L->n_fields == 2; }
+static int batch_claims(const hk_line_t *L) { return hk_line_count(L, ' ') == 1; }
 
 /* ---- the scan pass (one thread per piece) ----
  * Marks each line that batch_line would take as a read line, or as a

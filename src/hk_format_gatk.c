@@ -7,7 +7,7 @@
  */
 #include "hk_format_results.h"
 
-static int gatk_claims(const hk_line_t *L) { return L->n_fields == 7; }
+static int gatk_claims(const hk_line_t *L) { return hk_line_count(L, ' ') == 6; }
 
 /* Check the record on the current entry and push it. */
 static int gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)

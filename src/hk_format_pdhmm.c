@@ -19,14 +19,7 @@
 static const char *const layout = "(hap-bases hap-pd-bases read-bases read-qual read-ins-qual "
                                   "read-del-qual gcp expected-result)";
 
-static int count_tabs(const hk_line_t *L)
-{
-    int n = 0;
-    for (const char *s = L->text, *e = s + L->len; (s = memchr(s, '\t', (size_t)(e - s))); s++) n++;
-    return n;
-}
-
-static int pdhmm_claims(const hk_line_t *L) { return count_tabs(L) == 7; }
+static int pdhmm_claims(const hk_line_t *L) { return hk_line_count(L, '\t') == 7; }
 
 /* Join fields 0 (bases) and 1 (PD bytes) of each 8-field record: field 0 is
  * then the haplotype's identity, and the fields after it are the results
@@ -100,7 +93,7 @@ static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
     const char *tab = L->n_fields == 7 ? memchr(L->text, '\t', fe[0]) : NULL;
     if (!tab)
         return hk_walk_fail(w, line, "expected 8 tab-separated fields %s, found %d", layout,
-                            count_tabs(L) + 1);
+                            hk_line_count(L, '\t') + 1);
     const uint32_t hap_len = (uint32_t)(tab - L->text);
     /* its fields are numbered as written: the PD bytes are field 2 */
     if (hk_results_check(w, L, line, hap_len, 2) < 0) return -1;

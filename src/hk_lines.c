@@ -58,6 +58,8 @@ typedef struct {
     pthread_mutex_t  lock;
     pthread_cond_t   cond;
     int              go, busy, quit;
+    int              read_first;  /* the step reads `scanning` (the input's first block)
+                                     before it scans it (hk_lines_prime) */
     int              side_left;   /* parts of the step whose side job is not done; -1
                                      until the step has counted its parts */
     hk_lines_side_fn side;
@@ -511,12 +513,26 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
     return blk ? nt : 0;
 }
 
+/* The input's first block: read on all threads, a plain file's in shares,
+ * a stream's here; then the block after it, to be read by the step. */
+static int read_first_block(hk_lines_t *L)
+{
+    block_t *first = L->scanning;
+    if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, first);
+    else (void)run_step(L, NULL, first, NULL, NULL, NULL, 0, NULL, ' ', 0);
+    return first->input_end == INPUT_MORE && !(L->ahead = new_block(L, first)) ? -1 : 0;
+}
+
 /* The step in flight, in the stepper thread: the next block is read during
  * the fork-join, a plain file's a share per thread, a stream's by one more. */
 static int do_step(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
     const int seekable = hk_source_seekable(L->src) || hk_source_blocks(L->src);   /* read in parts */
+    if (st->read_first) {
+        st->read_first = 0;
+        if (read_first_block(L) < 0) return -1;
+    }
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, seekable ? NULL : L->ahead, st->side,
                     st->arg, st->side_bytes, st->scan, st->sep, 1);
 }
@@ -552,15 +568,11 @@ void hk_lines_wait(hk_lines_t *L)
     pthread_mutex_unlock(&st->lock);
 }
 
-/* Hand the stepper the scan of L->ahead (read already), the read of the
- * block after it, and the side job. No step may be in flight. */
-static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+/* Start the step set up in L and st: the scan of L->scanning (read unless
+ * st->read_first), the read of L->ahead, and the side job. */
+static int start_step(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     stepper_t *st = &L->step;
-    L->scanning = L->ahead;
-    L->ahead = NULL;
-    if (L->scanning && L->scanning->input_end == INPUT_MORE && !(L->ahead = new_block(L, L->scanning)))
-        return -1;
     st->n_pieces = 0;
     if (!L->scanning && !side) return 0;
     if (!st->started) {
@@ -586,6 +598,30 @@ static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_b
     return 0;
 }
 
+/* Hand the stepper the scan of L->ahead (read already), the read of the
+ * block after it, and the side job. No step may be in flight. */
+static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+{
+    L->scanning = L->ahead;
+    L->ahead = NULL;
+    if (L->scanning && L->scanning->input_end == INPUT_MORE && !(L->ahead = new_block(L, L->scanning)))
+        return -1;
+    return start_step(L, side, arg, side_bytes);
+}
+
+int hk_lines_prime(hk_lines_t *L)
+{
+    if (L->step.started || L->scanning || L->ahead || L->n_held || L->input_end != INPUT_MORE)
+        return 0;   /* begun already */
+    if (!(L->scanning = new_block(L, NULL))) return -1;
+    L->step.read_first = 1;
+    if (start_step(L, NULL, NULL, 0) < 0) {
+        L->step.read_first = 0;
+        return -1;
+    }
+    return 0;
+}
+
 void hk_lines_wait_side(hk_lines_t *L)
 {
     stepper_t *st = &L->step;
@@ -602,14 +638,6 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 }
 
 /* Read the first block (before there is anything to scan). */
-static int read_first_block(hk_lines_t *L)
-{
-    if (!(L->ahead = new_block(L, NULL))) return -1;
-    if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, L->ahead);
-    else (void)run_step(L, NULL, L->ahead, NULL, NULL, NULL, 0, NULL, ' ', 0);
-    return 0;
-}
-
 static int room_for_lines(hk_lines_t *L, size_t n)
 {
     if (L->ix.n_lines + n <= L->m_lines) return 0;
@@ -704,10 +732,7 @@ static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
 
 int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
-    if (!L->step.started && !L->scanning && !L->ahead && L->n_held == 0 && L->input_end == INPUT_MORE) {
-        /* the first block: read it, then scan it as any other */
-        if (read_first_block(L) < 0 || launch(L, NULL, NULL, 0) < 0) return -1;
-    }
+    if (hk_lines_prime(L) < 0) return -1;   /* the first take, unless primed */
     hk_lines_wait(L);
     free_retired(L);   /* the side job that read them is done */
     block_t *blk = L->scanning;

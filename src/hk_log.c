@@ -8,9 +8,11 @@
 #include <time.h>
 
 static int log_quiet;
+static _Thread_local int errors_muted;
 
 void hk_log_set_quiet(int quiet) { log_quiet = quiet; }
 int  hk_log_quiet(void) { return log_quiet; }
+void hk_log_mute_errors(int mute) { errors_muted = mute; }
 
 int hk_log_tracing(void)
 {
@@ -61,6 +63,7 @@ static void log_line(const char *kind, const char *fmt, va_list ap)
 
 void hk_log_error(const char *fmt, ...)
 {
+    if (errors_muted) return;
     va_list ap;
     va_start(ap, fmt);
     log_line("error: ", fmt, ap);

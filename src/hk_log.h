@@ -12,6 +12,9 @@ void hk_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_log_set_quiet(int quiet);
 int  hk_log_quiet(void);
+/* Errors of the calling thread not printed while set: for work done ahead of
+ * time whose failure is found, and reported, again when it is done in turn. */
+void hk_log_mute_errors(int mute);
 
 /* Timing for performance work: whether HK_TRACE is set (and not "0"), and a
  * monotonic clock in seconds. */

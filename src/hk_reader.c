@@ -70,6 +70,8 @@ struct hk_walk {
     struct { hk_placed_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
     void         (*ready)(hk_batch_t *b, void *arg);   /* NULL: every batch complete on return */
     void          *ready_arg;
+    void         (*all_read)(void *arg);   /* see hk_reader_set_all_read */
+    void          *all_read_arg;
     int            overlap;     /* hand full batches back before they are set (HK_BATCH_END) */
     uint64_t       region_pos;  /* n_read_pos when the open region began */
     uint64_t       region_hap_pos;   /* and n_hap_pos */
@@ -388,6 +390,13 @@ static int use_format(hk_walk_t *w, int format)
     return 0;
 }
 
+int hk_line_count(const hk_line_t *L, char c)
+{
+    int n = 0;
+    for (const char *s = L->text, *e = s + L->len; (s = memchr(s, c, (size_t)(e - s))); s++) n++;
+    return n;
+}
+
 static int detect_format(hk_walk_t *w)
 {
     const hk_line_t *L = hk_walk_line(w, w->at.pos);
@@ -500,6 +509,11 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
     if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
+    if (w->all_read && hk_lines_ended(w->lines)) {
+        void (*const all_read)(void *) = w->all_read;
+        w->all_read = NULL;
+        all_read(w->all_read_arg);
+    }
     return w->failed ? -1 : 0;   /* a bad character found while setting */
 }
 
@@ -581,6 +595,14 @@ void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg)
     r->w.ready = ready;
     r->w.ready_arg = arg;
 }
+
+void hk_reader_set_all_read(hk_reader_t *r, void (*all_read)(void *arg), void *arg)
+{
+    r->w.all_read = all_read;
+    r->w.all_read_arg = arg;
+}
+
+int hk_reader_prime(hk_reader_t *r) { return hk_lines_prime(r->w.lines); }
 
 void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 {

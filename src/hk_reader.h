@@ -54,6 +54,16 @@ void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
  * detected from the input. Call before the first hk_reader_next. */
 void hk_reader_hint_format(hk_reader_t *r, int format);
 
+/* Start reading and scanning the input's first block now, beside the
+ * caller (after hk_reader_set_threads and the hint): for the next input,
+ * opened while the one before is still walked. 0, or -1 when memory or a
+ * thread could not be had (then close it and open it again in turn). */
+int hk_reader_prime(hk_reader_t *r);
+/* Call all_read(arg) once, in the walk's thread, when the input has all
+ * been read and scanned (its last lines may still be walked): the moment to
+ * open and prime the next input. */
+void hk_reader_set_all_read(hk_reader_t *r, void (*all_read)(void *arg), void *arg);
+
 /* The detected (or forced) format; HK_FMT_AUTO until the first record. */
 int hk_reader_format(const hk_reader_t *r);
 /* Name of a format for messages and the table ("gatk", "batch"). */

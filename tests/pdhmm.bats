@@ -143,6 +143,11 @@ assert len(rows) == 1 + 3 * 2 + 2 * 3, len(rows)"
     run -2 --separate-stderr hk score --backend cpu -o t.json "$DATA/pairhmm-testdata.txt" "$DATA/$GKL"
     assert_stderr --partial "$GKL:2: a PDHMM dump cannot be scored in one run with other dumps"
     [ ! -e t.json ] || fail "a table was left behind"
+    # a dump without a header after a PDHMM dump: its first line, split on the
+    # PDHMM dump's tabs, is still told apart by its spaces
+    run -2 --separate-stderr hk score --backend cpu -o t.json "$DATA/$GKL" "$DATA/10s.in"
+    assert_stderr --partial "10s.in:1: a batch dump cannot be scored in one run with PDHMM dumps"
+    [ ! -e t.json ] || fail "a table was left behind"
 }
 
 # bad LINE MESSAGE: line 3 of a copy of GKL's file replaced by LINE is refused at line 3
