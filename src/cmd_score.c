@@ -54,6 +54,7 @@ typedef struct {
     hk_reader_t *early;       /* the one after it, opened and primed once rd is all read */
     int    next_input;        /* index in inputs of the next to open */
     int    last_format;       /* the format of the input before, a hint for the next */
+    int    open_early;        /* open_next_early (HK_OPEN_EARLY=0: not, for measuring) */
 
     pthread_mutex_t mu;
     pthread_cond_t  cv;
@@ -200,6 +201,8 @@ static void *read_stage(void *arg)
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
     r->last_format = HK_FMT_AUTO;
+    const char *e = getenv("HK_OPEN_EARLY");
+    r->open_early = !(e && !strcmp(e, "0"));
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
@@ -222,7 +225,7 @@ static void *read_stage(void *arg)
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
             hk_reader_set_ready(r->rd, batch_ready, r);
-            if (r->next_input < r->n_inputs) hk_reader_set_all_read(r->rd, open_next_early, r);
+            if (r->open_early && r->next_input < r->n_inputs) hk_reader_set_all_read(r->rd, open_next_early, r);
         }
         const double t0 = hk_log_now();
         int got = hk_reader_next(r->rd, b, r->batch_pairs);
