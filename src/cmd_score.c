@@ -186,6 +186,7 @@ static void open_next_early(void *arg)
     if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
     const int format = hk_reader_format(r->rd);
     hk_log_mute_errors(1);
+    if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
     r->early = open_input(r, path, format != HK_FMT_AUTO ? format : r->last_format);
     if (r->early && hk_reader_prime(r->early) < 0) {
         hk_reader_close(r->early);
@@ -218,6 +219,7 @@ static void *read_stage(void *arg)
         if (!r->rd) {
             if (r->next_input == r->n_inputs) break;
             r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], r->last_format);
+            if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
             if (!r->rd) { fail(r, HK_EXIT_INPUT); goto out; }
