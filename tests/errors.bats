@@ -26,6 +26,26 @@ expect_input_error() {
 
 rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
 
+@test "several inputs: the first error in input order is the one reported, whatever is opened early" {
+    # the input after a bad one is opened (and its first block read) before
+    # the walk reaches the bad line: its own failure must not be reported
+    { rec; rec; } > good.txt
+    { rec; echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00 extra"; } > bad.txt
+    printf 'BAM\1binary' > binary.txt
+    for next in missing.txt binary.txt good.txt; do
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json good.txt bad.txt "$next"
+        [ "${#stderr_lines[@]}" -eq 1 ] || fail "after bad.txt, $next: expected one line on stderr, got: $stderr"
+        [[ "${stderr_lines[0]}" == "haplik: error: bad.txt:2: "* ]] || fail "not bad.txt's error: $stderr"
+        assert_dir_only out
+    done
+    # an input that cannot be opened is still reported, in its turn
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json good.txt missing.txt
+    assert_equal "$stderr" "haplik: error: missing.txt: cannot open: No such file or directory"
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json good.txt binary.txt
+    [[ "$stderr" == "haplik: error: binary.txt:1: binary content"* ]] || fail "$stderr"
+    assert_dir_only out
+}
+
 @test "gatk: wrong field count" {
     { rec; echo "ACGTA ACGT IIII IIII IIII -1.0e+00"; } > bad.txt
     expect_input_error bad.txt 2 "expected 7 space-separated fields"

@@ -99,6 +99,20 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     assert_output "[53, 49, 64, 78, 64]"
 }
 
+@test "an input's shards scored in one run give its table; each input after the first opened early" {
+    hk split --quiet "$DATA/1m.in" s1.in s2.in s3.in s4.in s5.in
+    hk score --backend cpu --quiet -o whole.json "$DATA/1m.in"
+    HK_TRACE=1 run -0 --separate-stderr hk score --backend cpu -o shards.json s1.in s2.in s3.in s4.in s5.in
+    $TABLE same whole.json shards.json
+    # the next input is opened, and its first block read, once the one before is all read
+    assert_equal "$(grep -c 'trace .* input opened early' <<< "$stderr")" 4
+    assert_equal "$(grep -c 'trace .* input switched, opened early' <<< "$stderr")" 4
+    HK_OPEN_EARLY=0 HK_TRACE=1 run -0 --separate-stderr hk score --backend cpu -o late.json s1.in s2.in s3.in s4.in s5.in
+    $TABLE same whole.json late.json
+    assert_equal "$(grep -c 'trace .* input opened [0-9]' <<< "$stderr")" 5
+    ! grep -q 'opened early' <<< "$stderr"
+}
+
 @test "HK_TRACE=1 prints the timeline of every batch; small batches give the same table" {
     echo '{"engine": {"max_batch_pairs": 300}}' > small.json
     hk score --quiet -o whole.json "$DATA/1m.in"
