@@ -78,6 +78,8 @@ struct hk_lines {
     hk_lines_scan_fn scan;
     char         sep;      /* the field separator of the format's records */
     void       (*free_state)(void *);
+    hk_lines_first_fn first_fn;   /* see hk_lines_set_first */
+    void        *first_arg;
     block_t    **held;     /* the blocks of the lines in the index, oldest first */
     size_t       n_held, m_held;
     block_t     *scanning; /* the block the step in flight scans, NULL if none */
@@ -108,6 +110,7 @@ struct hk_lines {
     /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
     atomic_uint_least64_t fj_n[2], fj_wall_ns[2], fj_start_ns[2], fj_end_ns[2];
     uint64_t     idle_ns;
+    uint64_t     rescanned;   /* lines split and scanned again (hk_lines_rescan) */
 };
 
 static size_t block_per_thread(void)
@@ -164,6 +167,12 @@ int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*fre
     return changed;
 }
 
+void hk_lines_set_first(hk_lines_t *L, hk_lines_first_fn fn, void *arg)
+{
+    L->first_fn = fn;
+    L->first_arg = arg;
+}
+
 void hk_lines_close(hk_lines_t *L)
 {
     if (!L) return;
@@ -203,6 +212,7 @@ void hk_lines_close(hk_lines_t *L)
 void hk_lines_rescan(hk_lines_t *L, size_t from)
 {
     if (from >= L->ix.n_lines) return;
+    L->rescanned += L->ix.n_lines - from;
     for (size_t i = from; i < L->ix.n_lines; i++) {
         hk_line_t *x = &L->ix.lines[i];
         x->piece_back = (uint32_t)(i - from);
@@ -233,6 +243,7 @@ void hk_lines_fork_times(const hk_lines_t *L, int kind, long *n, double *wall, d
     *end = 1e-9 * (double)atomic_load(&L->fj_end_ns[kind]);
     *idle = 1e-9 * (double)L->idle_ns;
 }
+uint64_t hk_lines_rescanned(const hk_lines_t *L) { return L->rescanned; }
 int hk_lines_ended(const hk_lines_t *L) { return L->input_end != INPUT_MORE; }
 
 /* Threads worth starting for this many bytes. */
@@ -520,6 +531,11 @@ static int read_first_block(hk_lines_t *L)
     block_t *first = L->scanning;
     if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, first);
     else (void)run_step(L, NULL, first, NULL, NULL, NULL, 0, NULL, ' ', 0);
+    if (L->first_fn) {   /* the scan the step runs, as the first lines say */
+        L->first_fn(L, first->data, first->lines_end, L->first_arg);
+        L->step.scan = L->scan;
+        L->step.sep = L->sep;
+    }
     return first->input_end == INPUT_MORE && !(L->ahead = new_block(L, first)) ? -1 : 0;
 }
 

@@ -112,6 +112,13 @@ void hk_lines_set_threads(hk_lines_t *L, int nthreads);
  * hk_lines_rescan. */
 int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *));
 
+/* fn(L, data, len, arg) is called once, in the thread that reads, with the
+ * whole lines of the input's first block before they are scanned: where the
+ * format is not known yet, it may guess it from its first lines and set the
+ * scan (hk_lines_set_scan), so that no block is scanned twice. */
+typedef void (*hk_lines_first_fn)(hk_lines_t *L, const char *data, size_t len, void *arg);
+void hk_lines_set_first(hk_lines_t *L, hk_lines_first_fn fn, void *arg);
+
 /* Split entries from..end again with the separator, and run the scan pass
  * (set with hk_lines_set_scan) over them as one piece: they were indexed
  * before the format was known, from its first lines. */
@@ -165,6 +172,9 @@ void hk_lines_times(const hk_lines_t *L, double *read, double *scan, double *sid
  * their last; and the seconds the stepper waited for the walk between steps. */
 void hk_lines_fork_times(const hk_lines_t *L, int kind, long *n, double *wall, double *start,
                          double *end, double *idle);
+
+/* Lines split and scanned again so far: scanned before their format was known. */
+uint64_t hk_lines_rescanned(const hk_lines_t *L);
 
 /* Accepts NULL. */
 void hk_lines_close(hk_lines_t *L);

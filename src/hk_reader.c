@@ -407,6 +407,30 @@ static int detect_format(hk_walk_t *w)
                         "(set input.format to force one)");
 }
 
+/* The format the walk will likely detect, from the first block's lines
+ * (hk_lines_set_first): a format's header, else the first data line's claim.
+ * It sets the scan of the first blocks only; the walk still detects. */
+static void guess_format(hk_lines_t *lines, const char *data, size_t len, void *arg)
+{
+    (void)arg;
+    for (const char *s = data, *end = data + len; s < end;) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const hk_line_t L = { .text = (char *)s, .len = (uint32_t)((nl ? nl : end) - s) };
+        s = nl ? nl + 1 : end;
+        if (L.len == 0 || (L.len == 1 && L.text[0] == '\r')) continue;
+        for (int f = HK_FMT_AUTO + 1; f < HK_FMT_COUNT; f++) {
+            const char *h = formats[f]->header_prefix;
+            const int claimed = L.text[0] == '#' ? h && L.len >= strlen(h) && !strncmp(L.text, h, strlen(h))
+                                                 : formats[f]->claims(&L);
+            if (claimed) {
+                (void)hk_lines_set_scan(lines, formats[f]->separator, formats[f]->scan, formats[f]->scan_free);
+                return;
+            }
+        }
+        if (L.text[0] != '#') return;   /* a data line no format claims: the walk says so */
+    }
+}
+
 static int is_tag(const char *s)
 {
     return (!strncmp(s, "# region", 8) && (s[8] == ' ' || s[8] == '\0')) ||
@@ -574,6 +598,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     /* HK_BATCH_END=wait: every batch set before it is handed back, as before (for measuring) */
     const char *e = getenv("HK_BATCH_END");
     w->overlap = !(e && !strcmp(e, "wait"));
+    if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
@@ -660,8 +685,9 @@ void hk_reader_close(hk_reader_t *r)
         hk_lines_times(w->lines, &rd, &sc, &sd, &steps);
         hk_log_notice("reader %s: walking %.3f s, waiting for reading, scanning and setting %.3f s "
                       "(CPU time of both %.3f s); threads' time in %ld steps: reading %.3f s, "
-                      "scanning %.3f s, setting %.3f s", w->path, w->t_walk, w->t_wait, w->t_cpu,
-                      steps, rd, sc, sd);
+                      "scanning %.3f s, setting %.3f s; %llu lines scanned again", w->path, w->t_walk,
+                      w->t_wait, w->t_cpu, steps, rd, sc, sd,
+                      (unsigned long long)hk_lines_rescanned(w->lines));
         long n[2];
         double wall[2], start[2], end[2], idle;
         for (int k = 0; k < 2; k++) hk_lines_fork_times(w->lines, k, &n[k], &wall[k], &start[k], &end[k], &idle);

@@ -125,6 +125,22 @@ score() { hk score --backend cpu --quiet "$@"; }
     [ ! -e c.json ]
 }
 
+@test "the first block is scanned with the format its first lines show: no line is scanned twice" {
+    local f
+    for f in "$BATS_FILE_TMPDIR/many.in" "$BATS_FILE_TMPDIR/many.txt" "$DATA/pdhmm_syn_990_1_2.txt"; do
+        HK_TRACE=1 HK_BLOCK_KB=64 run -0 --separate-stderr hk score --backend cpu --threads 2 -o t.json "$f"
+        assert_stderr --regexp "reader .*: walking .*; 0 lines scanned again"
+    done
+    # a first block of comments alone says nothing: the lines read before the
+    # first record are scanned again once the walk finds the format
+    { for i in $(seq 3000); do echo "# a comment of about sixty bytes, to fill the first block ....."; done
+      cat "$BATS_FILE_TMPDIR/many.txt"; } > late.txt
+    HK_TRACE=1 HK_BLOCK_KB=64 run -0 --separate-stderr hk score --backend cpu --threads 1 -o late.json late.txt
+    assert_stderr --regexp "reader .*: walking .*; [1-9][0-9]* lines scanned again"
+    hk score --backend cpu --quiet -o t.json "$BATS_FILE_TMPDIR/many.txt"
+    run -0 $TABLE close t.json late.json 0   # the lines differ: 3000 more
+}
+
 @test "lower-case bases are accepted; unknown letters only with model.unknown_bases as_n" {
     printf '1 1\nacgr IIII IIII IIII IIII\nACGTT\n' > r.in
     run -2 --separate-stderr hk score --backend cpu -o t.json r.in
