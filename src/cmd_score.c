@@ -53,7 +53,6 @@ typedef struct {
     hk_reader_t *rd;          /* the input being walked */
     hk_reader_t *early;       /* the one after it, opened and primed once rd is all read */
     int    next_input;        /* index in inputs of the next to open */
-    int    last_format;       /* the format of the input before, a hint for the next */
     int    open_early;        /* open_next_early (HK_OPEN_EARLY=0: not, for measuring) */
 
     pthread_mutex_t mu;
@@ -163,13 +162,12 @@ static void batch_read(run_t *r, hk_batch_t *b)
 /* The reader's report that a full batch is set (hk_reader_set_ready). */
 static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
-static hk_reader_t *open_input(run_t *r, const char *path, int hint)
+static hk_reader_t *open_input(run_t *r, const char *path)
 {
     hk_reader_t *rd = hk_reader_open(path, hk_reader_parse_format(r->cfg->input_format),
                                      hk_model_seq_rules(&r->cfg->model));
     if (!rd) return NULL;
     hk_reader_set_threads(rd, r->parse_threads);
-    hk_reader_hint_format(rd, hint);
     return rd;
 }
 
@@ -184,10 +182,9 @@ static void open_next_early(void *arg)
     const char *path = r->inputs[r->next_input];
     struct stat st;
     if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
-    const int format = hk_reader_format(r->rd);
     hk_log_mute_errors(1);
     if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
-    r->early = open_input(r, path, format != HK_FMT_AUTO ? format : r->last_format);
+    r->early = open_input(r, path);
     if (r->early && hk_reader_prime(r->early) < 0) {
         hk_reader_close(r->early);
         r->early = NULL;
@@ -201,7 +198,6 @@ static void *read_stage(void *arg)
     hk_batch_t *b = NULL;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
-    r->last_format = HK_FMT_AUTO;
     const char *e = getenv("HK_OPEN_EARLY");
     r->open_early = !(e && !strcmp(e, "0"));
     for (;;) {
@@ -218,7 +214,7 @@ static void *read_stage(void *arg)
         }
         if (!r->rd) {
             if (r->next_input == r->n_inputs) break;
-            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], r->last_format);
+            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input]);
             if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
@@ -234,7 +230,6 @@ static void *read_stage(void *arg)
         r->t_read += hk_log_now() - t0;
         if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
         if (got == 0) {
-            r->last_format = hk_reader_format(r->rd);
             hk_reader_close(r->rd);
             r->rd = NULL;
             continue;

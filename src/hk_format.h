@@ -33,8 +33,8 @@ static inline size_t hk_walk_n_lines(const hk_walk_t *w) { return ((const hk_wal
 static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
 { return ((const hk_walk_where_t *)w)->ix->line0 + (long)i; }
 /* How often c occurs in line L's text. A format's claim counts its own
- * separator: L may have been split with another's (the hint of the input
- * before, hk_reader_hint_format). */
+ * separator: L may have been split with another's (lines read before the
+ * format is known are split on spaces; see also hk_lines_set_first). */
 int hk_line_count(const hk_line_t *L, char c);
 /* Record an input error at line (exit 2); returns -1 for `return hk_walk_fail(...)`. */
 int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

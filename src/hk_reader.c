@@ -609,12 +609,6 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
 
-void hk_reader_hint_format(hk_reader_t *r, int format)
-{
-    const hk_format_t *f = format > HK_FMT_AUTO && format < HK_FMT_COUNT ? formats[format] : NULL;
-    if (f && !r->w.fmt) (void)hk_lines_set_scan(r->w.lines, f->separator, f->scan, f->scan_free);
-}
-
 void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg), void *arg)
 {
     r->w.ready = ready;

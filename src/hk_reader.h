@@ -46,16 +46,9 @@ void hk_reader_set_threads(hk_reader_t *r, int nthreads);
 /* Regions must be PDHMM dumps' (1) or must not be (0): a run scores one
  * model; a region of the other is an input error at its line. */
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
-/* The format the input likely has (the run's inputs before it had it), for
- * a reader opened with HK_FMT_AUTO: its first blocks are scanned with that
- * format's pass, so that they need no second, serial scan when the walk
- * finds it is that format (5-8 ms per 16 MB block of a results file on the
- * 2-core development box, two blocks per input). The format is still
- * detected from the input. Call before the first hk_reader_next. */
-void hk_reader_hint_format(hk_reader_t *r, int format);
 
 /* Start reading and scanning the input's first block now, beside the
- * caller (after hk_reader_set_threads and the hint): for the next input,
+ * caller (after hk_reader_set_threads): for the next input,
  * opened while the one before is still walked. 0, or -1 when memory or a
  * thread could not be had (then close it and open it again in turn). */
 int hk_reader_prime(hk_reader_t *r);
