@@ -125,40 +125,7 @@ static void dev_free(hk_dev *d)
         if (d->st[k]) cudaStreamDestroy(d->st[k]);
         if (d->pst[k]) cudaStreamDestroy(d->pst[k]);
     }
-    for (int i = 0; i < d->n_pad; i++) cudaStreamDestroy(d->pad[i]);
-    d->n_pad = 0;
     hk_arena_free(&d->arena);
-}
-
-/* A device's streams, made in an order that leaves the copy streams (pst)
- * a hardware queue of their own. The driver hands a context's
- * CUDA_DEVICE_MAX_CONNECTIONS queues to its streams in turn as they are
- * made, and work on a shared queue runs in issue order: a chunk's copy in
- * waited there behind other chunks' kernels (PERFORMANCE.md, "Where the NA
- * GPU phase loses its 9 %"). So each copy stream is followed by queues - 1
- * kernel streams (padded with streams nothing runs on). HK_CUDA_QUEUE_ORDER=0:
- * the order before (for measuring). */
-static cudaError_t make_streams(hk_dev *d, int priority, const char **what)
-{
-    const char *e = getenv("CUDA_DEVICE_MAX_CONNECTIONS"), *o = getenv("HK_CUDA_QUEUE_ORDER");
-    const int queues = e && atoi(e) > 0 ? atoi(e) : 8;   /* the driver's default */
-    const bool spread = !(o && !strcmp(o, "0")) && queues >= 2 && queues <= 8;
-    cudaStream_t *kernel[HK_SLOTS * (1 + HK_SIDE_STREAMS)];
-    int n_kernel = 0, next = 0;
-    for (int k = 0; k < HK_SLOTS; k++) {
-        kernel[n_kernel++] = &d->st[k];
-        for (int i = 0; i < HK_SIDE_STREAMS; i++) kernel[n_kernel++] = &d->slot[k].side.st[i];
-    }
-    cudaError_t err = cudaSuccess;
-    *what = "cudaStreamCreateWithFlags";
-    for (int k = 0; k < HK_SLOTS && err == cudaSuccess; k++) {
-        err = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, priority);
-        for (int q = 1; spread && q < queues && err == cudaSuccess; q++)
-            err = next < n_kernel ? cudaStreamCreateWithFlags(kernel[next++], cudaStreamNonBlocking)
-                                  : cudaStreamCreateWithFlags(&d->pad[d->n_pad++], cudaStreamNonBlocking);
-    }
-    while (next < n_kernel && err == cudaSuccess) err = cudaStreamCreateWithFlags(kernel[next++], cudaStreamNonBlocking);
-    return err;
 }
 
 /* The stager: fault the arenas in while the main thread creates the
@@ -251,12 +218,20 @@ extern "C" int hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
             int least = 0, greatest = 0;   /* the packing streams get the highest priority */
             what = "cudaDeviceGetStreamPriorityRange";
             e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-            if (e == cudaSuccess) e = make_streams(d, greatest, &what);
             for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
-                what = "cudaEventCreateWithFlags";
-                e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
-                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
+                what = "cudaStreamCreateWithFlags";
+                e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
+                if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
+                if (e == cudaSuccess) {
+                    what = "cudaEventCreateWithFlags";
+                    e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
+                    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
+                }
                 hk_side *xs = &d->slot[k].side;
+                what = "cudaStreamCreateWithFlags";
+                for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
+                    e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
+                what = "cudaEventCreateWithFlags";
                 for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
                     e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
                 if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);

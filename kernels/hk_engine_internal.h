@@ -232,10 +232,6 @@ struct hk_dev {
     cudaStream_t   pst[HK_SLOTS];  /* their copies in and GPU packing, at the highest priority: the
                                     * packing kernels go ahead of other chunks' blocks */
     hk_slot        slot[HK_SLOTS];
-    /* streams made only to give the others their hardware queues (see
-     * make_streams in hk_engine.cu); nothing runs on them */
-    cudaStream_t   pad[HK_SLOTS * 8];
-    int            n_pad;
     std::unique_ptr<hk_workq> wq;   /* the device's packing threads */
     hk_arena       arena;
     cudaEvent_t    t0;             /* start of the current hk_cuda_score (timing) */
