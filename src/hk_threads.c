@@ -9,16 +9,14 @@
 #include "hk_threads.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define MAX_THREADS 256
 
 typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t  done;
-    atomic_int      left;      /* jobs given to workers and not finished */
+    int             left;      /* jobs given to workers and not finished */
 } group_t;
 
 typedef struct worker {
@@ -28,64 +26,18 @@ typedef struct worker {
     void           *arg;       /* the job, NULL while idle */
     group_t        *group;
     struct worker  *next;      /* on the idle list */
-    atomic_int      given;     /* a job is set: for a worker spinning before it sleeps */
-    int             sleeping;  /* waiting on wake (under lock) */
 } worker_t;
 
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static worker_t *idle;
-
-/* HK_SPIN_US: how long a worker waiting for a job, and a caller waiting
- * for its workers, poll before they sleep (measuring; 0 by default). */
-static long spin_ns(void)
-{
-    static atomic_long ns = -1;
-    long v = atomic_load(&ns);
-    if (v < 0) {
-        const char *e = getenv("HK_SPIN_US");
-        v = e ? 1000 * atol(e) : 0;
-        atomic_store(&ns, v < 0 ? 0 : v);
-    }
-    return v < 0 ? 0 : v;
-}
-
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-/* Poll until *flag says so (nonzero, or zero when want_zero) or the spin ends. */
-static void spin_on(atomic_int *flag, int want_zero)
-{
-    const long ns = spin_ns();
-    if (!ns) return;
-    const long t0 = now_ns();
-    while ((atomic_load_explicit(flag, memory_order_acquire) != 0) == want_zero && now_ns() - t0 < ns)
-        cpu_relax();
-}
 
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
     pthread_setname_np(pthread_self(), "hk-worker");
     for (;;) {
-        spin_on(&w->given, 0);
         pthread_mutex_lock(&w->lock);
-        while (!w->fn) {
-            w->sleeping = 1;
-            pthread_cond_wait(&w->wake, &w->lock);
-            w->sleeping = 0;
-        }
-        atomic_store(&w->given, 0);
+        while (!w->fn) pthread_cond_wait(&w->wake, &w->lock);
         void *(*fn)(void *) = w->fn;
         void *job = w->arg;
         group_t *g = w->group;
@@ -99,7 +51,7 @@ static void *worker_main(void *arg)
         idle = w;
         pthread_mutex_unlock(&idle_lock);
         pthread_mutex_lock(&g->lock);
-        if (atomic_fetch_sub(&g->left, 1) == 1) pthread_cond_signal(&g->done);
+        if (--g->left == 0) pthread_cond_signal(&g->done);
         pthread_mutex_unlock(&g->lock);
     }
     return NULL;
@@ -132,8 +84,7 @@ static worker_t *take_worker(void)
 void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
 {
     char *arg = args;
-    group_t g;
-    atomic_init(&g.left, 0);
+    group_t g = { .left = 0 };
     pthread_mutex_init(&g.lock, NULL);
     pthread_cond_init(&g.done, NULL);
     if (n > MAX_THREADS) n = MAX_THREADS;
@@ -141,20 +92,20 @@ void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
     for (; given < n; given++) {
         worker_t *w = take_worker();
         if (!w) break;
-        atomic_fetch_add(&g.left, 1);
+        pthread_mutex_lock(&g.lock);
+        g.left++;
+        pthread_mutex_unlock(&g.lock);
         pthread_mutex_lock(&w->lock);
         w->arg = arg + (size_t)given * size;
         w->group = &g;
         w->fn = fn;
-        atomic_store_explicit(&w->given, 1, memory_order_release);
-        if (w->sleeping) pthread_cond_signal(&w->wake);
+        pthread_cond_signal(&w->wake);
         pthread_mutex_unlock(&w->lock);
     }
     for (int k = given; k < n; k++) fn(arg + (size_t)k * size);   /* no thread: here */
     fn(arg);
-    spin_on(&g.left, 1);
     pthread_mutex_lock(&g.lock);
-    while (atomic_load(&g.left) > 0) pthread_cond_wait(&g.done, &g.lock);
+    while (g.left > 0) pthread_cond_wait(&g.done, &g.lock);
     pthread_mutex_unlock(&g.lock);
     pthread_mutex_destroy(&g.lock);
     pthread_cond_destroy(&g.done);
