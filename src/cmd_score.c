@@ -18,7 +18,6 @@
 #include "hk_outfile.h"
 #include "hk_reader.h"
 #include "hk_table.h"
-#include "hk_threads.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -55,7 +54,6 @@ typedef struct {
     hk_reader_t *early;       /* the one after it, opened and primed once rd is all read */
     int    next_input;        /* index in inputs of the next to open */
     int    open_early;        /* open_next_early (HK_OPEN_EARLY=0: not, for measuring) */
-    int    io_nice;           /* how much lower reading and writing run while the CPU scores */
 
     pthread_mutex_t mu;
     pthread_cond_t  cv;
@@ -202,7 +200,6 @@ static void *read_stage(void *arg)
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
     const char *e = getenv("HK_OPEN_EARLY");
     r->open_early = !(e && !strcmp(e, "0"));
-    if (r->io_nice) (void)hk_threads_lower_self(r->io_nice);
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
@@ -299,7 +296,6 @@ static void *write_stage(void *arg)
 {
     run_t *r = arg;
     hk_batch_t *b;
-    if (r->io_nice) (void)hk_threads_lower_self(r->io_nice);
     for (;;) {
         if (q_pop(r, &r->write_q, &b) < 0) return NULL;
         if (!b) {
@@ -358,8 +354,6 @@ static int run(run_t *r, const char *output)
      * next batch does: a quarter of them read it, rather than all of them
      * competing with the scorer (16 of each cost it 1-2x of 16 threads' 13x). */
     if (c->backend == HK_BACKEND_CPU && r->parse_threads > 4) r->parse_threads /= 4;
-    const char *nice = getenv("HK_IO_NICE");   /* measuring */
-    r->io_nice = c->backend == HK_BACKEND_CPU && nice ? atoi(nice) : 0;
     r->batch_pairs = hk_engine_batch_pairs(c);
     if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
     reader_up = 1;

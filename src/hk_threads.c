@@ -8,12 +8,8 @@
  * get their own. */
 #include "hk_threads.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #define MAX_THREADS 256
 
@@ -30,23 +26,10 @@ typedef struct worker {
     void           *arg;       /* the job, NULL while idle */
     group_t        *group;
     struct worker  *next;      /* on the idle list */
-    int             pool;      /* its idle list: the priority it was started at */
 } worker_t;
 
-/* Idle workers by priority: 0 the process's, 1 lower (hk_threads_lower_self). */
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
-static worker_t *idle[2];
-static atomic_int base_nice = INT_MIN;   /* the nice value before any thread lowered itself */
-
-/* The pool of the calling thread: by its nice value, which threads inherit. */
-static int caller_pool(void)
-{
-    const int base = atomic_load(&base_nice);
-    if (base == INT_MIN) return 0;
-    errno = 0;
-    const int nice = getpriority(PRIO_PROCESS, 0);   /* Linux: the calling thread's */
-    return errno == 0 && nice > base;
-}
+static worker_t *idle;
 
 static void *worker_main(void *arg)
 {
@@ -64,8 +47,8 @@ static void *worker_main(void *arg)
         w->fn = NULL;
         pthread_mutex_unlock(&w->lock);
         pthread_mutex_lock(&idle_lock);   /* idle again before the caller hears */
-        w->next = idle[w->pool];
-        idle[w->pool] = w;
+        w->next = idle;
+        idle = w;
         pthread_mutex_unlock(&idle_lock);
         pthread_mutex_lock(&g->lock);
         if (--g->left == 0) pthread_cond_signal(&g->done);
@@ -75,15 +58,14 @@ static void *worker_main(void *arg)
 }
 
 /* An idle worker, or a new one; NULL when none can be started. */
-static worker_t *take_worker(int pool)
+static worker_t *take_worker(void)
 {
     pthread_mutex_lock(&idle_lock);
-    worker_t *w = idle[pool];
-    if (w) idle[pool] = w->next;
+    worker_t *w = idle;
+    if (w) idle = w->next;
     pthread_mutex_unlock(&idle_lock);
     if (w) return w;
     if (!(w = calloc(1, sizeof *w))) return NULL;
-    w->pool = pool;   /* started here, it inherits the caller's priority */
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     pthread_attr_t attr;
@@ -106,10 +88,9 @@ void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
     pthread_mutex_init(&g.lock, NULL);
     pthread_cond_init(&g.done, NULL);
     if (n > MAX_THREADS) n = MAX_THREADS;
-    const int pool = n > 1 ? caller_pool() : 0;
     int given = 1;
     for (; given < n; given++) {
-        worker_t *w = take_worker(pool);
+        worker_t *w = take_worker();
         if (!w) break;
         pthread_mutex_lock(&g.lock);
         g.left++;
@@ -128,14 +109,4 @@ void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
     pthread_mutex_unlock(&g.lock);
     pthread_mutex_destroy(&g.lock);
     pthread_cond_destroy(&g.done);
-}
-
-int hk_threads_lower_self(int by)
-{
-    errno = 0;
-    const int nice = getpriority(PRIO_PROCESS, 0);
-    if (errno) return -1;
-    int unset = INT_MIN;
-    (void)atomic_compare_exchange_strong(&base_nice, &unset, nice);
-    return setpriority(PRIO_PROCESS, 0, nice + by);   /* Linux: the calling thread only */
 }

@@ -14,10 +14,4 @@
  * size 0 gives every call the same argument. Returns when all have returned. */
 void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n);
 
-/* Lower the calling thread's priority by `by` nice steps: the threads it
- * starts inherit it, and its forks (and theirs) run on workers kept apart
- * at that priority, since an unprivileged thread cannot raise its priority
- * again. score's reading and writing, while the CPU scores. 0 or -1. */
-int hk_threads_lower_self(int by);
-
 #endif
