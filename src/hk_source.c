@@ -29,12 +29,16 @@ static ssize_t read_some(int fd, void *p, size_t n)
 #ifdef HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 
-/* Plain gzip through ISA-L, inflated by a thread of its own into a ring of
- * buffers, so that decompression (one stream: one core) overlaps the
- * parsing of what came before on the others. */
+/* Plain gzip through ISA-L. A reader of few threads inflates in the thread
+ * that asks for bytes, straight into its block: on two cores a copy of every
+ * byte costs more than running ahead gains (docs/PERFORMANCE.md). A reader of
+ * more threads parses faster than one core inflates, so a thread of its own
+ * inflates ahead into a ring of buffers, never waiting for a block to be
+ * asked for. One stream is one core either way. */
 #define INFLATE_BUFS      4
 #define INFLATE_BUF_BYTES ((size_t)4 << 20)
 #define INFLATE_IN_BYTES  ((size_t)1 << 20)
+#define INFLATE_DIRECT_MAX_THREADS 2
 
 typedef struct {
     uint8_t *data;
@@ -44,14 +48,18 @@ typedef struct {
 
 typedef struct {
     int             fd;
-    pthread_t       thread;
+    uint8_t        *in;
+    struct inflate_state st;
+    int             in_eof;
+    int             ahead;           /* -1: not chosen yet, 0: inflate in gunzip_read, 1: the thread */
+    int             status;          /* inflating in gunzip_read: inflate_buf_t's, once reached */
+    pthread_t       thread;          /* the thread's ring: */
     pthread_mutex_t lock;
     pthread_cond_t  cond;
     inflate_buf_t   buf[INFLATE_BUFS];
     unsigned        filled, taken;   /* buffers produced / consumed, in ring order */
     size_t          at;              /* bytes of buf[taken % INFLATE_BUFS] consumed */
     int             stop;
-    uint8_t        *in;
 } gunzip_t;
 #endif
 
@@ -126,11 +134,7 @@ static void *gunzip_thread(void *arg)
 {
     gunzip_t *g = arg;
     pthread_setname_np(pthread_self(), "hk-gunzip");
-    struct inflate_state st;
-    isal_inflate_init(&st);
-    st.crc_flag = ISAL_GZIP;
-    st.avail_in = 0;
-    int in_eof = 0, status = 0;
+    int status = 0;
     while (status == 0) {
         pthread_mutex_lock(&g->lock);
         while (g->filled - g->taken == INFLATE_BUFS && !g->stop) pthread_cond_wait(&g->cond, &g->lock);
@@ -139,7 +143,7 @@ static void *gunzip_thread(void *arg)
         if (stop) break;
         inflate_buf_t *b = &g->buf[g->filled % INFLATE_BUFS];
         b->len = 0;
-        status = inflate_some(g, &st, &in_eof, b->data, INFLATE_BUF_BYTES, &b->len);
+        status = inflate_some(g, &g->st, &g->in_eof, b->data, INFLATE_BUF_BYTES, &b->len);
         if (status == 0 && b->len == 0) status = 1;
         b->status = status;
         pthread_mutex_lock(&g->lock);
@@ -153,30 +157,12 @@ static void *gunzip_thread(void *arg)
 static void gunzip_close(gunzip_t *g)
 {
     if (!g) return;
-    pthread_mutex_lock(&g->lock);
-    g->stop = 1;
-    pthread_cond_broadcast(&g->cond);
-    pthread_mutex_unlock(&g->lock);
-    pthread_join(g->thread, NULL);
-    pthread_mutex_destroy(&g->lock);
-    pthread_cond_destroy(&g->cond);
-    for (int k = 0; k < INFLATE_BUFS; k++) free(g->buf[k].data);
-    free(g->in);
-    close(g->fd);
-    free(g);
-}
-
-static gunzip_t *gunzip_open(const char *path)
-{
-    gunzip_t *g = calloc(1, sizeof *g);
-    if (!g) return NULL;
-    g->fd = open(path, O_RDONLY | O_CLOEXEC);
-    int ok = g->fd >= 0 && (g->in = malloc(INFLATE_IN_BYTES)) != NULL;
-    for (int k = 0; ok && k < INFLATE_BUFS; k++) ok = (g->buf[k].data = malloc(INFLATE_BUF_BYTES)) != NULL;
-    if (ok) {
-        pthread_mutex_init(&g->lock, NULL);
-        pthread_cond_init(&g->cond, NULL);
-        if (pthread_create(&g->thread, NULL, gunzip_thread, g) == 0) return g;
+    if (g->ahead == 1) {
+        pthread_mutex_lock(&g->lock);
+        g->stop = 1;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->thread, NULL);
         pthread_mutex_destroy(&g->lock);
         pthread_cond_destroy(&g->cond);
     }
@@ -184,11 +170,54 @@ static gunzip_t *gunzip_open(const char *path)
     free(g->in);
     if (g->fd >= 0) close(g->fd);
     free(g);
-    return NULL;
+}
+
+static gunzip_t *gunzip_open(const char *path)
+{
+    gunzip_t *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->ahead = -1;
+    g->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (g->fd < 0 || !(g->in = malloc(INFLATE_IN_BYTES))) {
+        gunzip_close(g);
+        return NULL;
+    }
+    isal_inflate_init(&g->st);
+    g->st.crc_flag = ISAL_GZIP;
+    g->st.avail_in = 0;
+    return g;
+}
+
+/* How to inflate, once, before the first read: by the reader's thread count,
+ * or as HK_GUNZIP=direct|ahead says (for measuring). Where the thread cannot
+ * be had, gunzip_read inflates. */
+static void gunzip_choose(gunzip_t *g, int nthreads)
+{
+    if (g->ahead >= 0) return;
+    const char *e = getenv("HK_GUNZIP");
+    g->ahead = e && !strcmp(e, "direct") ? 0 : e && !strcmp(e, "ahead") ? 1 : nthreads > INFLATE_DIRECT_MAX_THREADS;
+    int ok = g->ahead == 1;
+    for (int k = 0; ok && k < INFLATE_BUFS; k++) ok = (g->buf[k].data = malloc(INFLATE_BUF_BYTES)) != NULL;
+    if (ok) {
+        pthread_mutex_init(&g->lock, NULL);
+        pthread_cond_init(&g->cond, NULL);
+        if (pthread_create(&g->thread, NULL, gunzip_thread, g) == 0) return;
+        pthread_mutex_destroy(&g->lock);
+        pthread_cond_destroy(&g->cond);
+    }
+    g->ahead = 0;
 }
 
 static ssize_t gunzip_read(gunzip_t *g, char *out, size_t n)
 {
+    gunzip_choose(g, 1);
+    if (!g->ahead) {   /* straight into out; an error after the bytes before it */
+        if (g->status) return g->status < 0 ? -1 : 0;
+        size_t len = 0;
+        g->status = inflate_some(g, &g->st, &g->in_eof, (uint8_t *)out, n, &len);
+        if (g->status == 0 && len == 0) g->status = 1;
+        return len ? (ssize_t)len : g->status < 0 ? -1 : 0;
+    }
     size_t done = 0;
     while (done < n) {
         pthread_mutex_lock(&g->lock);
@@ -331,6 +360,9 @@ ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
 
 void hk_source_set_threads(hk_source_t *s, int nthreads)
 {
+#ifdef HAVE_ISAL
+    if (s->gz) gunzip_choose(s->gz, nthreads);
+#endif
     /* BGZF blocks decompress independently: let htslib do it in parallel */
     if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt && !hk_source_blocks(s))
         s->bgzf_mt = bgzf_mt(s->fp->fp.bgzf, nthreads, 256) == 0;

@@ -55,7 +55,9 @@ ssize_t hk_source_plan(hk_source_t *s, size_t room, int *end);
 void hk_source_inflate(hk_source_t *s, char *dst, int part, int nparts);
 size_t hk_source_planned(hk_source_t *s, int *bad);
 
-/* Threads that may decompress BGZF (htslib's pool); plain gzip is one stream. */
+/* The reader's threads: htslib's pool for BGZF; for plain gzip (one stream),
+ * whether a thread inflates ahead (more than 2) or the reads do (call before
+ * the first read). */
 void hk_source_set_threads(hk_source_t *s, int nthreads);
 
 /* Accepts NULL. */

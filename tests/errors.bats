@@ -95,11 +95,14 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     expect_input_error bad.in 489 "invalid base '!'"
 }
 
-@test "a truncated gzip stream" {
+@test "a truncated gzip stream (inflated as read, and ahead)" {
     gzip -c "$DATA/1m.in" | head -c 300000 > bad.gz
-    run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet -o out/t.json bad.gz
-    assert_stderr --regexp "^haplik: error: bad.gz:[0-9]+: read error \(truncated or corrupt compressed stream\?\)$"
-    assert_dir_only out
+    local t
+    for t in 1 4; do
+        run -2 --separate-stderr "$HAPLIK" score --backend cpu --quiet --threads $t -o out/t.json bad.gz
+        assert_stderr --regexp "^haplik: error: bad.gz:[0-9]+: read error \(truncated or corrupt compressed stream\?\)$"
+        assert_dir_only out
+    done
 }
 
 @test "a truncated BGZF stream" {
