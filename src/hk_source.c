@@ -29,12 +29,13 @@ static ssize_t read_some(int fd, void *p, size_t n)
 #ifdef HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 
-/* Plain gzip through ISA-L. A reader of few threads inflates in the thread
- * that asks for bytes, straight into its block: on two cores a copy of every
- * byte costs more than running ahead gains (docs/PERFORMANCE.md). A reader of
- * more threads parses faster than one core inflates, so a thread of its own
- * inflates ahead into a ring of buffers, never waiting for a block to be
- * asked for. One stream is one core either way. */
+/* Plain gzip through ISA-L; one stream is one core. A reader of 1 or 2
+ * threads inflates in the thread that asks for bytes, straight into its
+ * block: on two cores that was as fast or faster than a thread of its own,
+ * whose every byte is copied once more. With more threads (16 measured) the
+ * parse outruns inflation, and a thread of its own inflating ahead into a
+ * ring of buffers, never waiting for a block to be asked for, was faster
+ * (docs/PERFORMANCE.md, "Plain gzip inflated straight into the block"). */
 #define INFLATE_BUFS      4
 #define INFLATE_BUF_BYTES ((size_t)4 << 20)
 #define INFLATE_IN_BYTES  ((size_t)1 << 20)
