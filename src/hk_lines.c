@@ -653,7 +653,7 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
     (void)run_step(L, NULL, NULL, NULL, side, arg, side_bytes, NULL, ' ', 0);
 }
 
-/* Read the first block (before there is anything to scan). */
+/* Room in the index for n more lines. */
 static int room_for_lines(hk_lines_t *L, size_t n)
 {
     if (L->ix.n_lines + n <= L->m_lines) return 0;
