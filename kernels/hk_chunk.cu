@@ -38,6 +38,28 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
     return hk_gpack_bytes(b, r0, r1, h0, h1, nreg, pairs, gap_rows);
 }
 
+/* The constant gap qualities of reads [r0, r1) that the constant-gap kernels
+ * take (hk_chunk::cgap): the most frequent among up to 32 reads spread over
+ * the range. A HaplotypeCaller dump without indel recalibration has one set
+ * for every read; reads of another set are scored by the general kernels. */
+static hk_read_gaps_t chunk_cgap(const hk_batch_t *b, size_t r0, size_t r1)
+{
+    enum { SAMPLES = 32 };
+    hk_read_gaps_t seen[SAMPLES];
+    unsigned votes[SAMPLES] = { 0 }, n = 0, best = 0;
+    const size_t len = r1 - r0, k_max = std::min<size_t>(SAMPLES, len);
+    for (size_t k = 0; k < k_max; k++) {
+        const hk_read_gaps_t &g = b->read_gaps[r0 + k * len / k_max];
+        if (!g.constant) continue;
+        unsigned j = 0;
+        while (j < n && !hk_cgap_match(g, seen[j])) j++;
+        if (j == n) seen[n++] = g;
+        if (++votes[j] > votes[best]) best = j;
+    }
+    hk_read_gaps_t none = {};
+    return n ? seen[best] : none;
+}
+
 int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                   size_t r_end, hk_chunk *ch)
 {
@@ -99,6 +121,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
     ch->n_pairs = pairs;
     ch->cells = cells;
     ch->has_gap_rows = varied;   /* what GPU packing copies (the host's packing finds it again) */
+    ch->cgap = chunk_cgap(b, r0, r);
     return 0;
 }
 
@@ -481,6 +504,11 @@ void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in)
     for (uint32_t h = 0; h < ch->pad_haps; h++) hk_pad_hap(in + ch->off_hbase, ho, in + ch->off_hbase2, ho2, h, 0, 1);
 }
 
+/* err(q) on the host, for the kernels' parameters: the device table's values */
+static const double err_of_q[256] = {
+#include "hk_err_values.inc"
+};
+
 /* The device view of a packed chunk at d_in. */
 hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk,
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr)
@@ -502,6 +530,8 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.n_redo = d_nredo;
     c.threshold = thr;
     c.precision = precision;
+    const hk_read_gaps_t &g = ch->cgap;
+    c.cgap = hk_cgap_body(err_of_q[g.ins], err_of_q[g.del], err_of_q[g.gcp]);
     return c;
 }
 

@@ -42,6 +42,13 @@
 #include "hk_err_table.h"
 
 /* Steps of the wavefront per loop iteration (a tuning knob). */
+/* The emission table laid out so that groups meet in no shared-memory bank
+ * (hk_fwd::SPREAD; a measurement knob). */
+#ifndef HK_SMEM_SPREAD
+#define HK_SMEM_SPREAD 1
+#endif
+/* a third of an H100 SM's shared memory, less the 1 KB each block reserves */
+#define HK_SMEM_SPREAD_MAX (233472 / 3 - 1024)
 #ifndef HK_STEP_UNROLL
 #define HK_STEP_UNROLL 2
 #endif
@@ -99,8 +106,24 @@ struct hk_fwd {
     static constexpr int ROWS = P * K;
     static constexpr int GROUPS = HK_BLOCK_THREADS / P;      /* groups per block */
     static constexpr int WARP_ITEMS = 32 / P;                /* groups per warp */
-    static constexpr int SMEM_GROUP = 5 * ROWS + HK_MAX_ITEM_HAPS; /* elements */
+    /* The emission table's layout. A warp's emission load is served 128
+     * bytes (a phase) at a time, and a group's lanes read LOAD consecutive
+     * elements of it. Where a phase holds several groups, which read the
+     * rows of different codes, each code's rows start on a 128-byte boundary
+     * (CODE: the elements from one code's rows to the next's) and the groups
+     * lie LOAD elements apart modulo 128 bytes, so that the phase's groups
+     * meet in no bank whatever their codes. Not where that would leave room
+     * for fewer than three blocks' tables on an SM (the 2x20 and 2x22 tiles:
+     * 3 blocks by their registers, 2 by such tables). */
+    static constexpr int LOAD = P * VEC;
+    static constexpr int PHASE = 128 / (int)sizeof(T);
+    static constexpr int CODE_SPREAD = (ROWS + PHASE - 1) / PHASE * PHASE;
+    static constexpr bool SPREAD = HK_SMEM_SPREAD && LOAD < PHASE &&
+        (GROUPS * (5 * CODE_SPREAD + HK_MAX_ITEM_HAPS + LOAD) + ROWS) * sizeof(T) <= HK_SMEM_SPREAD_MAX;
+    static constexpr int CODE = SPREAD ? CODE_SPREAD : ROWS;
+    static constexpr int SMEM_GROUP = 5 * CODE + HK_MAX_ITEM_HAPS + (SPREAD ? LOAD : 0); /* elements */
     static constexpr size_t SMEM_BYTES = (size_t)GROUPS * SMEM_GROUP * sizeof(T);
+    static_assert(!SPREAD || (5 * CODE + HK_MAX_ITEM_HAPS) % PHASE == 0, "groups start LOAD apart in the banks");
 
     static_assert(P == 2 || P == 4 || P == 8 || P == 16 || P == 32, "group size must be 2, 4, 8, 16 or 32 lanes");
     static_assert(K % VEC == 0, "rows per lane must fill whole emission loads");
@@ -120,7 +143,7 @@ struct hk_fwd {
         const int t = lane & (P - 1);                      /* lane within the group */
         const int group = threadIdx.x / P;                 /* group within the block */
         T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
-        T *cn = tab + 5 * ROWS;                            /* C / n of the item's haps */
+        T *cn = tab + 5 * CODE;                            /* C / n of the item's haps */
         const uint32_t n = n_items_dev ? *n_items_dev : n_items;
         const uint32_t wpb = HK_BLOCK_THREADS / 32;
         const uint32_t warps_total = gridDim.x * wpb;
@@ -213,7 +236,7 @@ struct hk_fwd {
                         boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
                                  pM, pI, pD);
                     if (lane0 && !from_scratch) rD = cnh;
-                    const T *et = et0 + (rc & 7) * ROWS;
+                    const T *et = et0 + (rc & 7) * CODE;
                     T dM = pM, dI = pI, dD = pD;           /* row above, column g-1 */
                     T uM = rM, uI = rI;                    /* row above, column g */
 #pragma unroll
@@ -297,7 +320,7 @@ struct hk_fwd {
                 for (int k = 0; k < 5; k++) em[k] = 0;
             }
 #pragma unroll
-            for (int k = 0; k < 5; k++) tab[k * ROWS + tab_off(t, r)] = em[k];
+            for (int k = 0; k < 5; k++) tab[k * CODE + tab_off(t, r)] = em[k];
         }
     }
 

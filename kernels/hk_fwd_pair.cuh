@@ -24,7 +24,10 @@
  * qualities are constant on every row but the last (hk_read_gaps_t, the CGAP
  * family). For those the coefficients are scalars, not per-row registers:
  * a' b' c for the body, and the last register of lane P-1 (the read's last
- * row) has its own. Row 0's own b' would be gm/mm (the row above is the
+ * row) has its own. Only reads of the chunk's set (hk_chunk::cgap) come
+ * here, so the body's are the kernel parameter's (hk_chunk_dev::cgap): the
+ * compiler keeps them in uniform registers, and three of a cell's five FMAs
+ * read two vector registers instead of three. Row 0's own b' would be gm/mm (the row above is the
  * initial row, D' = D = C/n); the body's is gm ed/mm, so row 0's emission
  * entries are divided by ed instead. Only dd stays per register: padding
  * rows keep D' constant with dd = 1. That leaves room for 14-24 rows per
@@ -99,7 +102,7 @@ struct hk_coef_const {
         const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
         const double egl = hk_err_tab[gq.gcp_last];
         const double mmb = 1.0 - (eib + edb), mml = 1.0 - (eil + edl);
-        k1b = (T)((1.0 - egb) * eib / mmb); k2b = (T)((1.0 - egb) * edb / mmb); k3b = (T)egb;
+        k1b = c.cgap.k1; k2b = c.cgap.k2; k3b = c.cgap.k3;   /* the chunk's: gq is its set */
         const bool lastrow = t == P - 1;          /* single tile: lane P-1's last register */
         k1x = lastrow ? (T)((1.0 - egl) * eib / mml) : k1b;
         k2x = lastrow ? (T)((1.0 - egl) * edb / mml) : k2b;
@@ -127,7 +130,7 @@ struct hk_coef_const {
                 for (int k = 0; k < 5; k++) em[k] = 0;
             }
 #pragma unroll
-            for (int k = 0; k < 5; k++) tab[k * F::ROWS + F::tab_off(t, r)] = em[k];
+            for (int k = 0; k < 5; k++) tab[k * F::CODE + F::tab_off(t, r)] = em[k];
         }
     }
 };
@@ -192,7 +195,7 @@ struct hk_fwd_pair {
         const int t = lane & (P - 1);
         const int group = threadIdx.x / P;
         T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
-        T *cn = tab + 5 * ROWS;
+        T *cn = tab + 5 * F::CODE;
         T *zeros = reinterpret_cast<T *>(hk_smem_raw) + GROUPS * SMEM_GROUP;
         for (int i = threadIdx.x; i < ROWS; i += HK_BLOCK_THREADS) zeros[i] = 0;
         __syncthreads();
@@ -310,7 +313,7 @@ struct hk_fwd_pair {
                     for (int k = 0; k < NC; k++) {
                         const int code = rc >> (8 * k);
                         const T *e = may_pad(k) && (code & HK_HAP_PAD_BIT) ? zeros + t * VEC
-                                                                          : et0 + (code & 7) * ROWS;
+                                                                          : et0 + (code & 7) * F::CODE;
                         if (k == 0) column(e, uM[0], uI[0], pM, pI, pD, M, I, D, co);
                         else        column(e, uM[k], uI[k], uM[k - 1], uI[k - 1], uD[k - 1], M, I, D, co);
                         sumM += M[K - 1]; sumI += I[K - 1];

@@ -46,7 +46,16 @@ struct hk_items_src {
     int      n_single, long_bin;      /* see hk_chunk */
     bool     dbl;                     /* the double family */
     bool     long_dbl;                /* mixed mode: long reads to long_bin */
+    hk_read_gaps_t cgap;              /* the chunk's constant-gap set (hk_chunk::cgap) */
 };
+
+/* Whether a read's gap qualities g are the chunk's constant-gap set c: both
+ * constant, the six qualities equal (whether its rows are kept aside). */
+__host__ __device__ inline bool hk_cgap_match(const hk_read_gaps_t &g, const hk_read_gaps_t &c)
+{
+    return g.constant && c.constant && g.ins == c.ins && g.del == c.del && g.gcp == c.gcp &&
+           g.ins_last == c.ins_last && g.del_last == c.del_last && g.gcp_last == c.gcp_last;
+}
 
 /* The source of chunk ch's items: its reads' offsets, its haplotypes'
  * offsets, its reads' gap summaries and its regions, where they are. */
@@ -69,6 +78,7 @@ inline hk_items_src hk_items_src_of(const hk_chunk &ch, const uint64_t *read_off
     x.long_bin = ch.long_bin;
     x.dbl = ch.precision == HK_PREC_DOUBLE;
     x.long_dbl = ch.precision == HK_PREC_MIXED;
+    x.cgap = ch.cgap;
     return x;
 }
 
@@ -104,7 +114,7 @@ __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g,
     }
     const bool constant = x.gaps[i].constant;
     const bool to_double = x.long_dbl && m > HK_MIXED_FLOAT_MAX_READ;
-    const int cg = x.dbl || to_double || !constant ? -1 : hk_pick_config(m, HK_FAM_CGAP);
+    const int cg = x.dbl || to_double || !hk_cgap_match(x.gaps[i], x.cgap) ? -1 : hk_pick_config(m, HK_FAM_CGAP);
     const int cfg = to_double ? -1 : hk_pick_config(m, x.dbl ? HK_FAM_DOUBLE : HK_FAM_FLOAT);
     const bool multi = cg < 0 && cfg < 0;
     const uint32_t bin = (uint32_t)(to_double ? x.long_bin : cg >= 0 ? x.n_single + 1 + cg : multi ? x.n_single : cfg);

@@ -202,9 +202,18 @@ typedef struct {
  * last base and Q10 continuation; anything on every position (open from Q4,
  * so that mm = 1 - ei - ed stays positive; continuation from Q1, as Q0 is
  * refused); constant per read but drawn
- * anywhere, the last position apart (the constant-gap kernels); a mix of the
- * three in every region (chunks with both kinds). */
-enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED };
+ * anywhere, the last position apart (most go to the general kernels: a
+ * chunk's constant-gap kernels take one set); a mix of the three in every
+ * region (chunks with both kinds); constant, one set drawn anywhere for the
+ * whole batch (shared_gaps, the constant-gap kernels' parameter) but for one
+ * read in 8, which has its own. */
+enum { GAPS_GATK, GAPS_WILD, GAPS_CONSTANT, GAPS_MIXED, GAPS_SHARED };
+static char shared_gaps[6];
+
+static void draw_shared_gaps(void)
+{
+    for (int k = 0; k < 6; k++) shared_gaps[k] = (char)(k % 3 == 2 ? 34 + rnd(93) : 37 + rnd(90));
+}
 
 static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec *s, int nr, int nh)
 {
@@ -226,9 +235,16 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
     for (int r = 0; r < nr; r++) {
         int rl = s->min_read + rnd(s->max_read - s->min_read + 1);
         int off = rnd(hl0);
-        const int gaps = s->gaps == GAPS_MIXED ? (int)rnd(3) : s->gaps;
-        const char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(34 + rnd(93));
-        const char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(34 + rnd(93));
+        int gaps = s->gaps == GAPS_MIXED ? (int)rnd(3) : s->gaps;
+        char ci = (char)(37 + rnd(90)), cd = (char)(37 + rnd(90)), cg = (char)(34 + rnd(93));
+        char li = (char)(37 + rnd(90)), ld = (char)(37 + rnd(90)), lg = (char)(34 + rnd(93));
+        if (gaps == GAPS_SHARED) {
+            gaps = GAPS_CONSTANT;
+            if (rnd(8)) {
+                ci = shared_gaps[0]; cd = shared_gaps[1]; cg = shared_gaps[2];
+                li = shared_gaps[3]; ld = shared_gaps[4]; lg = shared_gaps[5];
+            }
+        }
         for (int i = 0; i < rl; i++) {
             char c = hap[(off + i) % hl0];
             if ((int)rnd(1000) < s->mutate) c = "ACGT"[rnd(4)];
@@ -254,6 +270,7 @@ static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, in
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
+    draw_shared_gaps();
     for (int g = 0; g < regions; g++) {
         int nr = 1 + rnd(s->max_reads), nh = 1 + rnd(s->max_haps);
         if (g % 5 == 1) nr = 1;
@@ -467,7 +484,8 @@ int main(int argc, char **argv)
     rand_spec mixed    = {   1, 300,   1, 400,  12,  6, 10,  30, GAPS_MIXED };
     /* many short haplotypes of odd and even lengths: the column-pair kernels'
      * padding and a boundary in nearly every pair */
-    rand_spec tinyhaps = {   1, 520,   1,   3,  10, 40, 10,  30, GAPS_CONSTANT };
+    rand_spec tinyhaps = {   1, 520,   1,   3,  10, 40, 10,  30, GAPS_SHARED };
+    rand_spec shared   = {   1, 520,   1, 600,   8,  6, 20,  60, GAPS_SHARED };
     if (quick) goto done;
     check_random(cu, "random typical", &typical, 300);
     check_random(cu, "random long reads (>1024)", &longread, 12);
@@ -475,6 +493,7 @@ int main(int argc, char **argv)
     check_random(cu, "random wild qualities", &wild, 60);
     check_random(cu, "random short", &shorts, 200);
     check_random(cu, "random constant gaps, any values", &constant, 150);
+    check_random(cu, "random constant gaps, one set of any values", &shared, 150);
     check_random(cu, "random constant and varied gaps in one region", &mixed, 150);
     check_random(cu, "random constant gaps, haplotypes of 1-11 bases", &tinyhaps, 100);
     const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &mixed };

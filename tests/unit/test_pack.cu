@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "hk_engine_internal.h"
+#include "hk_items.cuh"
 extern "C" {                       /* C headers without guards of their own */
 #include "hk_model.h"
 #include "tap.h"
@@ -55,10 +56,12 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
             /* now and then longer than HK_MIXED_FLOAT_MAX_READ: straight to double in mixed mode */
             const int len = rnd(40) == 0 ? 0 : rnd(60) == 0 ? 700 + (int)rnd(300) : 1 + (int)rnd(rnd(8) ? 160 : 700);
             const bool constant = rnd(4) != 0;
+            /* one constant read in 6 has another insertion quality (Q41): the general kernels' */
+            const char body = rnd(6) ? 'I' : 'J';
             for (int i = 0; i < len; i++) {
                 seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
                 q[i] = (char)(33 + 2 + rnd(40));
-                gi[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
+                gi[i] = constant ? (i + 1 == len ? 'N' : body) : (char)(37 + rnd(50));
                 gd[i] = constant ? (i + 1 == len ? 'N' : 'I') : (char)(37 + rnd(50));
                 gg[i] = constant ? '+' : (char)(34 + rnd(49));   /* from Q1: Q0 is refused */
             }
@@ -79,6 +82,16 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
     if (ch.in_bytes > lim.in_bytes) fail("block larger than the planner's limit", ch.in_bytes);
     if (ch.off_hbase2 < ch.h2d_bytes || ch.h2d_bytes > ch.in_bytes) fail("padded copy inside the copied part", ch.h2d_bytes);
     if (ch.pad_haps != ch.h1 - ch.h0) fail("haplotypes to pad", ch.pad_haps);
+    /* the constant-gap kernels' set: one of the chunk's constant reads' (3 reads in 4 are
+     * constant, and the planner samples 32), the common one (Q40, not Q41) in a chunk of
+     * 32 reads or more */
+    bool any_constant = false, set_of_a_read = false;
+    for (size_t r = ch.r0; r < ch.r1; r++) {
+        any_constant |= b->read_gaps[r].constant != 0;
+        set_of_a_read |= hk_cgap_match(b->read_gaps[r], ch.cgap);
+    }
+    if (any_constant != set_of_a_read) fail("the chunk's constant-gap set is none of its reads'", ch.r0);
+    if (ch.r1 - ch.r0 >= 32 && any_constant && ch.cgap.ins != 40) fail("the chunk's constant-gap set is not the common one", ch.cgap.ins);
     const hk_item *items = reinterpret_cast<const hk_item *>(in);
     const uint32_t *ro = reinterpret_cast<const uint32_t *>(in + ch.off_read_off);
     const uint32_t *ho = reinterpret_cast<const uint32_t *>(in + ch.off_hap_off);
@@ -140,14 +153,14 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (it.out != out) fail("item result slot", k);
         const uint64_t cols = b->hap_off[h + it.n_haps] - b->hap_off[h];
         if (it.n_haps > 1 && cols > ch.item_cols) fail("item longer than the chunk's column cap", k);
-        const bool constant = b->read_gaps[r].constant;
+        const bool cgap = hk_cgap_match(b->read_gaps[r], ch.cgap);
         const uint32_t m = hk_batch_read_len(b, r);
         const bool long_read = precision == HK_PREC_MIXED && m > HK_MIXED_FLOAT_MAX_READ;
         const bool cgap_bin = bin > ch.n_single && bin != ch.long_bin;
         if ((bin == ch.long_bin) != long_read) fail("long read not in the double bin, or another read in it", k);
         if (long_read && it.n_haps != 1) fail("a long read's item holds more than one pair", k);
         n_long += bin == ch.long_bin;
-        if (cgap_bin != (constant && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
+        if (cgap_bin != (cgap && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
         for (uint32_t j = 0; j < it.n_haps && it.out + j < ch.n_pairs; j++) seen[it.out + j]++;
     }
     for (uint64_t i = 0; i < ch.n_pairs; i++)
