@@ -38,16 +38,21 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
     return hk_gpack_bytes(b, r0, r1, h0, h1, nreg, pairs, gap_rows);
 }
 
-/* The constant gap qualities of reads [r0, r1) that the constant-gap kernels
- * take (hk_chunk::cgap): the most frequent among up to 32 reads spread over
- * the range. A HaplotypeCaller dump without indel recalibration has one set
- * for every read; reads of another set are scored by the general kernels. */
+/* The constant gap qualities of reads [r0, r1) whose coefficients the
+ * constant-gap kernels take as a parameter (hk_chunk::cgap): the most
+ * frequent among up to 32 reads spread over the range. A HaplotypeCaller
+ * dump without indel recalibration has one set for every read; a launch
+ * with a read of another set computes the same coefficients from each read,
+ * a little slower (hk_chunk::cgap_foreign). HK_CUDA_CGAP_SET=0 (a
+ * measurement and test knob): no set. */
 static hk_read_gaps_t chunk_cgap(const hk_batch_t *b, size_t r0, size_t r1)
 {
     enum { SAMPLES = 32 };
+    const char *knob = getenv("HK_CUDA_CGAP_SET");
+    const bool off = knob && !strcmp(knob, "0");
     hk_read_gaps_t seen[SAMPLES];
     unsigned votes[SAMPLES] = { 0 }, n = 0, best = 0;
-    const size_t len = r1 - r0, k_max = std::min<size_t>(SAMPLES, len);
+    const size_t len = r1 - r0, k_max = off ? 0 : std::min<size_t>(SAMPLES, len);
     for (size_t k = 0; k < k_max; k++) {
         const hk_read_gaps_t &g = b->read_gaps[r0 + k * len / k_max];
         if (!g.constant) continue;
@@ -299,21 +304,26 @@ static unsigned pack_parts(size_t nr, const hk_pool *pool)
 
 /* Call emit(item, key) for every work item of reads [ra, rb) of chunk ch,
  * in read order; the pairs of empty sequences go to *degen, and reads with
- * gap rows are counted in *n_varied (both when not NULL). The per-read code
+ * gap rows are counted in *n_varied, and the constant-gap configurations
+ * that get a read of another set than the chunk's go to *foreign (each
+ * when not NULL). The per-read code
  * is the GPU packing's (hk_items.cuh). */
 template <typename F>
 static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t rb,
-                       std::vector<uint64_t> *degen, size_t *n_varied, F &&emit)
+                       std::vector<uint64_t> *degen, size_t *n_varied, uint32_t *foreign, F &&emit)
 {
     const hk_items_src x = hk_items_src_of(*ch, b->read_off + ch->r0, b->hap_off + ch->h0, b->read_gaps + ch->r0,
                                            b->regions + ch->reg0);
     size_t varied = 0;
+    uint32_t other = 0;
     uint32_t g = hk_items_region(x, (uint32_t)(ra - ch->r0));
     for (uint32_t i = (uint32_t)(ra - ch->r0); i < (uint32_t)(rb - ch->r0); i++) {
         while (g + 1 < x.n_regions && x.regions[g + 1].read0 <= x.r0 + i) g++;
         varied += hk_read_items(x, g, i, emit, [&](uint32_t out) { if (degen) degen->push_back(out); });
+        if (foreign) other |= hk_cgap_foreign_bit(x, i);
     }
     if (n_varied) *n_varied = varied;
+    if (foreign) *foreign = other;
 }
 
 void hk_chunk_bins(hk_chunk *ch, int precision)
@@ -349,6 +359,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         std::vector<uint32_t> count;                 /* items per key, then where the next goes */
         std::vector<uint64_t> degen;
         size_t n_items, n_varied;
+        uint32_t foreign;                            /* see hk_chunk::cgap_foreign */
         size_t pads;                                 /* pad columns of the part's haplotypes */
     };
     /* kept from chunk to chunk (no allocations); a reference, so that the
@@ -366,7 +377,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
         pt.degen.clear();
         pt.n_items = 0;
         uint32_t *count = pt.count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, &pt.degen, &pt.n_varied,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, &pt.degen, &pt.n_varied, &pt.foreign,
                    [&](const hk_item &, uint32_t k) { count[k]++; pt.n_items++; });
         pt.pads = 0;
         for (size_t i = ch->h0 + nh * t / nt; i < ch->h0 + nh * (t + 1) / nt; i++)
@@ -375,9 +386,11 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
 
     /* offsets of the blocks */
     size_t n_items = 0, n_varied = 0;
+    ch->cgap_foreign = 0;
     for (unsigned t = 0; t < nt; t++) {
         n_items += parts[t].n_items;
         n_varied += parts[t].n_varied;
+        ch->cgap_foreign |= parts[t].foreign;
     }
     ch->off_items = 0;
     size_t o = hk_align16(n_items * sizeof(hk_item));
@@ -446,7 +459,7 @@ void hk_chunk_pack(const hk_batch_t *b, hk_chunk *ch, int precision, bool direct
     }
     hk_par_run(pool, nt, [&](unsigned t) {
         uint32_t *pos = parts[t].count.data();
-        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, nullptr, nullptr,
+        walk_items(b, ch, ch->r0 + nr * t / nt, ch->r0 + nr * (t + 1) / nt, nullptr, nullptr, nullptr,
                    [&](const hk_item &it, uint32_t k) { items[pos[k]++] = it; });
         const size_t ra = nr * t / nt, rb = nr * (t + 1) / nt + (t + 1 == nt);
         for (size_t i = ra; i < rb; i++) ro[i] = (uint32_t)(b->read_off[ch->r0 + i] - rbase0);
@@ -531,6 +544,7 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.threshold = thr;
     c.precision = precision;
     const hk_read_gaps_t &g = ch->cgap;
+    c.cgap_set = g;
     c.cgap = hk_cgap_body(err_of_q[g.ins], err_of_q[g.del], err_of_q[g.gcp]);
     return c;
 }
@@ -590,7 +604,8 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
         const int k = order[i];
         const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
         cudaStream_t s = lane[li++ % nl];
-        e = k > nsingle ? hk_launch_float_cgap(k - nsingle - 1, c, d_items + b0, n, s)
+        const int cg = k - nsingle - 1;
+        e = k > nsingle ? hk_launch_float_cgap(cg, !(ch->cgap_foreign >> cg & 1), c, d_items + b0, n, s)
             : dbl ? hk_launch_double(k, c, d_items + b0, n, s) : hk_launch_float(k, c, d_items + b0, n, s);
         if (e != cudaSuccess) return e;
     }

@@ -60,10 +60,9 @@ __host__ __device__ inline void hk_pad_hap(uint8_t *hbase, const uint32_t *hap_o
 }
 
 /* Reads whose gap qualities are constant (hk_read_gaps_t, from the batch)
- * are packed without their three gap rows. Their float pairs go to the
- * constant-gap kernels (single tile) when their qualities are the chunk's
- * set (hk_chunk::cgap), else to the general float kernels; the other kernels
- * take such a read's qualities from its summary. */
+ * are packed without their three gap rows, and their float pairs go to the
+ * constant-gap kernels (single tile); the other kernels take such a read's
+ * qualities from its summary. */
 static_assert(sizeof(hk_read_gaps_t) == 8, "read gap summaries are copied as 8-byte words");
 
 /* The body coefficients of the constant-gap kernels (hk_coef_const in
@@ -71,7 +70,15 @@ static_assert(sizeof(hk_read_gaps_t) == 8, "read gap summaries are copied as 8-b
  * probabilities ei, ed, eg; one expression for host and device. A chunk's
  * kernels take them as a kernel parameter (hk_chunk_dev::cgap): the compiler
  * keeps them in uniform registers, and the cells' FMAs read two vector
- * registers instead of three (an H100 ran the tiles 10-18 % faster). */
+ * registers instead of three (an H100 ran the tiles 10-18 % faster). Warps
+ * whose reads all have the chunk's set do (hk_fwd_pair.cuh); the others
+ * compute the same values from their reads, so a pair's result does not
+ * depend on its chunk. */
+enum {
+    HK_CG_NONE,    /* per-row coefficients (the general kernels) */
+    HK_CG_READ,    /* constant gap qualities, each read's coefficients (registers) */
+    HK_CG_CHUNK    /* constant gap qualities, the chunk's set (hk_chunk_dev::cgap) */
+};
 struct hk_cgap_coef {
     float k1, k2, k3;
 };
@@ -79,6 +86,14 @@ __host__ __device__ inline hk_cgap_coef hk_cgap_body(double ei, double ed, doubl
 {
     const double mm = 1.0 - (ei + ed);
     return hk_cgap_coef{ (float)((1.0 - eg) * ei / mm), (float)((1.0 - eg) * ed / mm), (float)eg };
+}
+
+/* Whether a read's gap qualities g are the chunk's constant-gap set c: both
+ * constant, the six qualities equal (whether its rows are kept aside). */
+__host__ __device__ inline bool hk_cgap_match(const hk_read_gaps_t &g, const hk_read_gaps_t &c)
+{
+    return g.constant && c.constant && g.ins == c.ins && g.del == c.del && g.gcp == c.gcp &&
+           g.ins_last == c.ins_last && g.del_last == c.del_last && g.gcp_last == c.gcp_last;
 }
 
 /* The device view of one chunk. */
@@ -97,7 +112,8 @@ struct hk_chunk_dev {
     uint32_t       *n_redo;         /* their count (device) */
     double          threshold;      /* mixed mode: recompute below this scaled sum */
     int             precision;      /* HK_PREC_* */
-    hk_cgap_coef    cgap;           /* hk_chunk::cgap's body coefficients */
+    hk_read_gaps_t  cgap_set;       /* hk_chunk::cgap, the chunk's constant-gap set */
+    hk_cgap_coef    cgap;           /* its body coefficients */
 };
 
 /* Scratch of the multi-tile kernels: one row of (M, I, D) per haplotype
@@ -115,8 +131,9 @@ struct hk_scratch {
 cudaError_t hk_launch_pad_haps(const hk_chunk_dev *c, uint32_t n_haps, cudaStream_t st);
 cudaError_t hk_launch_float(int cfg, const hk_chunk_dev *c, const hk_item *items,
                             uint32_t n_items, cudaStream_t st);
-/* The constant-gap family (HK_CGAP_CONFIGS). */
-cudaError_t hk_launch_float_cgap(int cfg, const hk_chunk_dev *c, const hk_item *items,
+/* The constant-gap family (HK_CGAP_CONFIGS); chunk_set: every read of the
+ * launch has the chunk's set (HK_CG_CHUNK), else HK_CG_READ. */
+cudaError_t hk_launch_float_cgap(int cfg, bool chunk_set, const hk_chunk_dev *c, const hk_item *items,
                                  uint32_t n_items, cudaStream_t st);
 cudaError_t hk_launch_float_multi(const hk_chunk_dev *c, const hk_item *items,
                                   uint32_t n_items, const hk_scratch *sc, cudaStream_t st);

@@ -46,8 +46,11 @@ struct hk_chunk {
     uint32_t item_cols;       /* the planner's cap on an item's columns, which packing keeps */
     int      precision;       /* HK_PREC_* it is packed for */
     bool     has_gap_rows;
-    hk_read_gaps_t cgap;      /* the constant gap qualities whose reads go to the constant-gap
-                               * kernels (hk_chunk_plan picks them; constant 0: none) */
+    hk_read_gaps_t cgap;      /* the constant gap qualities whose coefficients the constant-gap
+                               * kernels take as a parameter (hk_chunk_plan picks them;
+                               * constant 0: none) */
+    uint32_t cgap_foreign;    /* constant-gap configurations (bit per entry) with a read of
+                               * another set: launched with each read's coefficients */
     bool     gpack;           /* staged for the GPU to pack (hk_gpack.cu): bins known once it has */
     size_t   off_items;       /* the work items, binned */
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;

@@ -24,10 +24,11 @@
  * qualities are constant on every row but the last (hk_read_gaps_t, the CGAP
  * family). For those the coefficients are scalars, not per-row registers:
  * a' b' c for the body, and the last register of lane P-1 (the read's last
- * row) has its own. Only reads of the chunk's set (hk_chunk::cgap) come
- * here, so the body's are the kernel parameter's (hk_chunk_dev::cgap): the
- * compiler keeps them in uniform registers, and three of a cell's five FMAs
- * read two vector registers instead of three. Row 0's own b' would be gm/mm (the row above is the
+ * row) has its own. Where every read of a launch has the chunk's set
+ * (hk_chunk::cgap), the body's are the kernel parameter's
+ * (hk_chunk_dev::cgap, HK_CG_CHUNK): the compiler keeps them in uniform
+ * registers, and three of a cell's five FMAs read two vector registers
+ * instead of three. Row 0's own b' would be gm/mm (the row above is the
  * initial row, D' = D = C/n); the body's is gm ed/mm, so row 0's emission
  * entries are divided by ed instead. Only dd stays per register: padding
  * rows keep D' constant with dd = 1. That leaves room for 14-24 rows per
@@ -75,8 +76,10 @@ struct hk_coef_rows {
 };
 
 /* Constant gap qualities: the body's scalars (k*b), lane P-1's last register's
- * (k*x), dd per register (1 on padding rows). */
-template <int P, int K>
+ * (k*x), dd per register (1 on padding rows). CG: the body's are the
+ * chunk's (HK_CG_CHUNK, the kernel parameter hk_chunk_dev::cgap), or each
+ * read's (HK_CG_READ), made by the same expression from the same values. */
+template <int P, int K, int CG>
 struct hk_coef_const {
     typedef float T;
     typedef hk_fwd<float, P, K, true, false> F;
@@ -102,7 +105,8 @@ struct hk_coef_const {
         const double eil = hk_err_tab[gq.ins_last], edl = hk_err_tab[gq.del_last];
         const double egl = hk_err_tab[gq.gcp_last];
         const double mmb = 1.0 - (eib + edb), mml = 1.0 - (eil + edl);
-        k1b = c.cgap.k1; k2b = c.cgap.k2; k3b = c.cgap.k3;   /* the chunk's: gq is its set */
+        const hk_cgap_coef kb = CG == HK_CG_CHUNK ? c.cgap : hk_cgap_body(eib, edb, egb);
+        k1b = kb.k1; k2b = kb.k2; k3b = kb.k3;
         const bool lastrow = t == P - 1;          /* single tile: lane P-1's last register */
         k1x = lastrow ? (T)((1.0 - egl) * eib / mml) : k1b;
         k2x = lastrow ? (T)((1.0 - egl) * edb / mml) : k2b;
@@ -135,18 +139,19 @@ struct hk_coef_const {
     }
 };
 
-/* T float with SCALED (the scaled recurrence) or double without; CGAP: the
- * constant-gap coefficients (float, single tile); MULTI: reads longer than a
+/* T float with SCALED (the scaled recurrence) or double without; CG: the
+ * coefficients (HK_CG_NONE per row; the constant-gap ones: float, single tile); MULTI: reads longer than a
  * tile, tile after tile as in hk_fwd, lane P-1 writing every column of each
  * step to the scratch row that lane 0 of the next tile reads, one step
  * ahead. NC: columns per step, 2 or 4 (HK_HAP_ALIGN, the padded copy's
  * multiple: NC = 4 meets a haplotype's start or a pad column only where the
  * copy puts them, NC = 2 may meet pad columns in either column). */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC>
+template <typename T, int P, int K, bool SCALED, int CG, bool MULTI, int NC>
 struct hk_fwd_pair {
+    static constexpr bool CGAP = CG != HK_CG_NONE;
     typedef hk_fwd<T, P, K, SCALED, MULTI> F;      /* layout, tables and finish as there */
     typedef hk_cell3<T> cell3;
-    typedef typename std::conditional<CGAP, hk_coef_const<P, K>, hk_coef_rows<T, P, K, SCALED, MULTI> >::type coef_t;
+    typedef typename std::conditional<CGAP, hk_coef_const<P, K, CG>, hk_coef_rows<T, P, K, SCALED, MULTI> >::type coef_t;
     typedef typename std::conditional<NC == 4, uint32_t, uint16_t>::type word_t;   /* a step's codes */
     typedef typename F::vec_t vec_t;
     static constexpr int VEC = F::VEC;

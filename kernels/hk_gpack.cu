@@ -23,7 +23,7 @@
 
 /* What the GPU sends back: the items, the empty-sequence pairs, the bins. */
 struct hk_gpack_result {
-    uint32_t n_items, n_degen, pad[2];
+    uint32_t n_items, n_degen, cgap_foreign, pad;
     uint32_t begin[HK_CHUNK_BINS], end[HK_CHUNK_BINS];
 };
 
@@ -176,13 +176,14 @@ __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_
         hk_read_items(s, hk_items_region(s, i), i,
                       [&](const hk_item &it, uint32_t key) { v.keys_in[pos] = (uint16_t)key; v.items_in[pos++] = it; },
                       [&](uint32_t out) { v.lk[out] = -INFINITY; degen++; });
-        if (degen) {
+        const uint32_t foreign = hk_cgap_foreign_bit(s, i);
 #ifdef __CUDA_ARCH__
-            atomicAdd(&v.res->n_degen, degen);
+        if (degen) atomicAdd(&v.res->n_degen, degen);
+        if (foreign) atomicOr(&v.res->cgap_foreign, foreign);
 #else
-            v.res->n_degen += degen;
+        v.res->n_degen += degen;
+        v.res->cgap_foreign |= foreign;
 #endif
-        }
     }
     if (i < v.cap) v.order_in[i] = i;
     if (i >= total && i < v.cap) v.keys_in[i] = HK_KEY_NONE;
@@ -300,6 +301,7 @@ void hk_chunk_gpack_done(hk_chunk *ch, const unsigned char *h_in)
     const hk_gpack_result *r = reinterpret_cast<const hk_gpack_result *>(h_in + ch->off_result);
     ch->n_items = r->n_items;
     ch->n_degen = r->n_degen;
+    ch->cgap_foreign = r->cgap_foreign;
     for (int k = 0; k < ch->n_bins; k++) { ch->cfg_begin[k] = r->begin[k]; ch->cfg_end[k] = r->end[k]; }
     ch->n_long = ch->long_bin >= 0 ? ch->cfg_end[ch->long_bin] - ch->cfg_begin[ch->long_bin] : 0;
 }

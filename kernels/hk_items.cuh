@@ -49,14 +49,6 @@ struct hk_items_src {
     hk_read_gaps_t cgap;              /* the chunk's constant-gap set (hk_chunk::cgap) */
 };
 
-/* Whether a read's gap qualities g are the chunk's constant-gap set c: both
- * constant, the six qualities equal (whether its rows are kept aside). */
-__host__ __device__ inline bool hk_cgap_match(const hk_read_gaps_t &g, const hk_read_gaps_t &c)
-{
-    return g.constant && c.constant && g.ins == c.ins && g.del == c.del && g.gcp == c.gcp &&
-           g.ins_last == c.ins_last && g.del_last == c.del_last && g.gcp_last == c.gcp_last;
-}
-
 /* The source of chunk ch's items: its reads' offsets, its haplotypes'
  * offsets, its reads' gap summaries and its regions, where they are. */
 inline hk_items_src hk_items_src_of(const hk_chunk &ch, const uint64_t *read_off, const uint64_t *hap_off,
@@ -94,6 +86,20 @@ __host__ __device__ inline uint32_t hk_items_region(const hk_items_src &x, uint3
     return lo;
 }
 
+/* The bit of read i's constant-gap configuration (hk_chunk::cgap_foreign)
+ * when the read goes to the constant-gap kernels with a set other than the
+ * chunk's, else 0. */
+static_assert(HK_N_CGAP_CONFIGS <= 32, "a bit per constant-gap configuration");
+__host__ __device__ inline uint32_t hk_cgap_foreign_bit(const hk_items_src &x, uint32_t i)
+{
+    const uint32_t m = (uint32_t)(x.read_off[i + 1] - x.read_off[i]);
+    if (m == 0 || x.dbl || !x.gaps[i].constant || hk_cgap_match(x.gaps[i], x.cgap) ||
+        (x.long_dbl && m > HK_MIXED_FLOAT_MAX_READ))
+        return 0;
+    const int cg = hk_pick_config(m, HK_FAM_CGAP);
+    return cg >= 0 ? 1u << cg : 0;
+}
+
 /* Call emit(item, key) for every work item of the chunk's read i (region g),
  * in haplotype order, and degen(out) for each of its pairs with an empty
  * sequence (no item: its result is log10(0) = -inf). Items are runs of
@@ -114,7 +120,7 @@ __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g,
     }
     const bool constant = x.gaps[i].constant;
     const bool to_double = x.long_dbl && m > HK_MIXED_FLOAT_MAX_READ;
-    const int cg = x.dbl || to_double || !hk_cgap_match(x.gaps[i], x.cgap) ? -1 : hk_pick_config(m, HK_FAM_CGAP);
+    const int cg = x.dbl || to_double || !constant ? -1 : hk_pick_config(m, HK_FAM_CGAP);
     const int cfg = to_double ? -1 : hk_pick_config(m, x.dbl ? HK_FAM_DOUBLE : HK_FAM_FLOAT);
     const bool multi = cg < 0 && cfg < 0;
     const uint32_t bin = (uint32_t)(to_double ? x.long_bin : cg >= 0 ? x.n_single + 1 + cg : multi ? x.n_single : cfg);

@@ -9,7 +9,7 @@ typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32
 
 static constexpr int float_p[] = { HK_FLOAT_CONFIGS(HK_CFG_P3) };
 static constexpr int float_k[] = { HK_FLOAT_CONFIGS(HK_CFG_K3) };
-#define HK_FLOAT_FN(P, K, C) hk_float_pair_launch<P, K, false, C>,
+#define HK_FLOAT_FN(P, K, C) hk_float_pair_launch<P, K, HK_CG_NONE, C>,
 static const hk_float_fn float_fn[] = { HK_FLOAT_CONFIGS(HK_FLOAT_FN) };
 static constexpr int LAST = HK_N_FLOAT_CONFIGS - 1;
 

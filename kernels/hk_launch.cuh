@@ -80,41 +80,41 @@ cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t 
  * registers) for the multi-tile kernels and the double ones of 8 rows per
  * lane, which spill at 3 (ptxas: 56-304 bytes); at 2 they ran 13-54 % faster
  * on an H100 (docs/PERFORMANCE.md, issue 15). */
-template <typename T, int K, bool CGAP, bool MULTI> constexpr int hk_pair_min_blocks()
+template <typename T, int K, int CG, bool MULTI> constexpr int hk_pair_min_blocks()
 {
     return HK_MIN_BLOCKS > 0                    ? HK_MIN_BLOCKS
            : MULTI || (sizeof(T) == 8 && K >= 8) ? 2
-                                                 : hk_min_blocks<T, K, CGAP>();
+                                                 : hk_min_blocks<T, K, CG != HK_CG_NONE>();
 }
 
 /* The kernels of NC columns per step (hk_fwd_pair.cuh): T float with the
- * scaled recurrence (SCALED) or double with the plain one; CGAP: the
- * constant-gap family; MULTI: the multi-tile kernel. NC comes from the
+ * scaled recurrence (SCALED) or double with the plain one; CG: the
+ * coefficients (HK_CG_*: per row, or the constant-gap family's); MULTI: the multi-tile kernel. NC comes from the
  * float families' lists (hk_configs.h); the double and multi-tile kernels
  * take 2, their registers leave no room for more. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CGAP, MULTI>()))
+template <typename T, int P, int K, bool SCALED, int CG, bool MULTI, int NC>
+__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pair_min_blocks<T, K, CG, MULTI>()))
 hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
                const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
 {
-    hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI, NC>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
+    hk_fwd_pair<T, P, K, SCALED, CG, MULTI, NC>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
 /* Host launcher, as hk_fwd_launch. */
-template <typename T, int P, int K, bool SCALED, bool CGAP, bool MULTI, int NC = 2>
+template <typename T, int P, int K, bool SCALED, int CG, bool MULTI, int NC = 2>
 cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    typedef hk_fwd_pair<T, P, K, SCALED, CGAP, MULTI, NC> F;
+    typedef hk_fwd_pair<T, P, K, SCALED, CG, MULTI, NC> F;
     if (n_items == 0) return cudaSuccess;
     unsigned blocks;
-    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, NC>, F::SMEM_BYTES, n_items,
+    cudaError_t e = hk_launch_shape(hk_pair_kernel<T, P, K, SCALED, CG, MULTI, NC>, F::SMEM_BYTES, n_items,
                                     F::GROUPS, &blocks);
     if (e != cudaSuccess) return e;
     hk_cell3<T> *scratch = nullptr;
     size_t cols = 0;
     if (MULTI && (e = hk_multi_scratch(sc, F::GROUPS, &blocks, &scratch, &cols)) != cudaSuccess) return e;
-    hk_pair_kernel<T, P, K, SCALED, CGAP, MULTI, NC><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
+    hk_pair_kernel<T, P, K, SCALED, CG, MULTI, NC><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
         *c, items, n_items, n_items_dev, scratch, cols);
     return cudaGetLastError();
 }
@@ -136,15 +136,15 @@ cudaError_t hk_cols_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
     return hk_columns() == 1 ? hk_fwd_launch<T, P, K, SCALED, MULTI>(c, items, n_items, n_items_dev, sc, st)
-                             : hk_pair_launch<T, P, K, SCALED, false, MULTI>(c, items, n_items, n_items_dev, sc, st);
+                             : hk_pair_launch<T, P, K, SCALED, HK_CG_NONE, MULTI>(c, items, n_items, n_items_dev, sc, st);
 }
 
 /* The single-tile float launchers of a family (one function type per
  * family table), NC columns per step. */
-template <int P, int K, bool CGAP, int NC = 2>
+template <int P, int K, int CG, int NC = 2>
 cudaError_t hk_float_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
 {
-    return hk_pair_launch<float, P, K, true, CGAP, false, NC>(c, items, n_items, nullptr, nullptr, st);
+    return hk_pair_launch<float, P, K, true, CG, false, NC>(c, items, n_items, nullptr, nullptr, st);
 }
 
 /* Configuration tables of a family list X: P and K of each entry (lists of

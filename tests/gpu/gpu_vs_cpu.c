@@ -105,6 +105,26 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
         printf("#    worst pair %zu: gpu %.9g cpu %.9g\n", worst, b->lk[worst], ref[worst]);
 }
 
+/* The same results, bit for bit, whether or not the chunks' constant-gap
+ * kernels take a set's coefficients as a parameter (HK_CUDA_CGAP_SET=0: each
+ * read's, computed by the same expression), so that a pair's result does
+ * not depend on the chunk it falls in. */
+static void check_same_without_set(hk_cuda_t *cu, hk_batch_t *b, const char *what)
+{
+    char err[512];
+    double *with = malloc((b->n_pairs + 1) * sizeof *with);
+    int rc = !with || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
+    if (!rc) memcpy(with, b->lk, b->n_pairs * sizeof *with);
+    setenv("HK_CUDA_CGAP_SET", "0", 1);
+    rc = rc || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
+    unsetenv("HK_CUDA_CGAP_SET");
+    size_t differ = 0;
+    for (size_t i = 0; !rc && i < b->n_pairs; i++) differ += memcmp(&with[i], &b->lk[i], sizeof *with) != 0;
+    tap_result(!rc && !differ, "%-28s mixed, each read's constant-gap coefficients: %zu of %zu pairs differ",
+               what, differ, b->n_pairs);
+    free(with);
+}
+
 /* CPU references in double (returned) and mixed (recompute count). A PDHMM
  * dump (SPEC 1b: tests/data/pdhmm_syn_990_1_2.txt) has its own model, double
  * only (tests/gpu/pdhmm_vs_cpu tests its kernels in depth). */
@@ -143,6 +163,7 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
     char again[160];
     snprintf(again, sizeof again, "%s, again", what);
     check_mode(cu, b, ref, again, HK_PREC_MIXED);
+    if (!b->pdhmm) check_same_without_set(cu, b, what);
     free(ref);
 }
 

@@ -56,7 +56,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
             /* now and then longer than HK_MIXED_FLOAT_MAX_READ: straight to double in mixed mode */
             const int len = rnd(40) == 0 ? 0 : rnd(60) == 0 ? 700 + (int)rnd(300) : 1 + (int)rnd(rnd(8) ? 160 : 700);
             const bool constant = rnd(4) != 0;
-            /* one constant read in 6 has another insertion quality (Q41): the general kernels' */
+            /* one constant read in 6 has another insertion quality (Q41) */
             const char body = rnd(6) ? 'I' : 'J';
             for (int i = 0; i < len; i++) {
                 seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
@@ -136,7 +136,7 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         seen[i]++;
     }
     int bin = 0;
-    uint32_t n_long = 0;
+    uint32_t n_long = 0, foreign_items = 0;   /* foreign_items: constant-gap bins (bits) holding a read of another set */
     if ((precision == HK_PREC_MIXED) != (ch.long_bin >= 0)) fail("long reads' bin in this mode", ch.long_bin);
     for (uint32_t k = 0; k < ch.n_items; k++) {
         while (bin < ch.n_bins && k >= ch.cfg_end[bin]) bin++;
@@ -153,19 +153,29 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (it.out != out) fail("item result slot", k);
         const uint64_t cols = b->hap_off[h + it.n_haps] - b->hap_off[h];
         if (it.n_haps > 1 && cols > ch.item_cols) fail("item longer than the chunk's column cap", k);
-        const bool cgap = hk_cgap_match(b->read_gaps[r], ch.cgap);
+        const bool constant = b->read_gaps[r].constant;
         const uint32_t m = hk_batch_read_len(b, r);
         const bool long_read = precision == HK_PREC_MIXED && m > HK_MIXED_FLOAT_MAX_READ;
         const bool cgap_bin = bin > ch.n_single && bin != ch.long_bin;
         if ((bin == ch.long_bin) != long_read) fail("long read not in the double bin, or another read in it", k);
         if (long_read && it.n_haps != 1) fail("a long read's item holds more than one pair", k);
         n_long += bin == ch.long_bin;
-        if (cgap_bin != (cgap && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
+        if (cgap_bin != (constant && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
+        if (cgap_bin && !hk_cgap_match(b->read_gaps[r], ch.cgap)) foreign_items |= 1u << (bin - ch.n_single - 1);
         for (uint32_t j = 0; j < it.n_haps && it.out + j < ch.n_pairs; j++) seen[it.out + j]++;
     }
     for (uint64_t i = 0; i < ch.n_pairs; i++)
         if (seen[i] != 1) { fail("a pair not covered exactly once", i); break; }
     if (n_long != ch.n_long) fail("n_long is not the long bin's size", ch.n_long);
+    /* a constant-gap launch with a read of another set takes each read's coefficients;
+     * one whose reads all have the chunk's set, the chunk's */
+    uint32_t foreign_reads = 0;
+    for (size_t r = ch.r0; r < ch.r1; r++) {
+        const int cg = hk_pick_config(hk_batch_read_len(b, r), HK_FAM_CGAP);
+        if (b->read_gaps[r].constant && cg >= 0 && !hk_cgap_match(b->read_gaps[r], ch.cgap)) foreign_reads |= 1u << cg;
+    }
+    if ((foreign_items & ~ch.cgap_foreign) || (ch.cgap_foreign & ~foreign_reads))
+        fail("constant-gap launches marked for each read's coefficients", ch.cgap_foreign);
     return bad;
 }
 
@@ -189,6 +199,7 @@ static int compare_gpack(const hk_chunk &ref, const unsigned char *ref_in, const
     if (g.n_long != ref.n_long) fail("long reads' items", g.n_long);
     if (g.n_degen != degen.size()) fail("empty-sequence pairs", g.n_degen);
     if (g.has_gap_rows != ref.has_gap_rows) fail("gap rows", g.has_gap_rows);
+    if (g.cgap_foreign != ref.cgap_foreign) fail("constant-gap launches with another set", g.cgap_foreign);
     if (g.n_items == ref.n_items && memcmp(g_in + g.off_items, ref_in + ref.off_items, ref.n_items * sizeof(hk_item)))
         fail("items", 0);
     const struct { size_t a, b, n; const char *what; } same[] = {
