@@ -40,8 +40,10 @@
  * coefficient set per read, not per row), single tile only. Fewer registers
  * per row leave room for more rows per lane, which spreads each step's fixed
  * cost (shuffles, haplotype codes, control) over more cells: with two columns
- * per step, K = 20-24 run at 3.6-3.8 TCUPS on an H100, K = 12-16 at 3.3-3.5.
- * The list maximises the NA12878-like mix's rate, padding included, from a
+ * per step, K = 20-24 ran at 3.6-3.8 TCUPS on an H100, K = 12-16 at 3.3-3.5;
+ * with the chunk's coefficients in uniform registers and tables free of bank
+ * conflicts (hk_fwd_pair.cuh, hk_fwd.cuh), 3.6-4.6 (2026-11-27, fourteenth
+ * session). The list maximises the NA12878-like mix's rate, padding included, from a
  * measured sweep of 35 tiles (docs/PERFORMANCE.md); 16x24 is for reads of
  * 321-384 bases, which 32x14 (3.1) would take otherwise.
  * X(P, K, C): C columns per step (hk_fwd_pair.cuh), 4 or 2. Four spread the
