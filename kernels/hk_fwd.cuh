@@ -41,7 +41,6 @@
 #include "hk_cuda_internal.h"
 #include "hk_err_table.h"
 
-/* Steps of the wavefront per loop iteration (a tuning knob). */
 /* The emission table laid out so that groups meet in no shared-memory bank
  * (hk_fwd::SPREAD; a measurement knob). */
 #ifndef HK_SMEM_SPREAD
@@ -49,6 +48,7 @@
 #endif
 /* a third of an H100 SM's shared memory, less the 1 KB each block reserves */
 #define HK_SMEM_SPREAD_MAX (233472 / 3 - 1024)
+/* Steps of the wavefront per loop iteration (a tuning knob). */
 #ifndef HK_STEP_UNROLL
 #define HK_STEP_UNROLL 2
 #endif

@@ -140,8 +140,9 @@ struct hk_coef_const {
 };
 
 /* T float with SCALED (the scaled recurrence) or double without; CG: the
- * coefficients (HK_CG_NONE per row; the constant-gap ones: float, single tile); MULTI: reads longer than a
- * tile, tile after tile as in hk_fwd, lane P-1 writing every column of each
+ * coefficients (HK_CG_NONE: per row; HK_CG_READ, HK_CG_CHUNK: constant gap
+ * qualities, float, single tile); MULTI: reads longer than a tile, tile
+ * after tile as in hk_fwd, lane P-1 writing every column of each
  * step to the scratch row that lane 0 of the next tile reads, one step
  * ahead. NC: columns per step, 2 or 4 (HK_HAP_ALIGN, the padded copy's
  * multiple: NC = 4 meets a haplotype's start or a pad column only where the
