@@ -319,8 +319,8 @@ static void walk_items(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_
     uint32_t g = hk_items_region(x, (uint32_t)(ra - ch->r0));
     for (uint32_t i = (uint32_t)(ra - ch->r0); i < (uint32_t)(rb - ch->r0); i++) {
         while (g + 1 < x.n_regions && x.regions[g + 1].read0 <= x.r0 + i) g++;
-        varied += hk_read_items(x, g, i, emit, [&](uint32_t out) { if (degen) degen->push_back(out); });
-        if (foreign) other |= hk_cgap_foreign_bit(x, i);
+        varied += hk_read_items(x, g, i, emit, [&](uint32_t out) { if (degen) degen->push_back(out); },
+                                foreign ? &other : nullptr);
     }
     if (n_varied) *n_varied = varied;
     if (foreign) *foreign = other;

@@ -172,11 +172,10 @@ __host__ __device__ static inline void step_emit(const hk_gpack_view &v, uint32_
     const hk_items_src &s = v.src;
     const uint32_t total = v.first[s.n_reads];
     if (i < s.n_reads) {
-        uint32_t pos = v.first[i], degen = 0;
+        uint32_t pos = v.first[i], degen = 0, foreign = 0;
         hk_read_items(s, hk_items_region(s, i), i,
                       [&](const hk_item &it, uint32_t key) { v.keys_in[pos] = (uint16_t)key; v.items_in[pos++] = it; },
-                      [&](uint32_t out) { v.lk[out] = -INFINITY; degen++; });
-        const uint32_t foreign = hk_cgap_foreign_bit(s, i);
+                      [&](uint32_t out) { v.lk[out] = -INFINITY; degen++; }, &foreign);
 #ifdef __CUDA_ARCH__
         if (degen) atomicAdd(&v.res->n_degen, degen);
         if (foreign) atomicOr(&v.res->cgap_foreign, foreign);

@@ -86,30 +86,19 @@ __host__ __device__ inline uint32_t hk_items_region(const hk_items_src &x, uint3
     return lo;
 }
 
-/* The bit of read i's constant-gap configuration (hk_chunk::cgap_foreign)
- * when the read goes to the constant-gap kernels with a set other than the
- * chunk's, else 0. */
-static_assert(HK_N_CGAP_CONFIGS <= 32, "a bit per constant-gap configuration");
-__host__ __device__ inline uint32_t hk_cgap_foreign_bit(const hk_items_src &x, uint32_t i)
-{
-    const uint32_t m = (uint32_t)(x.read_off[i + 1] - x.read_off[i]);
-    if (m == 0 || x.dbl || !x.gaps[i].constant || hk_cgap_match(x.gaps[i], x.cgap) ||
-        (x.long_dbl && m > HK_MIXED_FLOAT_MAX_READ))
-        return 0;
-    const int cg = hk_pick_config(m, HK_FAM_CGAP);
-    return cg >= 0 ? 1u << cg : 0;
-}
-
 /* Call emit(item, key) for every work item of the chunk's read i (region g),
  * in haplotype order, and degen(out) for each of its pairs with an empty
  * sequence (no item: its result is log10(0) = -inf). Items are runs of
  * consecutive haplotypes of at most HK_MAX_ITEM_HAPS and item_cols columns
  * (one each for the multi-tile kernel). Returns whether the read has gap rows
- * (is not constant). The host's packing passes host lambdas: nvcc need not check them here. */
+ * (is not constant). When the read goes to the constant-gap kernels with a
+ * set other than the chunk's, its configuration's bit is set in *foreign
+ * (hk_chunk::cgap_foreign; when foreign is not NULL). The host's packing passes host lambdas: nvcc need not check them here. */
+static_assert(HK_N_CGAP_CONFIGS <= 32, "a bit per constant-gap configuration (hk_chunk::cgap_foreign)");
 #pragma nv_exec_check_disable
 template <typename Emit, typename Degen>
 __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g, uint32_t i, Emit &&emit,
-                                              Degen &&degen)
+                                              Degen &&degen, uint32_t *foreign = nullptr)
 {
     const hk_region_t &rg = x.regions[g];
     const uint32_t m = (uint32_t)(x.read_off[i + 1] - x.read_off[i]);
@@ -121,6 +110,7 @@ __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g,
     const bool constant = x.gaps[i].constant;
     const bool to_double = x.long_dbl && m > HK_MIXED_FLOAT_MAX_READ;
     const int cg = x.dbl || to_double || !constant ? -1 : hk_pick_config(m, HK_FAM_CGAP);
+    if (foreign && cg >= 0 && !hk_cgap_match(x.gaps[i], x.cgap)) *foreign |= 1u << cg;
     const int cfg = to_double ? -1 : hk_pick_config(m, x.dbl ? HK_FAM_DOUBLE : HK_FAM_FLOAT);
     const bool multi = cg < 0 && cfg < 0;
     const uint32_t bin = (uint32_t)(to_double ? x.long_bin : cg >= 0 ? x.n_single + 1 + cg : multi ? x.n_single : cfg);
