@@ -23,8 +23,8 @@ typedef void (*hk_engine_done_fn)(hk_batch_t *b, void *arg);
 /* Score every pair of b[0..n) as one piece of work (a GPU's pipeline fills
  * once per call), reporting each batch through done. 0, or -1 (logged; a
  * device failure: batches not yet reported have no results). */
-int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
-                    void *arg) __attribute__((warn_unused_result));
+HK_RESULT_USED int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
+                    void *arg) HK_RESULT_USED;
 /* No more scoring: give the devices back now (GPU memory, the CUDA contexts,
  * the GPU lock) rather than at exit, so that the driver's tear-down overlaps
  * with writing the table. Names and ordinals stay for the summary. */

@@ -5,6 +5,7 @@
  * block is read inside the fork-join, a share per thread (pread); a stream's
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
+#include "hk_knobs.h"
 #include "hk_lines.h"
 #include "hk_lines_scan.h"
 #include "hk_log.h"
@@ -113,20 +114,17 @@ struct hk_lines {
     uint64_t     rescanned;   /* lines split and scanned again (hk_lines_rescan) */
 };
 
+/* HK_BLOCK_KB, HK_MAX_BLOCK_MB (hk_knobs.h): other sizes, 0 keeps the built-in */
 static size_t block_per_thread(void)
 {
-    /* HK_BLOCK_KB: another size per thread, for measuring (64 KB to 16 MB) */
-    const char *e = getenv("HK_BLOCK_KB");
-    const long kb = e ? atol(e) : 0;
-    return kb >= 64 && kb <= 16384 ? (size_t)kb << 10 : BLOCK_PER_THREAD;
+    const long long kb = hk_knob(HK_KNOB_BLOCK_KB);
+    return kb ? (size_t)kb << 10 : BLOCK_PER_THREAD;
 }
 
 static size_t max_block(void)
 {
-    /* HK_MAX_BLOCK_MB: another cap on a block, for measuring (4 to 256 MB) */
-    const char *e = getenv("HK_MAX_BLOCK_MB");
-    const long mb = e ? atol(e) : 0;
-    return mb >= 4 && mb <= 256 ? (size_t)mb << 20 : MAX_BLOCK;
+    const long long mb = hk_knob(HK_KNOB_MAX_BLOCK_MB);
+    return mb ? (size_t)mb << 20 : MAX_BLOCK;
 }
 
 static void free_block(block_t *blk)
@@ -145,8 +143,7 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
-    const char *e = getenv("HK_STEP_ORDER");
-    L->side_first = e && !strcmp(e, "side");
+    L->side_first = hk_knob(HK_KNOB_STEP_ORDER) == 1;
     hk_lines_set_threads(L, nthreads);
     return L;
 }
