@@ -385,9 +385,8 @@ fail:
 
 /* Batches of fewer pairs are ordered on one thread. Ordering on all costs
  * three more wake-ups of every worker, and the fork-join waits for the
- * latest: 0.2 ms when the CPU only scores, 3-8 ms when `score` reads and
- * writes beside it (16 threads, the H100 host). Serial ordering costs about
- * 20-30 ns a pair (1.2 ms for 65k pairs, 61 ms for 2M there). So it pays
+ * latest, much longer when `score` reads and writes beside it; serial
+ * ordering costs tens of nanoseconds a pair. So it pays
  * from about a million pairs: measured slower on batches of 2^16 pairs in
  * `score`'s default pipeline, faster on one batch of 2M (docs/PERFORMANCE.md,
  * "Where the 16-thread gap goes"). */

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 /* The default batch, for either backend. A GPU batch must fill the device
- * (2^18 NA12878-like pairs are ~6e9 cells, a few ms on an H100) yet be small
- * against the input, so that parsing the next batch and writing the last
- * overlap with it. The CPU's 16 threads lost 10-20 % to batches of 2^16: each
- * batch's fork-join waited up to 14 ms for its last worker while reading and
- * writing held cores (docs/PERFORMANCE.md, CPU path, eleventh session). */
+ * (2^18 NA12878-like pairs are ~6e9 cells) yet be small against the input,
+ * so that parsing the next batch and writing the last overlap with it. Many
+ * CPU threads lost to smaller batches: each batch's fork-join waited for its
+ * last worker while reading and writing held cores (docs/PERFORMANCE.md,
+ * CPU path). */
 #define BATCH_PAIRS (1u << 18)
 
 struct hk_engine {

@@ -4,8 +4,8 @@
  * and scanned on all threads). Here they are walked in input order, the one
  * sequential step, which handles a few numbers per line: comments and tags,
  * then the format's module (hk_format_*.c) for everything else. The walk
- * was the critical path of every plain input (1.8 s of a 2.7 s run on 6 GB,
- * issue 14), so it does as little per sequence as it can: a region complete
+ * was the critical path of every plain input (two thirds of a run,
+ * docs/PERFORMANCE.md), so it does as little per sequence as it can: a region complete
  * gets its place in the batch as counts (reads and their bases; haplotypes
  * the same in the batch layout, else appended at once, as a format may write
  * beside them), and its sequences as runs of index entries (hk_placed.h).
