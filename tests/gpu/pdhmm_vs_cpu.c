@@ -1,4 +1,4 @@
-/* pdhmm_vs_cpu.c - the CUDA engine's PDHMM kernels (kernels/hk_pdhmm.cuh)
+/* pdhmm_vs_cpu.c - the CUDA engine's PDHMM kernels (kernels/device/hk_pdhmm.cuh)
  * against the CPU reference (src/hk_pdhmm.c, hk_pdhmm_score_pair).
  *
  *   pdhmm_vs_cpu [-v] [-q]
@@ -318,6 +318,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "usage: pdhmm_vs_cpu [-v] [-q]\n"); return 2; }
     }
 #ifndef HAVE_CUDA
+    (void)quick;
     return tap_skip_all("pdhmm_vs_cpu: haplik was built without CUDA, the PDHMM kernels are NOT tested");
 #else
     char err[512];

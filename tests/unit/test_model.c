@@ -371,7 +371,7 @@ static void test_passes_bit_identical(void)
         free(ws);
         hk_batch_free(&b);
     }
-    hk_model_set_cpu_pass(was);
+    TAP_OK(hk_model_set_cpu_pass(was) == 0, "the CPU pass %s is back", was);
 }
 
 /* Where read length times haplotype-length bucket has too many values for

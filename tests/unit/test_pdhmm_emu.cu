@@ -1,4 +1,4 @@
-/* test_pdhmm_emu.cu - the PDHMM kernels' code (kernels/hk_pdhmm.cuh) run on
+/* test_pdhmm_emu.cu - the PDHMM kernels' code (kernels/device/hk_pdhmm.cuh) run on
  * the CPU, against the CPU reference
  * (hk_pdhmm_score_pair), so that their logic is checked where there is no GPU
  * (CI, the developers' machines). Built by nvcc like test_pack, but every
