@@ -13,7 +13,7 @@
 #include "config.h"
 #include "hk_cli.h"
 #include "hk_batch.h"
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
 #include "hk_log.h"
 #include "hk_model.h"
 
@@ -241,14 +241,14 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     double kernel_s = 0;
     rc = hk_cuda_bench(cu, &b, o->gaps, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
     double *t = malloc(sizeof *t * (size_t)(o->runs + 1));
-    for (int r = -1; rc == HK_CUDA_OK && t && r < o->runs; r++) {
+    for (int r = -1; rc == HK_OK && t && r < o->runs; r++) {
         double t0 = hk_log_now();
         b.n_recomputed = 0;
         hk_batch_t *one = &b;
         rc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
         if (r >= 0) t[r] = hk_log_now() - t0;
     }
-    if (rc != HK_CUDA_OK || !t) {
+    if (rc != HK_OK || !t) {
         fprintf(stderr, "haplik: error: bench: %s\n", t ? err : "out of memory");
         free(t);
         hk_batch_free(&b);
@@ -415,12 +415,12 @@ int hk_cmd_bench(int argc, char **argv)
         return HK_EXIT_INPUT;
     }
     hk_cuda_device_t info;
-    if (hk_cuda_device_info(o.device, &info, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_device_info(o.device, &info, err, sizeof err) != HK_OK) {
         fprintf(stderr, "haplik: error: bench: %s\n", err);
         return HK_EXIT_RUNTIME;
     }
     hk_cuda_t *cu;
-    if (hk_cuda_open(&o.device, 1, &cu, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_open(&o.device, 1, &cu, err, sizeof err) != HK_OK) {
         fprintf(stderr, "haplik: error: bench: %s\n", err);
         return HK_EXIT_RUNTIME;
     }

@@ -14,6 +14,7 @@
  */
 #include "hk_cli.h"
 #include "hk_engine.h"
+#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
 #include "hk_reader.h"
@@ -198,8 +199,7 @@ static void *read_stage(void *arg)
     hk_batch_t *b = NULL;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
-    const char *e = getenv("HK_OPEN_EARLY");
-    r->open_early = !(e && !strcmp(e, "0"));
+    r->open_early = hk_knob(HK_KNOB_OPEN_EARLY) != 0;
     for (;;) {
         if (!b) {
             if (q_pop(r, &r->free_q, &b) < 0) goto out;
@@ -226,9 +226,10 @@ static void *read_stage(void *arg)
             if (r->open_early && r->next_input < r->n_inputs) hk_reader_set_all_read(r->rd, open_next_early, r);
         }
         const double t0 = hk_log_now();
-        int got = hk_reader_next(r->rd, b, r->batch_pairs);
+        size_t got;
+        const hk_status_t st = hk_reader_next(r->rd, b, r->batch_pairs, &got);
         r->t_read += hk_log_now() - t0;
-        if (got < 0) { fail(r, got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT); goto out; }
+        if (st) { fail(r, hk_status_exit(st)); goto out; }
         if (got == 0) {
             hk_reader_close(r->rd);
             r->rd = NULL;

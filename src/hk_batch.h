@@ -140,13 +140,13 @@ typedef struct {
  * once for different reads, while nothing is appended (appending may move
  * the arrays). Returns 0, or the error code with *err describing the first
  * bad character. */
-int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
-int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line) __attribute__((warn_unused_result));
+int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line) HK_RESULT_USED;
+int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line) HK_RESULT_USED;
 int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                       const char *qual, const char *ins, const char *del, const char *gcp,
-                      hk_batch_error_t *err) __attribute__((warn_unused_result));
+                      hk_batch_error_t *err) HK_RESULT_USED;
 int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
-                     hk_batch_error_t *err) __attribute__((warn_unused_result));
+                     hk_batch_error_t *err) HK_RESULT_USED;
 
 /* The reader's bulk path (hk_reader.c): the walk only counts reads (n_reads,
  * n_read_pos, the region's n_reads), after making room with
@@ -155,25 +155,25 @@ int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const
  * position and length (read_off[k], the read before's, may be written by
  * another thread meanwhile). 0 or HK_BATCH_ENOMEM. */
 int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
                          uint32_t len, const char *bases, const char *qual, const char *ins,
                          const char *del, const char *gcp, hk_batch_error_t *err)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 /* The same for haplotypes (hk_walk_place_haps): room for haps haplotypes and
  * hap_pos positions, then offsets, lines and sequences written on all
  * threads, hk_batch_set_hap_at taking the haplotype's position and length. */
-int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos) __attribute__((warn_unused_result));
+int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos) HK_RESULT_USED;
 int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
                         uint32_t len, const char *bases, hk_batch_error_t *err)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 /* End the region begun, as hk_batch_end_region, for a region whose reads
  * (haplotypes) hold read_bases (hap_bases) positions in all (their offsets
  * may not be written yet);
  * lk[] and, unless fill_expected is 0, expected[] are left for the caller
  * to fill with NaN. */
 int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, uint64_t hap_bases, int fill_expected)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 
 /* Read k's gap rows (insertion, deletion, gap-continuation qualities) in
  * rows[0..2]: the batch's own where it holds them (read_gaps[k].rows), else
@@ -194,15 +194,15 @@ static inline int hk_batch_hap_fits(const hk_batch_t *b, uint32_t len)
  * name is copied (NULL for none). end_region sizes the region's results,
  * sets lk[] to NaN and expected[] to NaN. */
 int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                       const char *qual, const char *ins, const char *del,
                       const char *gcp, uint32_t len, const char **bad)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                      uint32_t len, const char **bad)
-    __attribute__((warn_unused_result));
-int hk_batch_end_region(hk_batch_t *b) __attribute__((warn_unused_result));
+    HK_RESULT_USED;
+int hk_batch_end_region(hk_batch_t *b) HK_RESULT_USED;
 /* The region being built or last built. */
 static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)
 { return &b->regions[b->n_regions - 1]; }
@@ -218,7 +218,7 @@ hk_batch_caps_t hk_batch_caps(const hk_batch_t *b);
  * that filling it later (one thread) takes no page faults. 0 or
  * HK_BATCH_ENOMEM. */
 int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 
 /* Length of read k / hap k. */
 static inline uint32_t hk_batch_read_len(const hk_batch_t *b, size_t k)

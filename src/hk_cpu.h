@@ -16,15 +16,9 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-/* Scale constants of SPEC section 1: keep the float path away from underflow. */
-#define SCALE_F 0x1p120f
-#define SCALE_D 0x1p1020
-#define LOG10_SCALE_F (120.0 * 0.30102999566398119521)
-#define LOG10_SCALE_D (1020.0 * 0.30102999566398119521)
 
-/* err[q] = 10^(-q/10), filled once by hk_cpu_init (idempotent, thread-safe). */
-extern double hk_cpu_err_of_q[256];
-void hk_cpu_init(void);
+/* err[q] = 10^(-q/10) (hk_err_values.inc). */
+extern const double hk_cpu_err_of_q[256];
 
 /* The model's recurrence, stated once for the scalar and the vector passes.
  * hk_cpu_row_coeffs: row i's transition and emission probabilities in

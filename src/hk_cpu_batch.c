@@ -102,7 +102,7 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
     hk_cpu_flush_end(fp_mode);
     for (int l = 0; l < n; l++) {
         if (job->m->precision == HK_PREC_FLOAT || (double)sums[l] >= job->m->float_threshold) {
-            job->b->lk[g[l].out] = log10((double)sums[l]) - LOG10_SCALE_F;
+            job->b->lk[g[l].out] = log10((double)sums[l]) - HK_LOG10_SCALE_F;
             continue;
         }
         w->redo[w->n_redo++] = g[l];
@@ -385,9 +385,8 @@ fail:
 
 /* Batches of fewer pairs are ordered on one thread. Ordering on all costs
  * three more wake-ups of every worker, and the fork-join waits for the
- * latest: 0.2 ms when the CPU only scores, 3-8 ms when `score` reads and
- * writes beside it (16 threads, the H100 host). Serial ordering costs about
- * 20-30 ns a pair (1.2 ms for 65k pairs, 61 ms for 2M there). So it pays
+ * latest, much longer when `score` reads and writes beside it; serial
+ * ordering costs tens of nanoseconds a pair. So it pays
  * from about a million pairs: measured slower on batches of 2^16 pairs in
  * `score`'s default pipeline, faster on one batch of 2M (docs/PERFORMANCE.md,
  * "Where the 16-thread gap goes"). */
@@ -403,7 +402,6 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     size_t n = 0;
     for (size_t r = 0; r < b->n_regions; r++) n += (size_t)b->regions[r].n_reads * b->regions[r].n_haps;
     if (n == 0) return 0;
-    hk_cpu_init();
     score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
     const int tracing = hk_log_tracing();
     const double t0 = tracing ? hk_log_now() : 0;

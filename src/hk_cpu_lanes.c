@@ -15,6 +15,7 @@
  * pass this CPU runs, bit for bit).
  */
 #include "hk_cpu.h"
+#include "hk_knobs.h"
 #include "hk_log.h"
 
 #include <pthread.h>
@@ -88,12 +89,12 @@ TARGET static void NAME(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, T *su
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TARGET_AVX2   __attribute__((target("avx2")))
 #define TARGET_AVX512 __attribute__((target("avx512f")))
-LANE_PASS(lanes_sse2_f, float, int32_t, 4, SCALE_F, )
-LANE_PASS(lanes_sse2_d, double, int64_t, 2, SCALE_D, )
-LANE_PASS(lanes_avx2_f, float, int32_t, 8, SCALE_F, TARGET_AVX2)
-LANE_PASS(lanes_avx2_d, double, int64_t, 4, SCALE_D, TARGET_AVX2)
-LANE_PASS(lanes_avx512_f, float, int32_t, 16, SCALE_F, TARGET_AVX512)
-LANE_PASS(lanes_avx512_d, double, int64_t, 8, SCALE_D, TARGET_AVX512)
+LANE_PASS(lanes_sse2_f, float, int32_t, 4, HK_SCALE_F, )
+LANE_PASS(lanes_sse2_d, double, int64_t, 2, HK_SCALE_D, )
+LANE_PASS(lanes_avx2_f, float, int32_t, 8, HK_SCALE_F, TARGET_AVX2)
+LANE_PASS(lanes_avx2_d, double, int64_t, 4, HK_SCALE_D, TARGET_AVX2)
+LANE_PASS(lanes_avx512_f, float, int32_t, 16, HK_SCALE_F, TARGET_AVX512)
+LANE_PASS(lanes_avx512_d, double, int64_t, 8, HK_SCALE_D, TARGET_AVX512)
 #endif
 
 /* The scalar "pass": one lane, the reference itself. */
@@ -145,13 +146,11 @@ static void choose(void)
     const hk_cpu_pass_t *widest = &passes[0];
     for (size_t k = 0; k < N_PASSES; k++)
         if (runs_here(&passes[k])) widest = &passes[k];
-    const char *want = getenv("HK_CPU_PASS");
-    if (want && *want) {
-        const hk_cpu_pass_t *p = by_name(want);
+    if (hk_knob(HK_KNOB_CPU_PASS) > 0) {           /* 0: auto */
+        const char *name = hk_knob_word(HK_KNOB_CPU_PASS);
+        const hk_cpu_pass_t *p = by_name(name);
         if (p && runs_here(p)) widest = p;
-        else hk_log_notice("HK_CPU_PASS=%s: %s; using %s", want,
-                           p ? "this CPU does not run it" : "no such pass (scalar, sse2, avx2, avx512)",
-                           widest->name);
+        else hk_log_notice("HK_CPU_PASS=%s: this CPU does not run it; using %s", name, widest->name);
     }
     chosen = widest;
     if (hk_log_tracing())

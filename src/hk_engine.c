@@ -4,7 +4,7 @@
 #include "hk_model.h"
 #include "hk_pdhmm.h"
 #include "config.h"
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 /* The default batch, for either backend. A GPU batch must fill the device
- * (2^18 NA12878-like pairs are ~6e9 cells, a few ms on an H100) yet be small
- * against the input, so that parsing the next batch and writing the last
- * overlap with it. The CPU's 16 threads lost 10-20 % to batches of 2^16: each
- * batch's fork-join waited up to 14 ms for its last worker while reading and
- * writing held cores (docs/PERFORMANCE.md, CPU path, eleventh session). */
+ * (2^18 NA12878-like pairs are ~6e9 cells) yet be small against the input,
+ * so that parsing the next batch and writing the last overlap with it. Many
+ * CPU threads lost to smaller batches: each batch's fork-join waited for its
+ * last worker while reading and writing held cores (docs/PERFORMANCE.md,
+ * CPU path). */
 #define BATCH_PAIRS (1u << 18)
 
 struct hk_engine {
@@ -116,7 +116,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     const hk_config_t *c = e->c;
     int count;
     const double t0 = hk_log_now();
-    if (hk_cuda_device_count(&count, why, whylen) != HK_CUDA_OK || count == 0) {
+    if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
         return -1;
     }
@@ -145,7 +145,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     }
     const double t_init = hk_log_now() - t0;
     char err[512] = "";
-    if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_OK) {
         snprintf(why, whylen, "%s", err);
         return -1;
     }
@@ -162,7 +162,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     }
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
-        if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_CUDA_OK)
+        if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_OK)
             snprintf(info.name, sizeof info.name, "GPU %d", cand[i]);
         e->names[e->n_names++] = strdup(info.name);
         e->ordinals[e->n_ordinals++] = cand[i];
@@ -314,7 +314,7 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
         else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
                                rescue ? rescue_then_done : done, rescue ? (void *)&x : arg,
-                               err, sizeof err) == HK_CUDA_OK) {
+                               err, sizeof err) == HK_OK) {
             if (x.failed) return -1;
             if (hk_log_tracing()) {
                 trace_chunks(e);
@@ -391,14 +391,14 @@ int hk_engine_list_devices(FILE *fp)
 #ifdef HAVE_CUDA
     char err[512] = "";
     int count = 0;
-    if (hk_cuda_device_count(&count, err, sizeof err) != HK_CUDA_OK || count == 0) {
+    if (hk_cuda_device_count(&count, err, sizeof err) != HK_OK || count == 0) {
         fprintf(fp, "no usable GPU: %s\n", *err ? err : "no CUDA device found");
         return 0;
     }
     fprintf(fp, "ordinal\tname\tmemory_GiB\tcompute_capability\tmultiprocessors\n");
     for (int d = 0; d < count; d++) {
         hk_cuda_device_t info;
-        if (hk_cuda_device_info(d, &info, err, sizeof err) != HK_CUDA_OK) {
+        if (hk_cuda_device_info(d, &info, err, sizeof err) != HK_OK) {
             fprintf(fp, "%d\t(unreadable: %s)\n", d, err);
             continue;
         }

@@ -23,8 +23,8 @@ typedef void (*hk_engine_done_fn)(hk_batch_t *b, void *arg);
 /* Score every pair of b[0..n) as one piece of work (a GPU's pipeline fills
  * once per call), reporting each batch through done. 0, or -1 (logged; a
  * device failure: batches not yet reported have no results). */
-int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
-                    void *arg) __attribute__((warn_unused_result));
+HK_RESULT_USED int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
+                    void *arg) HK_RESULT_USED;
 /* No more scoring: give the devices back now (GPU memory, the CUDA contexts,
  * the GPU lock) rather than at exit, so that the driver's tear-down overlaps
  * with writing the table. Names and ordinals stay for the summary. */
@@ -40,10 +40,10 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
 size_t hk_engine_batch_pairs(const hk_config_t *c);
 /* For a whole run (score, check), before hk_engine_open and before any other
  * thread starts (it may set the environment): CUDA contexts get 2 hardware
- * queues instead of the driver's 8. They are created 60-70 ms and torn down
- * 40-60 ms faster; the GPU phase of a call on many small chunks is slower,
- * but a run's GPU is idle most of the time, and every workload measured ran
- * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md, issue 15). A
+ * queues instead of the driver's 8. They are created and torn down faster;
+ * the GPU phase of a call on many small chunks is slower, but a run's GPU is
+ * idle most of the time, and every workload measured ran faster whole, the
+ * GPU-bound ones too (docs/PERFORMANCE.md). A
  * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS) is left alone. */
 void hk_engine_prepare_run(const hk_config_t *c);
 /* Accepts NULL. */

@@ -5,6 +5,7 @@
  * block is read inside the fork-join, a share per thread (pread); a stream's
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
+#include "hk_knobs.h"
 #include "hk_lines.h"
 #include "hk_lines_scan.h"
 #include "hk_log.h"
@@ -20,9 +21,8 @@
  * error is reported at the line after the last whole line before it). */
 #define READ_CHUNK         ((size_t)256 << 10)
 /* Bytes read per block and thread: enough that starting the threads costs
- * little, little enough that a block is still in cache when it is set (on a
- * two-core box, 1 MB parsed 5-8 % faster than 2 MB on one thread, 512 KB
- * about as fast; 256 KB was slower on a 16-core H100 host too, see
+ * little, little enough that a block is still in cache when it is set (1 MB
+ * parsed faster than 2 MB, 512 KB about as fast, 256 KB slower:
  * docs/PERFORMANCE.md); and at most MAX_BLOCK in all, as a few blocks are
  * held at a time. */
 #define BLOCK_PER_THREAD   ((size_t)1 << 20)
@@ -113,20 +113,11 @@ struct hk_lines {
     uint64_t     rescanned;   /* lines split and scanned again (hk_lines_rescan) */
 };
 
-static size_t block_per_thread(void)
+/* HK_BLOCK_KB, HK_MAX_BLOCK_MB (hk_knobs.h): other sizes, 0 keeps the built-in */
+static size_t knob_bytes(hk_knob_t k, int shift, size_t built_in)
 {
-    /* HK_BLOCK_KB: another size per thread, for measuring (64 KB to 16 MB) */
-    const char *e = getenv("HK_BLOCK_KB");
-    const long kb = e ? atol(e) : 0;
-    return kb >= 64 && kb <= 16384 ? (size_t)kb << 10 : BLOCK_PER_THREAD;
-}
-
-static size_t max_block(void)
-{
-    /* HK_MAX_BLOCK_MB: another cap on a block, for measuring (4 to 256 MB) */
-    const char *e = getenv("HK_MAX_BLOCK_MB");
-    const long mb = e ? atol(e) : 0;
-    return mb >= 4 && mb <= 256 ? (size_t)mb << 20 : MAX_BLOCK;
+    const long long v = hk_knob(k);
+    return v ? (size_t)v << shift : built_in;
 }
 
 static void free_block(block_t *blk)
@@ -140,13 +131,12 @@ hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
     hk_lines_t *L = calloc(1, sizeof *L);
     if (!L) return NULL;
     L->src = src;
-    L->block_per_thread = block_per_thread();
-    L->max_block = max_block();
+    L->block_per_thread = knob_bytes(HK_KNOB_BLOCK_KB, 10, BLOCK_PER_THREAD);
+    L->max_block = knob_bytes(HK_KNOB_MAX_BLOCK_MB, 20, MAX_BLOCK);
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
-    const char *e = getenv("HK_STEP_ORDER");
-    L->side_first = e && !strcmp(e, "side");
+    L->side_first = hk_knob(HK_KNOB_STEP_ORDER) == 1;
     hk_lines_set_threads(L, nthreads);
     return L;
 }

@@ -1,5 +1,6 @@
 /* hk_log.c - see hk_log.h. */
 #include "hk_log.h"
+#include "hk_knobs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,11 +15,7 @@ void hk_log_set_quiet(int quiet) { log_quiet = quiet; }
 int  hk_log_quiet(void) { return log_quiet; }
 void hk_log_mute_errors(int mute) { errors_muted = mute; }
 
-int hk_log_tracing(void)
-{
-    const char *v = getenv("HK_TRACE");
-    return v && *v && strcmp(v, "0");
-}
+int hk_log_tracing(void) { return hk_knob(HK_KNOB_TRACE) != 0; }
 
 double hk_log_now(void)
 {

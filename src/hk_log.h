@@ -16,7 +16,7 @@ int  hk_log_quiet(void);
  * time whose failure is found, and reported, again when it is done in turn. */
 void hk_log_mute_errors(int mute);
 
-/* Timing for performance work: whether HK_TRACE is set (and not "0"), and a
+/* Timing for performance work: whether HK_TRACE=1 (hk_knobs.h), and a
  * monotonic clock in seconds. */
 int    hk_log_tracing(void);
 double hk_log_now(void);

@@ -4,20 +4,10 @@
 #include "hk_cpu.h"
 
 #include <math.h>
-#include <pthread.h>
 
-double hk_cpu_err_of_q[256];
-static pthread_once_t err_once = PTHREAD_ONCE_INIT;
-
-static void err_init(void)
-{
-    for (int q = 0; q < 256; q++) hk_cpu_err_of_q[q] = pow(10.0, -q / 10.0);
-}
-
-void hk_cpu_init(void)
-{
-    pthread_once(&err_once, err_init);
-}
+const double hk_cpu_err_of_q[256] = {
+#include "hk_err_values.inc"
+};
 
 size_t hk_model_ws_size(uint32_t hlen)
 {
@@ -51,8 +41,8 @@ T NAME(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,           \
     return sum;                                                                  \
 }
 
-HK_FORWARD(hk_cpu_forward_f, float, SCALE_F)
-HK_FORWARD(hk_cpu_forward_d, double, SCALE_D)
+HK_FORWARD(hk_cpu_forward_f, float, HK_SCALE_F)
+HK_FORWARD(hk_cpu_forward_d, double, HK_SCALE_D)
 
 /* The rescue keeps each row's largest cell within [RESCALE_LO, RESCALE_HI]
  * by powers of two (exact on normal numbers), moving it to 2^RESCALE_TO:
@@ -67,10 +57,9 @@ double hk_model_rescue_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *
                             const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
                             const uint8_t *hb, uint32_t hlen, void *ws)
 {
-    hk_cpu_init();
     if (rlen == 0 || hlen == 0) return -INFINITY;   /* no alignment: truly 0 */
     double *M = ws, *I = M + (hlen + 1), *D = I + (hlen + 1);
-    const double init = SCALE_D / (double)hlen;
+    const double init = HK_SCALE_D / (double)hlen;
     int64_t shift = 0;                              /* the true rows are these times 2^shift */
     for (uint32_t j = 0; j <= hlen; j++) { M[j] = 0; I[j] = 0; D[j] = init; }
     for (uint32_t i = 0; i < rlen; i++) {
@@ -97,7 +86,7 @@ double hk_model_rescue_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *
     }
     double sum = 0;
     for (uint32_t j = 1; j <= hlen; j++) sum += M[j] + I[j];
-    return log10(sum) + (double)shift * 0.30102999566398119521 - LOG10_SCALE_D;
+    return log10(sum) + (double)shift * HK_LOG10_2 - HK_LOG10_SCALE_D;
 }
 
 /* The double pass of one pair: GATK's arithmetic, and where its sum
@@ -115,7 +104,7 @@ double hk_cpu_double_score(double s, const hk_lane_pair_t *p, void *ws)
 {
     if (s == 0) return hk_model_rescue_pair(p->rb, p->q, p->ins, p->del, p->gcp, p->rlen,
                                             p->hb, p->hlen, ws);
-    return log10(s) - LOG10_SCALE_D;
+    return log10(s) - HK_LOG10_SCALE_D;
 }
 
 double hk_model_score_pair(const hk_model_t *m,
@@ -125,7 +114,6 @@ double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *hb, uint32_t hlen,
                            void *ws, int *recomputed)
 {
-    hk_cpu_init();
     *recomputed = m->precision == HK_PREC_MIXED;    /* unless float's sum is kept */
     if (hk_cpu_float_first(m, rlen)) {
         float *f = ws;
@@ -135,7 +123,7 @@ double hk_model_score_pair(const hk_model_t *m,
         hk_cpu_flush_end(fp_mode);
         if (m->precision == HK_PREC_FLOAT || (double)s >= m->float_threshold) {
             *recomputed = 0;
-            return log10((double)s) - LOG10_SCALE_F;
+            return log10((double)s) - HK_LOG10_SCALE_F;
         }
     }
     return double_pass(rb, q, ins, del, gcp, rlen, hb, hlen, ws);

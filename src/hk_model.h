@@ -55,7 +55,7 @@ double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
  * on the number of threads.
  * Returns 0, or -1 when memory or threads could not be had (logged). */
 int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
-    __attribute__((warn_unused_result));
+    HK_RESULT_USED;
 
 /* The CPU pass in use: "scalar", "sse2" (4 float / 2 double lanes), "avx2"
  * (8 / 4) or "avx512" (16 / 8). Chosen once: the one the environment
@@ -65,7 +65,7 @@ const char *hk_model_cpu_pass(void);
 /* Use the pass called name from now on (for tests and measurements; not
  * while a batch is being scored). 0, or -1 when there is no such pass or
  * this CPU does not run it. */
-int hk_model_set_cpu_pass(const char *name);
+HK_RESULT_USED int hk_model_set_cpu_pass(const char *name);
 /* Batches of at least min_pairs pairs are put in scoring order by all the
  * scoring threads instead of one (default 2^20 pairs; the order is the same).
  * For tests; not while a batch is being scored. Returns the previous value. */

@@ -34,7 +34,7 @@ static double forward(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
     const size_t w = (size_t)hlen + 1;
     double *prev = ws, *cur = prev + NVAL * w;
     memset(prev, 0, NVAL * w * sizeof *prev);
-    for (size_t j = 0; j < w; j++) prev[RD * w + j] = SCALE_D / (double)hlen;
+    for (size_t j = 0; j < w; j++) prev[RD * w + j] = HK_SCALE_D / (double)hlen;
     *shift = 0;
     int state = NORMAL;   /* carried along the sweep, never reset (as GATK's Java) */
     for (uint32_t i = 0; i < rlen; i++) {
@@ -96,22 +96,20 @@ double hk_pdhmm_rescue_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *
                             const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
                             const uint8_t *hb, const uint8_t *pd, uint32_t hlen, void *ws)
 {
-    hk_cpu_init();
     if (rlen == 0 || hlen == 0) return -INFINITY;
     int64_t shift;
     const double sum = forward(rb, q, ins, del, gcp, rlen, hb, pd, hlen, ws, 1, &shift);
     if (sum == 0) return -INFINITY;
-    return log10(sum) + (double)shift * 0.30102999566398119521 - LOG10_SCALE_D;
+    return log10(sum) + (double)shift * HK_LOG10_2 - HK_LOG10_SCALE_D;
 }
 
 double hk_pdhmm_score_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
                            const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
                            const uint8_t *hb, const uint8_t *pd, uint32_t hlen, void *ws)
 {
-    hk_cpu_init();
     int64_t shift;
     const double sum = forward(rb, q, ins, del, gcp, rlen, hb, pd, hlen, ws, 0, &shift);
-    if (sum > 0 && isfinite(sum)) return log10(sum) - LOG10_SCALE_D;
+    if (sum > 0 && isfinite(sum)) return log10(sum) - HK_LOG10_SCALE_D;
     return hk_pdhmm_rescue_pair(rb, q, ins, del, gcp, rlen, hb, pd, hlen, ws);
 }
 

@@ -5,7 +5,7 @@
  * NORMAL / INSIDE / AFTER carried along the sweep (row by row, left to right,
  * never reset between rows), branch values BM, BI, BD, the larger of "span
  * present" and "span skipped" at the column after a flagged span. This is
- * the reference every other PDHMM backend (kernels/hk_pdhmm.cu) is checked
+ * the reference every other PDHMM backend (kernels/device/hk_kernel_pdhmm.cu) is checked
  * against.
  *
  * Sequences come as in a PDHMM batch (hk_batch.h): case-keeping base codes
@@ -52,7 +52,7 @@ static inline int hk_pdhmm_matches(uint8_t rb, uint8_t hb, uint8_t pd)
 
 /* Score every pair of a PDHMM batch with nthreads threads. 0, or -1 when
  * memory ran out (logged). */
-int hk_pdhmm_score_batch(hk_batch_t *b, int nthreads) __attribute__((warn_unused_result));
+int hk_pdhmm_score_batch(hk_batch_t *b, int nthreads) HK_RESULT_USED;
 
 /* GATK refuses a read letter other than A, C, G, T (either case) or N that it
  * must compare with an undetermined SNP position (SPEC 1b): in a batch whose

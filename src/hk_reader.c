@@ -4,8 +4,8 @@
  * and scanned on all threads). Here they are walked in input order, the one
  * sequential step, which handles a few numbers per line: comments and tags,
  * then the format's module (hk_format_*.c) for everything else. The walk
- * was the critical path of every plain input (1.8 s of a 2.7 s run on 6 GB,
- * issue 14), so it does as little per sequence as it can: a region complete
+ * was the critical path of every plain input (two thirds of a run,
+ * docs/PERFORMANCE.md), so it does as little per sequence as it can: a region complete
  * gets its place in the batch as counts (reads and their bases; haplotypes
  * the same in the batch layout, else appended at once, as a format may write
  * beside them), and its sequences as runs of index entries (hk_placed.h).
@@ -21,6 +21,7 @@
  * by the walk, so on an error the lines of the open region before it are
  * placed too.
  */
+#include "hk_knobs.h"
 #include "hk_reader.h"
 #include "hk_format.h"
 #include "hk_lines.h"
@@ -55,7 +56,7 @@ struct hk_walk {
     long           source_line; /* from "# source-line N", 0 when none */
     int            failed;
     long           err_line;    /* the first error: line (0 if none), kind and text */
-    hk_err_kind_t  err_kind;
+    hk_status_t  err_kind;
     char           err_msg[512];
     /* Lists by pointer, into lists[]: the step in flight reads one in place. */
     hk_placed_t    *placed;      /* placed by the walk since the last step began */
@@ -113,7 +114,7 @@ int hk_reader_format(const hk_reader_t *r) { return r->w.format; }
 /* ---- errors ---- */
 
 __attribute__((format(printf, 4, 0)))
-static void record_error(hk_walk_t *w, hk_err_kind_t kind, long line, const char *fmt, va_list ap)
+static void record_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, va_list ap)
 {
     if (w->failed) return;
     vsnprintf(w->err_msg, sizeof w->err_msg, fmt, ap);
@@ -126,13 +127,13 @@ int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record_error(w, HK_ERR_INPUT, line, fmt, ap);
+    record_error(w, HK_E_INPUT, line, fmt, ap);
     va_end(ap);
     return -1;
 }
 
 __attribute__((format(printf, 4, 5)))
-static int walk_error(hk_walk_t *w, hk_err_kind_t kind, long line, const char *fmt, ...)
+static int walk_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -141,7 +142,7 @@ static int walk_error(hk_walk_t *w, hk_err_kind_t kind, long line, const char *f
     return -1;
 }
 
-int hk_walk_oom(hk_walk_t *w, long line) { return walk_error(w, HK_ERR_RUNTIME, line, "out of memory"); }
+int hk_walk_oom(hk_walk_t *w, long line) { return walk_error(w, HK_E_NOMEM, line, "out of memory"); }
 
 /* Report a bad character found while setting sequences (unless an error on
  * an earlier line is already kept). */
@@ -304,7 +305,7 @@ static void sequences_set(hk_walk_t *w, hk_placed_t *q, hk_batch_t *b)
     if (hk_placed_has_work(q)) {
         for (int t = 0; t < HK_PLACED_PARTS; t++) {
             if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see hk_placed_set */
-                walk_error(w, HK_ERR_RUNTIME, 0, "internal error: sequences longer than the format counted");
+                walk_error(w, HK_E_RUNTIME, 0, "internal error: sequences longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
             if (q->max_hap[t] > q->batch->max_hap_len) q->batch->max_hap_len = q->max_hap[t];
@@ -559,7 +560,7 @@ static int fill(hk_walk_t *w, hk_batch_t *b, size_t max_pairs)
     }
     return (int)(b->n_regions - regions0);
 fail:
-    if (w->err_kind == HK_ERR_INPUT && w->fmt) w->fmt->place_open(w, w->state, b);
+    if (w->err_kind == HK_E_INPUT && w->fmt) w->fmt->place_open(w, w->state, b);
     return -1;
 }
 
@@ -581,8 +582,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
         free(r);
         return NULL;
     }
-    hk_err_kind_t kind;
-    if (!(w->src = hk_source_open(path, &kind)) || !(w->lines = hk_lines_open(w->src, 1))) {
+    if (hk_source_open(path, &w->src) || !(w->lines = hk_lines_open(w->src, 1))) {
         if (w->src) hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
         return NULL;
@@ -595,9 +595,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     w->setting = &w->lists[1];
     w->tail = &w->lists[2];
     w->tail_setting = &w->lists[3];
-    /* HK_BATCH_END=wait: every batch set before it is handed back, as before (for measuring) */
-    const char *e = getenv("HK_BATCH_END");
-    w->overlap = !(e && !strcmp(e, "wait"));
+    w->overlap = hk_knob(HK_KNOB_BATCH_END) == 0;   /* 1: wait, for measuring */
     if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
         hk_log_error("%s: out of memory", path);
@@ -629,10 +627,11 @@ void hk_reader_set_threads(hk_reader_t *r, int nthreads)
     hk_source_set_threads(r->w.src, nthreads);
 }
 
-int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
+hk_status_t hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs, size_t *regions)
 {
     hk_walk_t *w = &r->w;
-    if (w->failed) return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
+    *regions = 0;
+    if (w->failed) return w->err_kind;
     const double t0 = hk_log_now(), wait0 = w->t_wait, cpu0 = thread_cpu();
     hk_placed_reset(w->placed, b);
     const int got = fill(w, b, max_pairs);
@@ -655,7 +654,8 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     }
     if (full && more && w->overlap && !w->failed && !w->pending) {
         hold_pending(w, b, b->n_regions - (size_t)got);
-        return got;
+        *regions = (size_t)got;
+        return HK_OK;
     }
     set_all(w, b);
     if (!w->failed && got > 0 && w->fmt->check_set)
@@ -664,9 +664,10 @@ int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);
-        return w->err_kind == HK_ERR_RUNTIME ? -2 : -1;
+        return w->err_kind;
     }
-    return got;
+    *regions = got > 0 ? (size_t)got : 0;
+    return HK_OK;
 }
 
 void hk_reader_close(hk_reader_t *r)

@@ -26,10 +26,10 @@ typedef struct hk_reader hk_reader_t;
 hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules);
 
 /* Append whole regions to b until it holds at least max_pairs pairs (at least
- * one region when any is left). Returns the number of regions added, 0 at the
- * end of the input, -1 on bad input, -2 when memory ran out (both logged). */
-int hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs)
-    __attribute__((warn_unused_result));
+ * one region when any is left); *regions: how many were added, 0 at the end
+ * of the input. HK_OK, or HK_E_INPUT (bad input) or HK_E_NOMEM (both
+ * logged). */
+HK_RESULT_USED hk_status_t hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs, size_t *regions);
 
 /* Hand full batches (at least max_pairs pairs) to ready(b, arg) rather than
  * the return of hk_reader_next: it is called, in the caller's thread, once
@@ -51,7 +51,7 @@ void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
  * caller (after hk_reader_set_threads): for the next input,
  * opened while the one before is still walked. 0, or -1 when memory or a
  * thread could not be had (then close it and open it again in turn). */
-int hk_reader_prime(hk_reader_t *r);
+HK_RESULT_USED int hk_reader_prime(hk_reader_t *r);
 /* Call all_read(arg) once, in the walk's thread, when the input has all
  * been read and scanned (its last lines may still be walked): the moment to
  * open and prime the next input. */

@@ -1,5 +1,6 @@
 /* hk_source.c - see hk_source.h. */
 #include "config.h"
+#include "hk_knobs.h"
 #include "hk_source.h"
 #include "hk_log.h"
 #include "hk_source_bgzf.h"
@@ -190,13 +191,13 @@ static gunzip_t *gunzip_open(const char *path)
 }
 
 /* How to inflate, once, before the first read: by the reader's thread count,
- * or as HK_GUNZIP=direct|ahead says (for measuring). Where the thread cannot
+ * or as HK_GUNZIP=direct|ahead says (hk_knobs.h). Where the thread cannot
  * be had, gunzip_read inflates. */
 static void gunzip_choose(gunzip_t *g, int nthreads)
 {
     if (g->ahead >= 0) return;
-    const char *e = getenv("HK_GUNZIP");
-    g->ahead = e && !strcmp(e, "direct") ? 0 : e && !strcmp(e, "ahead") ? 1 : nthreads > INFLATE_DIRECT_MAX_THREADS;
+    const long long how = hk_knob(HK_KNOB_GUNZIP);   /* 0 auto, 1 direct, 2 ahead */
+    g->ahead = how == 1 ? 0 : how == 2 ? 1 : nthreads > INFLATE_DIRECT_MAX_THREADS;
     int ok = g->ahead == 1;
     for (int k = 0; ok && k < INFLATE_BUFS; k++) ok = (g->buf[k].data = malloc(INFLATE_BUF_BYTES)) != NULL;
     if (ok) {
@@ -244,10 +245,10 @@ static ssize_t gunzip_read(gunzip_t *g, char *out, size_t n)
 }
 #endif
 
-hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
+static hk_source_t *source_open(const char *path, hk_status_t *kind)
 {
     hk_source_t *s = calloc(1, sizeof *s);
-    *kind = HK_ERR_RUNTIME;
+    *kind = HK_E_RUNTIME;
     if (!s || !(s->path = strdup(path))) {
         hk_log_error("%s: out of memory", path);
         free(s);
@@ -261,7 +262,7 @@ hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
         if (errno == ENOEXEC || (s->fp && s->fp->is_bin)) {
             hk_log_error("%s:1: binary content (%s), not a text dump", path,
                          what ? what : "unknown format");
-            *kind = HK_ERR_INPUT;
+            *kind = HK_E_INPUT;
         } else {
             hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
         }
@@ -277,7 +278,7 @@ hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
         hk_log_error("%s:1: unsupported compression (%s): haplik reads plain text, gzip or BGZF",
                      path, what ? what : "unknown");
         free(what);
-        *kind = HK_ERR_INPUT;
+        *kind = HK_E_INPUT;
         hk_source_close(s);
         return NULL;
     }
@@ -308,15 +309,21 @@ hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind)
     }
     /* a BGZF file: its blocks inflated on the reader's threads (htslib's fp
      * stays open, unread; HK_BGZF=htslib reads through it, for measuring) */
-    const char *e = getenv("HK_BGZF");
-    if (comp == bgzf && !is_stdin && regular && !(e && !strcmp(e, "htslib")) && !(s->bz = hk_bgzf_open(path))) {
+    if (comp == bgzf && !is_stdin && regular && hk_knob(HK_KNOB_BGZF) == 0 && !(s->bz = hk_bgzf_open(path))) {
         hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         hk_source_close(s);
         return NULL;
     }
 #endif
-    *kind = HK_ERR_NONE;
+    *kind = HK_OK;
     return s;
+}
+
+hk_status_t hk_source_open(const char *path, hk_source_t **out)
+{
+    hk_status_t st;
+    *out = source_open(path, &st);
+    return *out ? HK_OK : st;
 }
 
 int hk_source_seekable(const hk_source_t *s) { return s->fd >= 0; }

@@ -22,10 +22,10 @@
 
 typedef struct hk_source hk_source_t;
 
-/* Open path ("-" for standard input). Returns NULL with *kind set (logged):
- * HK_ERR_INPUT for content haplik cannot read (binary, xz, ...), HK_ERR_RUNTIME
- * when the file cannot be opened or memory runs out. */
-hk_source_t *hk_source_open(const char *path, hk_err_kind_t *kind);
+/* Open path ("-" for standard input) into *out. HK_OK, or (logged, *out
+ * NULL) HK_E_INPUT for content haplik cannot read (binary, xz, ...),
+ * HK_E_RUNTIME when the file cannot be opened or memory runs out. */
+HK_RESULT_USED hk_status_t hk_source_open(const char *path, hk_source_t **out);
 
 /* A plain regular file: hk_source_pread may be used, from any thread. */
 int hk_source_seekable(const hk_source_t *s);

@@ -1,9 +1,9 @@
 /* hk_source_bgzf.c - a BGZF file's blocks inflated on the reader's threads.
  *
  * htslib hands BGZF text to one caller in order (bgzf_read copies each
- * inflated block out of its cache): on the H100 host that task held every
- * step of the 1.43 GB file, the step's other threads waiting for it 4.4-5.4 s
- * of thread time in all (docs/PERFORMANCE.md). BGZF blocks are independent
+ * inflated block out of its cache): that task held every step of a large
+ * file, the step's other threads waiting for it (docs/PERFORMANCE.md). BGZF
+ * blocks are independent
  * deflate streams whose inflated sizes are in their trailers, so a block of
  * the reader is planned in order (read the compressed bytes, walk the block
  * headers: cheap) and inflated in parts on every thread, straight into place

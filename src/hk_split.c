@@ -99,8 +99,9 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
      * that a shard could not carry as it is */
     const hk_seq_rules_t raw = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 1 };
     if (!(rd = hk_reader_open(path, format, raw))) goto fail;
-    int got;
-    while ((got = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS)) > 0) {
+    size_t got;
+    hk_status_t st;
+    while (!(st = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS, &got)) && got > 0) {
         if (add_regions(p, &b, &cells)) {
             hk_log_error("out of memory");
             *status = HK_EXIT_RUNTIME;
@@ -108,7 +109,7 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
         }
         hk_batch_clear(&b);
     }
-    if (got < 0) { *status = got == -2 ? HK_EXIT_RUNTIME : HK_EXIT_INPUT; goto fail; }
+    if (st) { *status = hk_status_exit(st); goto fail; }
     p->format = hk_reader_format(rd);
     hk_reader_close(rd);
     hk_batch_free(&b);

@@ -1,6 +1,7 @@
 /* hk_table.c - see hk_table.h: the core that every format shares (buffers,
  * threads, sink, output file); the formats are hk_table_json.c and
  * hk_table_tsv.c. */
+#include "hk_knobs.h"
 #include "hk_table_internal.h"
 #include "hk_log.h"
 #include "hk_mem.h"
@@ -200,11 +201,8 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->fp = hk_outfile_fp(t->out);
     t->fmt = formats[format];
     t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    /* HK_TABLE_THREADS: formatting threads, for measuring how the writer and
-     * the reader share the cores (docs/PERFORMANCE.md, eleventh session) */
-    const char *e = getenv("HK_TABLE_THREADS");
-    const int forced = e ? atoi(e) : 0;
-    if (forced > 0) t->threads = forced;
+    /* HK_TABLE_THREADS: for measuring how the writer and the reader share the cores */
+    if (hk_knob(HK_KNOB_TABLE_THREADS) > 0) t->threads = (int)hk_knob(HK_KNOB_TABLE_THREADS);
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
     if (compression == HK_COMPRESS_BGZF ||

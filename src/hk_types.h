@@ -17,6 +17,18 @@ extern "C" {
 /* Arithmetic of a scorer (SPEC section 1). */
 enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
 
+/* The scale constant C of SPEC section 1, which keeps the sums away from
+ * underflow: the first row's deletions start at C / (haplotype length), and
+ * log10(C) comes off the result. The GPU's kernels and every CPU pass use
+ * these. */
+#define HK_LOG2_SCALE_F 120
+#define HK_LOG2_SCALE_D 1020
+#define HK_SCALE_F 0x1p120f        /* 2^HK_LOG2_SCALE_F (tests/unit/test_model checks) */
+#define HK_SCALE_D 0x1p1020        /* 2^HK_LOG2_SCALE_D */
+#define HK_LOG10_2 0.30102999566398119521
+#define HK_LOG10_SCALE_F (HK_LOG2_SCALE_F * HK_LOG10_2)
+#define HK_LOG10_SCALE_D (HK_LOG2_SCALE_D * HK_LOG10_2)
+
 /* Longest read that mixed mode scores in float; longer reads go straight to
  * double, on the CPU (src/hk_model.c) and the GPU (kernels/hk_chunk.cu)
  * alike, so that mixed stays within 1e-4 of double at every length (SPEC 1).
@@ -53,12 +65,33 @@ typedef struct {
                                or of gap-continuation Q0: that model clamps them) */
 } hk_seq_rules_t;
 
-/* What went wrong, as the exit status it calls for (SPEC: command line). */
+/* The outcome of a fallible function, in every layer (the CUDA boundary
+ * included): HK_OK, or the kind of failure, which decides the exit status
+ * (hk_status_exit; SPEC: command line). The message was logged, or written
+ * to the caller's buffer, where the failure was found; details such as
+ * which field of a record was bad travel beside it, never in it. */
 typedef enum {
-    HK_ERR_NONE = 0,
-    HK_ERR_INPUT = 2,       /* the input is bad: the user's to fix */
-    HK_ERR_RUNTIME = 3      /* memory, I/O, a device: the run's, not the input's */
-} hk_err_kind_t;
+    HK_OK = 0,
+    HK_E_DIFF = 1,          /* a check found differences */
+    HK_E_INPUT = 2,         /* the input, a usage or the configuration: the user's to fix */
+    HK_E_RUNTIME = 3,       /* I/O, a thread, a CUDA call: the run's, not the input's */
+    HK_E_NOMEM = 4,         /* host or device memory ran out */
+    HK_E_NODEV = 5,         /* no usable GPU (the engine then scores on the CPU) */
+    HK_E_INVAL = 6          /* a bad argument: a caller's mistake */
+} hk_status_t;
+
+/* The process exit status of s: 0, 1, 2 or 3. */
+static inline int hk_status_exit(hk_status_t s) { return s <= HK_E_RUNTIME ? (int)s : 3; }
+
+/* On every function that returns an hk_status_t (or another result that
+ * must be checked): ignoring it is a compile-time warning. */
+#define HK_RESULT_USED __attribute__((warn_unused_result))
+
+/* The older names of the same kinds, for the modules not yet converted. */
+typedef hk_status_t hk_err_kind_t;
+#define HK_ERR_NONE HK_OK
+#define HK_ERR_INPUT HK_E_INPUT
+#define HK_ERR_RUNTIME HK_E_RUNTIME
 
 #ifdef __cplusplus
 }

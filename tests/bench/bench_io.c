@@ -44,12 +44,13 @@ int main(int argc, char **argv)
     hk_batch_init(&b);
     double parse = 0, write = 0, t0;
     unsigned long long pairs = 0, cells = 0, regions = 0;
-    int got;
+    size_t got;
+    hk_status_t st;
     for (;;) {
         t0 = now();
-        got = hk_reader_next(r, &b, hk_engine_batch_pairs(&c));
+        st = hk_reader_next(r, &b, hk_engine_batch_pairs(&c), &got);
         parse += now() - t0;
-        if (got <= 0) break;
+        if (st || got == 0) break;
         for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = -1.0 - (double)(i % 9973) / 97.0;
         t0 = now();
         if (hk_table_write(t, &b)) return 3;
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
         pairs += b.n_pairs; cells += b.cells; regions += b.n_regions;
         hk_batch_clear(&b);
     }
-    if (got < 0) return 2;
+    if (st) return 2;
     hk_summary_t s = { .regions = regions, .pairs = pairs, .cells = cells, .backend = "none" };
     t0 = now();
     if (hk_table_finish(t, &s)) return 3;

@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 extern "C" {                       /* C headers without guards of their own */
 #include "hk_model.h"
 #include "hk_reader.h"

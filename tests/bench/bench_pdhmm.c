@@ -23,7 +23,8 @@
  * copies, kernels, results back); with --configs, one equal-length workload
  * per kernel configuration (reads as long as its tile, haplotypes of 256
  * bases), the per-row form's and then the constant-gap form's ("cg"; with
- * HK_PD_CG=0 the mix runs without that form); and the CPU reference (hk_pdhmm_score_batch, one thread) on the
+ * HK_PD_CG=0, in a build with --enable-tuning-knobs, the mix runs without
+ * that form); and the CPU reference (hk_pdhmm_score_batch, one thread) on the
  * first --cpu-pairs pairs' worth of the same generator, whose results are
  * also compared with the GPU's.
  */
@@ -36,7 +37,8 @@
 #include <time.h>
 
 #include "hk_batch.h"
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
+#include "hk_knobs.h"
 #include "hk_pdhmm.h"
 #include "hk_reader.h"
 
@@ -158,10 +160,11 @@ static int read_dump(const char *path, hk_batch_t *b, size_t max_pairs)
     hk_reader_t *r = hk_reader_open(path, hk_reader_parse_format("pdhmm"), RULES);
     if (!r) return -1;
     hk_reader_set_threads(r, 8);
-    int rc;
-    do rc = hk_reader_next(r, b, max_pairs); while (rc > 0 && b->n_pairs < max_pairs);
+    size_t got;
+    hk_status_t rc;
+    do rc = hk_reader_next(r, b, max_pairs, &got); while (!rc && got > 0 && b->n_pairs < max_pairs);
     hk_reader_close(r);
-    if (rc < 0 || !b->pdhmm) { fprintf(stderr, "bench_pdhmm: %s: not a PDHMM dump\n", path); return -1; }
+    if (rc || !b->pdhmm) { fprintf(stderr, "bench_pdhmm: %s: not a PDHMM dump\n", path); return -1; }
     return 0;
 }
 
@@ -219,10 +222,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_pdhmm: %s\n", err);
         return 3;
     }
-    const char *cols = getenv("HK_PD_COLUMNS"), *cg = getenv("HK_PD_CG");
-    printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, kernels of %s column(s) "
-           "per step, constant-gap form %s\n", info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
-           cols && !strcmp(cols, "2") ? "two" : "one (the default)", cg && !strcmp(cg, "0") ? "off" : "on");
+    printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, constant-gap form %s\n",
+           info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
+           hk_knob(HK_KNOB_PD_CG) ? "on" : "off (HK_PD_CG=0)");
     printf("%-14s %-7s %9s %10s %10s %8s\n", "workload", "config", "pairs", "cells", "ms", "TCUPS");
     hk_batch_t b;
     hk_batch_init(&b);

@@ -94,12 +94,14 @@ static int read_all(const char *path, int format, const hk_model_t *m, size_t ma
 {
     hk_reader_t *r = hk_reader_open(path, format, hk_model_seq_rules(m));
     if (!r) return -1;
-    int got, rc = 0;
-    while ((got = hk_reader_next(r, all, max_pairs)) > 0) {
+    size_t got;
+    hk_status_t st;
+    int rc = 0;
+    while (!(st = hk_reader_next(r, all, max_pairs, &got)) && got > 0) {
         check_batch(all);
         if (all->n_pairs > limit) { rc = -2; break; }
     }
-    if (got < 0) rc = -1;
+    if (st) rc = -1;
     *detected = hk_reader_format(r);
     hk_reader_close(r);
     return rc;

@@ -38,6 +38,7 @@
 #include "hk_config.h"
 #include "hk_cuda.h"
 #include "hk_engine.h"
+#include "hk_knobs.h"
 #include "hk_model.h"
 #include "hk_pdhmm.h"
 #include "hk_reader.h"
@@ -115,9 +116,9 @@ static void check_same_without_set(hk_cuda_t *cu, hk_batch_t *b, const char *wha
     double *with = malloc((b->n_pairs + 1) * sizeof *with);
     int rc = !with || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
     if (!rc) memcpy(with, b->lk, b->n_pairs * sizeof *with);
-    setenv("HK_CUDA_CGAP_SET", "0", 1);
+    hk_knob_set(HK_KNOB_CUDA_CGAP_SET, 0);
     rc = rc || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
-    unsetenv("HK_CUDA_CGAP_SET");
+    hk_knobs_reread();
     size_t differ = 0;
     for (size_t i = 0; !rc && i < b->n_pairs; i++) differ += memcmp(&with[i], &b->lk[i], sizeof *with) != 0;
     tap_result(!rc && !differ, "%-28s mixed, each read's constant-gap coefficients: %zu of %zu pairs differ",
@@ -174,10 +175,11 @@ static void check_file(hk_cuda_t *cu, const char *path)
     if (!r) { tap_result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
     hk_batch_init(&b);
-    int rc;
-    while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+    size_t got;
+    hk_status_t rc;
+    while (!(rc = hk_reader_next(r, &b, (size_t)1 << 30, &got)) && got > 0) {}
     hk_reader_close(r);
-    if (rc < 0) { tap_result(0, "%s: read error", path); hk_batch_free(&b); return; }
+    if (rc) { tap_result(0, "%s: read error", path); hk_batch_free(&b); return; }
     const char *base = strrchr(path, '/');
     check_batch(cu, &b, base ? base + 1 : path);
     hk_batch_free(&b);
@@ -443,7 +445,7 @@ static void check_api(void)
     cu = NULL;
     int rc2 = hk_cuda_open(bad, 1, &cu, err, sizeof err);
     hk_cuda_close(cu);
-    int ok = rc1 == HK_CUDA_EINVAL && rc2 == HK_CUDA_ENODEV;
+    int ok = rc1 == HK_E_INVAL && rc2 == HK_E_NODEV;
     tap_result(ok, "api: duplicate ordinal -> %d, missing ordinal -> %d (%s)", rc1, rc2, err);
 }
 #endif
@@ -462,13 +464,13 @@ int main(int argc, char **argv)
 #else
     char err[512];
     int n;
-    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_OK || n == 0) {
         char why[700];
         snprintf(why, sizeof why, "gpu_vs_cpu: no usable GPU, the CUDA engine is NOT tested here (%s)", err);
         return tap_skip_all(why);
     }
     hk_cuda_device_t info;
-    if (hk_cuda_device_info(0, &info, err, sizeof err) == HK_CUDA_OK)
+    if (hk_cuda_device_info(0, &info, err, sizeof err) == HK_OK)
         printf("# device 0: %s, %d SMs, cc %d.%d\n", info.name, info.sm_count, info.cc_major, info.cc_minor);
     /* HK_TEST_DEVICES=0,1,...: score on several devices at once (the split by cells) */
     int ords[64], nord = 0;
@@ -483,7 +485,7 @@ int main(int argc, char **argv)
     if (nord == 0) ords[nord++] = 0;
     printf("# scoring on %d device%s\n", nord, nord == 1 ? "" : "s");
     hk_cuda_t *cu;
-    if (hk_cuda_open(ords, nord, &cu, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_open(ords, nord, &cu, err, sizeof err) != HK_OK) {
         tap_result(0, "hk_cuda_open: %s", err);
         printf("1..%d\n", tap_n);
         return 1;
@@ -520,12 +522,12 @@ int main(int argc, char **argv)
     const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &mixed };
     check_multi(cu, "multi", mix, 6);
     /* the same with chunks of about 2e6 cells: many chunks, both slots */
-    setenv("HK_CUDA_CHUNK_CELLS", "2000000", 1);
+    hk_knob_set(HK_KNOB_CUDA_CHUNK_CELLS, 2000000);
     check_random(cu, "random typical, small chunks", &typical, 300);
     check_random(cu, "random long, small chunks", &longread, 6);
     check_random(cu, "random mixed gaps, small chunks", &mixed, 150);
     check_multi(cu, "multi, small chunks", mix, 6);
-    unsetenv("HK_CUDA_CHUNK_CELLS");
+    hk_knobs_reread();
 done:
     hk_cuda_close(cu);
     check_engine(ords, nord);       /* after: the engine's release resets the devices */

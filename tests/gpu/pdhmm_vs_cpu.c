@@ -1,4 +1,4 @@
-/* pdhmm_vs_cpu.c - the CUDA engine's PDHMM kernels (kernels/hk_pdhmm.cuh)
+/* pdhmm_vs_cpu.c - the CUDA engine's PDHMM kernels (kernels/device/hk_pdhmm.cuh)
  * against the CPU reference (src/hk_pdhmm.c, hk_pdhmm_score_pair).
  *
  *   pdhmm_vs_cpu [-v] [-q]
@@ -36,6 +36,7 @@
 #include "hk_batch.h"
 #include "../unit/tap.h"
 #include "hk_cuda.h"
+#include "hk_knobs.h"
 #include "hk_pdhmm.h"
 
 #define SENTINEL 1234.5
@@ -317,11 +318,12 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "usage: pdhmm_vs_cpu [-v] [-q]\n"); return 2; }
     }
 #ifndef HAVE_CUDA
+    (void)quick;
     return tap_skip_all("pdhmm_vs_cpu: haplik was built without CUDA, the PDHMM kernels are NOT tested");
 #else
     char err[512];
     int n = 0;
-    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK || n == 0) {
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_OK || n == 0) {
         char why[700];
         snprintf(why, sizeof why, "pdhmm_vs_cpu: %s: the PDHMM kernels are NOT tested", err);
         return tap_skip_all(why);
@@ -330,7 +332,7 @@ int main(int argc, char **argv)
     if (n > 16) n = 16;
     for (int i = 0; i < n; i++) ords[i] = i;
     hk_cuda_t *cu;
-    if (hk_cuda_open(ords, n, &cu, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_open(ords, n, &cu, err, sizeof err) != HK_OK) {
         tap_result(0, "hk_cuda_open: %s", err);
         printf("1..%d\n", tap_n);
         return 1;
@@ -369,9 +371,9 @@ int main(int argc, char **argv)
         run_shape(cu, "reads over 1000 bases", &longr, 0);
         run_shape(cu, "long reads, longer than haps", &longer, 0);
         run_shape(cu, "large regions", &bigreg, 0);
-        setenv("HK_CUDA_CHUNK_CELLS", "20000", 1);     /* many small chunks: the pipeline turns */
+        hk_knob_set(HK_KNOB_CUDA_CHUNK_CELLS, 20000);    /* many small chunks: the pipeline turns */
         run_shape(cu, "small chunks", &every, 0);
-        unsetenv("HK_CUDA_CHUNK_CELLS");
+        hk_knobs_reread();
     }
     hk_cuda_close(cu);
     printf("1..%d\n", tap_n);

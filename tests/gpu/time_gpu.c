@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "hk_batch.h"
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
 #include "hk_model.h"
 #include "hk_reader.h"
 
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 #else
     char err[512];
     int n;
-    if (hk_cuda_device_count(&n, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_device_count(&n, err, sizeof err) != HK_OK) {
         printf("SKIP: time_gpu: %s\n", err);
         return 77;
     }
@@ -74,19 +74,20 @@ int main(int argc, char **argv)
     for (int f = a; f < argc; f++) {
         hk_reader_t *r = hk_reader_open(argv[f], HK_FMT_AUTO, hk_model_seq_rules(&m));
         if (!r) return 2;
-        int rc;
-        while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+        size_t got;
+        hk_status_t rc;
+        while (!(rc = hk_reader_next(r, &b, (size_t)1 << 30, &got)) && got > 0) {}
         hk_reader_close(r);
-        if (rc < 0) return 2;
+        if (rc) return 2;
     }
     double t_read = now() - t0;
     hk_cuda_t *cu;
-    if (hk_cuda_open(devs, nd, &cu, err, sizeof err) != HK_CUDA_OK) {
+    if (hk_cuda_open(devs, nd, &cu, err, sizeof err) != HK_OK) {
         fprintf(stderr, "hk_cuda_open: %s\n", err);
         return 3;
     }
     hk_cuda_device_t info;
-    if (hk_cuda_device_info(devs[0], &info, err, sizeof err) != HK_CUDA_OK) return 3;
+    if (hk_cuda_device_info(devs[0], &info, err, sizeof err) != HK_OK) return 3;
     printf("# %s x%d; %zu regions, %zu reads, %zu haps, %zu pairs, %.4g cells; parsing %.3f s\n",
            info.name, nd, b.n_regions, b.n_reads, b.n_haps, b.n_pairs, (double)b.cells, t_read);
     double *t = malloc(sizeof *t * (size_t)runs);
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
     for (int r = -1; r < runs; r++) {
         b.n_recomputed = 0;
         double s = now();
-        if (hk_cuda_score(cu, &one, 1, prec, 1e-28, NULL, NULL, err, sizeof err) != HK_CUDA_OK) {
+        if (hk_cuda_score(cu, &one, 1, prec, 1e-28, NULL, NULL, err, sizeof err) != HK_OK) {
             fprintf(stderr, "hk_cuda_score: %s\n", err);
             return 3;
         }
@@ -122,7 +123,7 @@ int main(int argc, char **argv)
            t[runs / 2], b.cells / t[runs / 2] / 1e12,
            prec == HK_PREC_MIXED ? "mixed" : prec == HK_PREC_FLOAT ? "float" : "double");
     double ks;
-    if (prec != HK_PREC_DOUBLE && hk_cuda_bench(cu, &b, HK_GAPS_CONSTANT, -1, prec, runs, &ks, err, sizeof err) == HK_CUDA_OK)
+    if (prec != HK_PREC_DOUBLE && hk_cuda_bench(cu, &b, HK_GAPS_CONSTANT, -1, prec, runs, &ks, err, sizeof err) == HK_OK)
         printf("kernels alone: median %.4f s  %.3f TCUPS\n", ks, b.cells / ks / 1e12);
     else if (prec != HK_PREC_DOUBLE)
         printf("kernels alone: %s\n", err);

@@ -23,7 +23,7 @@
 #include <cstring>
 #include <vector>
 
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 #include "hk_items.cuh"
 extern "C" {                       /* C headers without guards of their own */
 #include "hk_model.h"

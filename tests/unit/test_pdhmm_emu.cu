@@ -1,5 +1,5 @@
-/* test_pdhmm_emu.cu - the PDHMM kernels' code (kernels/hk_pdhmm.cuh,
- * hk_pdhmm_pair.cuh) run on the CPU, against the CPU reference
+/* test_pdhmm_emu.cu - the PDHMM kernels' code (kernels/device/hk_pdhmm.cuh) run on
+ * the CPU, against the CPU reference
  * (hk_pdhmm_score_pair), so that their logic is checked where there is no GPU
  * (CI, the developers' machines). Built by nvcc like test_pack, but every
  * kernel function is compiled as host code: __device__ and __shared__ are
@@ -7,7 +7,7 @@
  * warp's intrinsics (shuffles, votes, reductions, __syncwarp) meeting at a
  * barrier per warp. The chunks are planned and packed by the engine's own
  * code (hk_chunk_plan, hk_pd_chunk_pack), then every bin is run by the kernel
- * the engine would launch for it, in the one-column and the two-column form.
+ * the engine would launch for it.
  * Random regions: every PD byte value, one-base haplotypes, reads longer than
  * their haplotypes and than the largest tile (the multi-tile kernel), gap
  * qualities that leave match-to-match at 0 (the SAFE form), upper and lower
@@ -109,7 +109,7 @@ static void emu_syncwarp() { emu_w().sync(); }
 template <class T> static T emu_ldg(const T *p) { return *p; }
 alignas(16) unsigned char hk_smem_raw[1 << 18];
 
-#include "hk_pdhmm_pair.cuh"
+#include "hk_pdhmm.cuh"
 #include "hk_pdhmm.h"
 #include "tap.h"
 
@@ -200,18 +200,17 @@ static int random_region(hk_batch_t *b, int cs)
 #define MULTI_P(P, K) P
 #define MULTI_K(P, K) K
 static constexpr int MP = HK_PDHMM_MULTI(MULTI_P), MK = HK_PDHMM_MULTI(MULTI_K);
-#define CFG_P(P, K, M) P,
-#define CFG_K(P, K, M) K,
+#define CFG_P(P, K) P,
+#define CFG_K(P, K) K,
 static const int cfg_p[] = { HK_PDHMM_CONFIGS(CFG_P) }, cfg_k[] = { HK_PDHMM_CONFIGS(CFG_K) };
 #define CG_P(P, K) P,
 #define CG_K(P, K) K,
 static const int cg_p[] = { HK_PDHMM_CG_CONFIGS(CG_P) }, cg_k[] = { HK_PDHMM_CG_CONFIGS(CG_K) };
 
-/* Score batch b (one region or more) as the engine would, in the kernel form
- * of `cols` columns per step, into lk. -1 also where a multi-tile item
+/* Score batch b (one region or more) as the engine would, into lk. -1 also where a multi-tile item
  * carries more than one haplotype (the engine's scratch has room for one
  * haplotype's columns; this emulation's has more, so it would not show). */
-static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *bins_used)
+static int emulate(hk_batch_t *b, std::vector<double> &lk, unsigned *bins_used)
 {
     hk_plan_limits lim;
     lim.in_bytes = lim.min_in_bytes = (size_t)1 << 24;
@@ -247,13 +246,9 @@ static int emulate(hk_batch_t *b, int cols, std::vector<double> &lk, unsigned *b
         else if (g >= 0 && cg_p[g] == P && cg_k[g] == K)                                                        \
             fn = [&, b0, n] { hk_pd_fwd<P, K, false, false, true, true>::body(c, items + b0, n, nullptr, 0); };
         HK_PDHMM_CG_CONFIGS(EMU_CG)
-#define EMU_CFG(P, K, M)                                                                                 \
-        else if (cfg_p[k] == P && cfg_k[k] == K) {                                                       \
-            if (cols == 1 || K >= 8)                                                                     \
-                fn = [&, b0, n] { hk_pd_fwd<P, K, false, false>::body(c, items + b0, n, nullptr, 0); }; \
-            else                                                                                         \
-                fn = [&, b0, n] { hk_pd_pair<P, (K < 8 ? K : 6)>::body(c, items + b0, n); };              \
-        }
+#define EMU_CFG(P, K)                                                                                 \
+        else if (cfg_p[k] == P && cfg_k[k] == K)                                                      \
+            fn = [&, b0, n] { hk_pd_fwd<P, K, false, false>::body(c, items + b0, n, nullptr, 0); };
         HK_PDHMM_CONFIGS(EMU_CFG)
         emu_block(fn);
     }
@@ -308,8 +303,7 @@ int main(void)
                wrong);
     }
     const int regions = getenv("EMU_REGIONS") ? atoi(getenv("EMU_REGIONS")) : 30;
-    for (int cols = 1; cols <= 2; cols++) {
-        hk_pd_set_columns(cols);              /* the packing's dispatch of this form */
+    {
         size_t pairs = 0, bad = 0, unwritten = 0;
         double worst = 0, worst_normal = 0;     /* all pairs; those above -600 */
         unsigned bins = 0;                      /* a bit per bin that ran */
@@ -320,7 +314,7 @@ int main(void)
             if (random_region(&b, cs)) { TAP_OK(0, "building region %d", cs); return TAP_DONE(); }
             b.pdhmm = 1;
             std::vector<double> lk;
-            if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, cols, lk, &bins)) {
+            if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, lk, &bins)) {
                 TAP_OK(0, "scoring region %d", cs);
                 return TAP_DONE();
             }
@@ -340,13 +334,12 @@ int main(void)
             }
             hk_batch_free(&b);
         }
-        TAP_OK(bad == 0 && unwritten == 0, "%d column(s) per step: %zu pairs, %zu over the tolerance, largest "
-               "difference %.3g (%.3g above -600), %zu unwritten", cols, pairs, bad, worst, worst_normal, unwritten);
-        TAP_OK((bins >> HK_PD_BIN_MULTI & 3) == 3, "%d column(s) per step: the multi-tile kernel and its SAFE "
-               "form ran (bins 0x%x)", cols, bins);
+        TAP_OK(bad == 0 && unwritten == 0, "%zu pairs, %zu over the tolerance, largest "
+               "difference %.3g (%.3g above -600), %zu unwritten", pairs, bad, worst, worst_normal, unwritten);
+        TAP_OK((bins >> HK_PD_BIN_MULTI & 3) == 3, "the multi-tile kernel and its SAFE form ran (bins 0x%x)", bins);
         const unsigned cg_bins = bins >> HK_PD_BIN_CG & ((1u << HK_N_PDHMM_CG_CONFIGS) - 1);
-        TAP_OK(__builtin_popcount(cg_bins) >= HK_N_PDHMM_CG_CONFIGS / 2, "%d column(s) per step: the constant-gap "
-               "form ran in %d of its %d configurations (bins 0x%x)", cols, __builtin_popcount(cg_bins),
+        TAP_OK(__builtin_popcount(cg_bins) >= HK_N_PDHMM_CG_CONFIGS / 2, "the constant-gap form ran in %d of its "
+               "%d configurations (bins 0x%x)", __builtin_popcount(cg_bins),
                HK_N_PDHMM_CG_CONFIGS, bins);
     }
     return TAP_DONE();

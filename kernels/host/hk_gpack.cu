@@ -18,7 +18,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 #include "hk_items.cuh"
 
 /* What the GPU sends back: the items, the empty-sequence pairs, the bins. */

@@ -1,9 +1,10 @@
-/* hk_engine_internal.h - the engine's types, shared by hk_engine.cu and the
+/* hk_host_internal.h - the engine's types, shared by hk_pipeline.cu and the
  * benchmark entry point (hk_bench.cu). C++ only. */
 #ifndef HK_ENGINE_INTERNAL_H
 #define HK_ENGINE_INTERNAL_H
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -16,7 +17,7 @@
 #include <unordered_set>
 #include <vector>
 #include <cuda_runtime.h>
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
 #include "hk_cuda_internal.h"
 
 /* Bins of a chunk's work items, one kernel each: the family's single-tile
@@ -186,9 +187,9 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
  * HK_SLOT_PAIRS doubles). A host thread maps and faults it in while the
  * device's context is being created, then, once hk_cuda_open has returned,
  * registers it with the driver slice by slice, so that neither is on the
- * way to the first launch: pinning pages that are already there costs
- * 0.04-0.08 ms per MB on an H100 host, cudaHostAlloc's fresh pages 0.4 ms
- * per MB, and releasing them 1.3 against 6 ms per 64 MB. Slot k waits for
+ * way to the first launch: pinning pages that are already there costs a
+ * fraction of what cudaHostAlloc's fresh pages cost, to take and to release
+ * (docs/PERFORMANCE.md). Slot k waits for
  * slice k (hk_arena_slice); a slot that needs more (one huge region, or a
  * larger HK_CUDA_SLOT_MB), or whose slice could not be pinned, falls back
  * to cudaHostAlloc. pinned and settled are written by that thread and read
@@ -250,7 +251,7 @@ struct hk_cuda {
     std::mutex          mu;
     std::condition_variable cv;
     int                 go = 0;    /* under mu: 1 the contexts exist, pin; -1 give up */
-    /* the batches' arrays registered with the driver (hk_engine.cu, pin_batch):
+    /* the batches' arrays registered with the driver (hk_pipeline.cu, pin_batch):
      * address -> its batch, bytes, whether registering worked */
     struct pinned { hk_batch_t *b; size_t bytes; bool ok; };
     std::mutex          pin_mu;
@@ -282,7 +283,7 @@ template <typename F> static inline void hk_par_run(hk_pool *pool, unsigned n, F
 }
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
-int  hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
+hk_status_t hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
 /* Bins of chunk ch for precision (n_single, n_bins, long_bin, precision). */
@@ -319,8 +320,59 @@ cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_
                             const char **what);
 /* hk_slot.cu: give slot s room for lim (and scratch for haplotypes of
  * max_hap), halving the limits on an allocation failure; free its buffers. */
-int  hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
+HK_RESULT_USED hk_status_t hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                      char *err, size_t errlen);
 void hk_slot_free(hk_slot *s);
+
+/* The host's monotonic clock, seconds. */
+static inline double hk_now(void)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/* One hk_cuda_score call, shared by the devices' threads: which batches are
+ * complete, and reporting them to the caller in order. */
+struct hk_call {
+    hk_batch_t *const *b;
+    size_t n;
+    hk_cuda_done_fn done;
+    void *arg;
+    std::vector<std::atomic<int>> left;        /* devices still scoring each batch */
+    std::vector<std::atomic<uint64_t>> redo;   /* pairs recomputed in double */
+    std::mutex mu;
+    std::vector<char> finished;
+    std::vector<char> direct;                  /* batch i's arrays are pinned: rows go to the GPU, results
+                                                  come back, without a copy on the host */
+    size_t next = 0;                           /* first batch not yet reported */
+
+    hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, hk_cuda_done_fn fn, void *a)
+        : b(b_), n(n_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0), direct(n_, 0)
+    {
+        for (size_t i = 0; i < n; i++) { left[i] = n_dev; redo[i] = 0; }
+    }
+    /* A device is done with its share of batch i. */
+    void share_done(size_t i, uint64_t recomputed)
+    {
+        redo[i] += recomputed;
+        if (--left[i] > 0) return;
+        std::lock_guard<std::mutex> g(mu);
+        b[i]->n_recomputed += redo[i];
+        finished[i] = 1;
+        for (; next < n && finished[next]; next++)
+            if (done) done(b[next], arg);
+    }
+};
+
+/* A device's share of one batch: reads [r0, r1) of batch bi, their cells. */
+struct hk_share {
+    size_t bi, r0, r1;
+    uint64_t cells;
+};
+
+/* hk_device_run.cu: score device d's shares of call (one per batch of the
+ * call, in batch order) as one stream of chunks; HK_OK, or a failure with
+ * err filled. */
+HK_RESULT_USED hk_status_t hk_score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_share> &shares, int precision, double thr,
+                       double t_start, hk_cuda_stats_t *stats, char *err, size_t errlen);
 
 #endif

@@ -2,8 +2,7 @@
  * C = 2^1020): double mode, and the mixed-mode recomputes, whose list the
  * float kernels fill on the device. One instantiation per entry of
  * HK_DOUBLE_CONFIGS, plus the multi-tile kernel of the last entry; two
- * columns per step (hk_fwd_pair.cuh), or one (hk_fwd.cuh) with
- * HK_CUDA_COLUMNS=1 (hk_launch.cuh). */
+ * columns per step (hk_fwd_pair.cuh). */
 #include "hk_launch.cuh"
 
 typedef cudaError_t (*hk_double_fn)(const hk_chunk_dev *, const hk_item *, uint32_t,

@@ -26,11 +26,10 @@
  * which mixed mode recomputes in double. The double path uses the plain
  * recurrence (8 instructions), which cannot overflow.
  *
- * The kernels that run (two columns per step, every family, single- and
- * multi-tile) are in hk_fwd_pair.cuh, which uses this struct's tables,
- * setup_rows, boundary and finish; its one-column body runs only with
- * HK_CUDA_COLUMNS=1 (hk_launch.cuh), the double and multi-tile kernels of
- * before, for measuring.
+ * The kernels (two columns per step, every family, single- and multi-tile)
+ * are in hk_fwd_pair.cuh, which uses this struct's layout, tables,
+ * setup_rows, boundary and finish. One column per step ran slower in every
+ * family (docs/PERFORMANCE.md).
  */
 #ifndef HK_FWD_CUH
 #define HK_FWD_CUH
@@ -56,13 +55,13 @@
 template <typename T> struct hk_real;
 template <> struct hk_real<float> {
     enum { VEC = 4 };                            /* widest emission load: 16 bytes */
-    static __device__ __forceinline__ float scale() { return 0x1p120f; }
-    static constexpr double log10_scale = 120.0 * 0.30102999566398119521;
+    static __device__ __forceinline__ float scale() { return HK_SCALE_F; }
+    static constexpr double log10_scale = HK_LOG10_SCALE_F;
 };
 template <> struct hk_real<double> {
     enum { VEC = 2 };
-    static __device__ __forceinline__ double scale() { return 0x1p1020; }
-    static constexpr double log10_scale = 1020.0 * 0.30102999566398119521;
+    static __device__ __forceinline__ double scale() { return HK_SCALE_D; }
+    static constexpr double log10_scale = HK_LOG10_SCALE_D;
 };
 
 /* The vector type of V elements of T (one shared-memory load). */
@@ -134,146 +133,6 @@ struct hk_fwd {
     /* Lane t's offset of row r of code 0 in the emission table. */
     static __device__ __forceinline__ int tab_off(int t, int r)
     { return (r / VEC) * (VEC * P) + t * VEC + (r % VEC); }
-
-    static __device__ void body(const hk_chunk_dev &c, const hk_item *items, uint32_t n_items,
-                                const uint32_t *n_items_dev, cell3 *scratch, size_t scratch_cols)
-    {
-        extern __shared__ __align__(16) unsigned char hk_smem_raw[];
-        const int lane = threadIdx.x & 31;
-        const int t = lane & (P - 1);                      /* lane within the group */
-        const int group = threadIdx.x / P;                 /* group within the block */
-        T *tab = reinterpret_cast<T *>(hk_smem_raw) + group * SMEM_GROUP;
-        T *cn = tab + 5 * CODE;                            /* C / n of the item's haps */
-        const uint32_t n = n_items_dev ? *n_items_dev : n_items;
-        const uint32_t wpb = HK_BLOCK_THREADS / 32;
-        const uint32_t warps_total = gridDim.x * wpb;
-        cell3 *sc = nullptr;
-        if (MULTI) sc = scratch + ((size_t)blockIdx.x * GROUPS + group) * 2 * scratch_cols;
-
-        for (uint32_t w = blockIdx.x * wpb + threadIdx.x / 32; (uint64_t)w * WARP_ITEMS < n;
-             w += warps_total) {
-            const uint32_t idx = w * WARP_ITEMS + lane / P;
-            const bool valid = idx < n;
-            hk_item it = {0, 0, 0, 0};
-            hk_read_gaps_t gq = {};
-            if (valid) { it = items[idx]; gq = hk_load_gaps(c.gaps, it.read); }
-            uint32_t ro = 0, m = 0, ho = 0, total = 0;
-            if (valid) {
-                ro = c.read_off[it.read];
-                m = c.read_off[it.read + 1] - ro;
-                ho = c.hap_off[it.hap];
-                total = c.hap_off[it.hap + it.n_haps] - ho;
-            }
-            const uint32_t tiles = MULTI ? (m + ROWS - 1) / ROWS : 1;
-            const uint32_t pad = valid ? tiles * ROWS - m : 0;
-            const uint32_t steps = __reduce_max_sync(0xffffffffu, valid ? total + P - 1 : 0);
-            const uint32_t tiles_w = MULTI ? __reduce_max_sync(0xffffffffu, valid ? tiles : 0) : 1;
-
-            __syncwarp();                                  /* last item's table reads done */
-            if (valid)
-                for (uint32_t h = t; h < it.n_haps; h += P)
-                    cn[h] = R::scale() / (T)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
-
-            for (uint32_t tile = 0; tile < tiles_w; tile++) {
-                const bool tv = valid && tile < tiles;
-                const bool last = tile + 1 == tiles;
-                T c0[K], c1[K], c2[K], c3[K], c4[K];
-                T milast = 1;
-                uint32_t padmask = 0;
-                __syncwarp();                              /* table and scratch reads done */
-                if (tv) setup_rows(c, gq, tile, t, ro, m, pad, tab, c0, c1, c2, c3, c4, milast, padmask);
-                __syncwarp();
-
-                /* the row above lane t's first row is padding (or row 0) */
-                const bool above_pad = t == 0 ? tile == 0 : tile * ROWS + t * K - 1 < pad;
-                const bool from_scratch = MULTI && t == 0 && tile > 0;
-                const cell3 *sc_in = MULTI ? sc + (tile & 1) * scratch_cols : nullptr;
-                cell3 *sc_out = MULTI ? sc + ((tile + 1) & 1) * scratch_cols : nullptr;
-
-                T M[K], I[K], D[K];
-#pragma unroll
-                for (int r = 0; r < K; r++) M[r] = I[r] = D[r] = 0;
-                T pM = 0, pI = 0, pD = 0;                  /* row above, previous column */
-                T sumM = 0, sumI = 0, cnh = 0;
-                int h = -1;
-                /* Each lane reads the code of its own column g = s - t, three
-                 * steps ahead: bits 0-2 the base, bit 3 the first column of a
-                 * haplotype, bit 4 the column after the item's last. */
-                const uint8_t *hp = c.hbase + ho;
-                const uint32_t tot = tv ? total : 0;
-                auto code_at = [&](uint32_t g) -> int {
-                    return g < tot ? (int)__ldg(hp + g) : g == tot && tv ? 16 : 0;
-                };
-                int l0 = code_at(0u - (uint32_t)t), l1 = code_at(1u - (uint32_t)t);
-                int l2 = code_at(2u - (uint32_t)t);
-                /* lane 0 of a later tile reads the row above from scratch, 2 steps ahead */
-                cell3 u0 = {0, 0, 0, 0}, u1 = {0, 0, 0, 0};
-                if (from_scratch && tv) { u0 = sc_in[0]; if (total > 1) u1 = sc_in[1]; }
-
-                /* Lanes compute every step, also before their first column and
-                 * after their last: the first column of a haplotype resets the
-                 * state (so what came before does not matter), and lane P-1
-                 * takes its sums at the end marker (what comes after is never
-                 * used). The only per-step branch is warp-uniform and rarely
-                 * taken. */
-                const bool lane0 = t == 0, lastlane = t == P - 1;
-                const bool fin = tv && last && lastlane;
-                const T *et0 = tab + t * VEC;
-#pragma unroll STEP_UNROLL
-                for (uint32_t s = 0; s < steps + 1; s++) {
-                    T rM = __shfl_up_sync(0xffffffffu, M[K - 1], 1, P);
-                    T rI = __shfl_up_sync(0xffffffffu, I[K - 1], 1, P);
-                    T rD = __shfl_up_sync(0xffffffffu, D[K - 1], 1, P);
-                    const int rc = l0;
-                    l0 = l1; l1 = l2;
-                    l2 = code_at(s + 3 - (uint32_t)t);
-                    if (lane0) { rM = 0; rI = 0; }
-                    if (MULTI && from_scratch) {
-                        rM = u0.m; rI = u0.i; rD = u0.d; u0 = u1;
-                        if (tv && s + 2 < total) u1 = sc_in[s + 2];
-                    }
-                    if (__any_sync(0xffffffffu, rc & 24) && (rc & 24))
-                        boundary(rc, c, it, fin, above_pad, padmask, cn, milast, h, cnh, sumM, sumI, M, I, D,
-                                 pM, pI, pD);
-                    if (lane0 && !from_scratch) rD = cnh;
-                    const T *et = et0 + (rc & 7) * CODE;
-                    T dM = pM, dI = pI, dD = pD;           /* row above, column g-1 */
-                    T uM = rM, uI = rI;                    /* row above, column g */
-#pragma unroll
-                    for (int q = 0; q < K / VEC; q++) {    /* VEC rows per emission load */
-                        const vec_t v = *reinterpret_cast<const vec_t *>(et + q * VEC * P);
-                        const T *pv = reinterpret_cast<const T *>(&v);
-#pragma unroll
-                        for (int j = 0; j < VEC; j++) {
-                            const int r = q * VEC + j;
-                            const T oM = M[r], oI = I[r], oD = D[r];
-                            T nM, nI, nD;
-                            if (SCALED) {       /* e = emission * mm */
-                                nM = pv[j] * fma(c1[r], dI, fma(c2[r], dD, dM));
-                                nI = fma(c3[r], uI, uM);
-                                nD = fma(c4[r], oD, oM);
-                            } else {
-                                nM = pv[j] * fma(c0[r], dM, c1[r] * (dI + dD));
-                                nI = fma(c2[r], uM, c4[r] * uI);
-                                nD = fma(c3[r], oM, c4[r] * oD);
-                            }
-                            M[r] = nM; I[r] = nI; D[r] = nD;
-                            dM = oM; dI = oI; dD = oD; uM = nM; uI = nI;
-                        }
-                    }
-                    sumM += M[K - 1]; sumI += I[K - 1];
-                    if (MULTI && lastlane && !last) {
-                        const uint32_t g = s - (uint32_t)t;
-                        if (tv && g < total) {
-                            cell3 v = {M[K - 1], I[K - 1], D[K - 1], 0};
-                            sc_out[g] = v;
-                        }
-                    }
-                    pM = rM; pI = rI; pD = rD;
-                }
-            }
-        }
-    }
 
     /* Tile `tile` of the read: the emission table and each row's
      * coefficients (c0..c4 as the recurrence of SCALED uses them), the

@@ -1,11 +1,11 @@
 /* hk_slot.cu - a slot's buffers: the pinned host block it is staged or
  * packed in (its slice of the device's arena, or its own), the device block,
  * results, recompute list, multi-tile scratch and CUB's working space.
- * Host code only; see hk_engine_internal.h. */
+ * Host code only; see hk_host_internal.h. */
 #include <algorithm>
 #include <cstdlib>
 
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 
 void hk_slot_free(hk_slot *s)
 {
@@ -41,7 +41,7 @@ static size_t hk_pow2_at_least(size_t n)
 
 /* Give slot s room for lim (and scratch for hap length max_hap); on an
  * allocation failure, halve the limits (down to what one read needs). */
-int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
+hk_status_t hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap,
                     char *err, size_t errlen)
 {
     const size_t col_bytes = std::max(hk_float_scratch_col_bytes(), hk_double_scratch_col_bytes());
@@ -55,7 +55,7 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
     for (;;) {
         if (s->in_cap >= lim->in_bytes && s->pairs_cap >= lim->pairs &&
             s->scratch.cols >= cols && s->scratch.groups >= groups)
-            return HK_CUDA_OK;
+            return HK_OK;
         hk_slot_free(s);
         /* capacities rounded up to powers of two: batches of varying size
          * would otherwise re-pin and re-allocate on every new largest one */
@@ -87,7 +87,7 @@ int hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t max_hap
             s->scratch.ptr = s->d_scratch;
             s->scratch.cols = cols;
             s->scratch.groups = (uint32_t)groups;
-            return HK_CUDA_OK;
+            return HK_OK;
         }
         (void)cudaGetLastError();
         hk_slot_free(s);

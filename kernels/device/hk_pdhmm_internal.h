@@ -1,5 +1,5 @@
-/* hk_pdhmm_internal.h - what the PDHMM kernels (hk_pdhmm.cuh, hk_pdhmm.cu)
- * share with the engine (hk_engine.cu, hk_bench.cu). C++ only.
+/* hk_pdhmm_internal.h - what the PDHMM kernels (hk_pdhmm.cuh, hk_kernel_pdhmm.cu)
+ * share with the engine (hk_pipeline.cu, hk_bench.cu). C++ only.
  *
  * A PDHMM chunk is packed like the other families' (hk_chunk.cu: items
  * binned by configuration, offsets, read rows), but every read row is there
@@ -20,7 +20,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include "hk_cuda_internal.h"
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 
 /* The code word of a haplotype column. */
 #define HK_PDC_MASK      0x3ffu      /* bit c: read base code c (0..9) matches the column */
@@ -32,8 +32,6 @@
                                         general cell; elsewhere the plain recurrence */
 #define HK_PDC_FIRST     (1u << 16)  /* a haplotype's first column */
 #define HK_PDC_STOP      (1u << 17)  /* the column after an item's last (kernel only) */
-#define HK_PDC_PAD       (1u << 18)  /* the column that pads an odd haplotype in the
-                                        padded copy (hk_pdhmm_pair.cuh): left out */
 enum { HK_PDS_NORMAL = 0, HK_PDS_INSIDE = 1, HK_PDS_AFTER = 2 };
 
 /* The device view of a PDHMM chunk. */
@@ -43,8 +41,6 @@ struct hk_pd_dev {
     const uint32_t *read_off;           /* n_reads + 1, chunk-relative */
     const uint32_t *hcode;              /* haplotype code words */
     const uint32_t *hap_off;            /* n_haps + 1, chunk-relative */
-    const uint32_t *hcode2;             /* the code words again, each haplotype padded to an */
-    const uint32_t *hap_off2;           /* even length (HK_PDC_PAD): the two-column kernels */
     double         *lk;                 /* results of the chunk's pairs */
 };
 
@@ -60,12 +56,9 @@ struct hk_pd_cell { double m, i, d, bm, bi, bd; };
 enum { HK_PD_BIN_CG = HK_N_PDHMM_CONFIGS, HK_PD_BIN_MULTI = HK_PD_BIN_CG + HK_N_PDHMM_CG_CONFIGS,
        HK_PD_BIN_SAFE = HK_PD_BIN_MULTI + 1, HK_PD_BINS = HK_PD_BIN_SAFE + 1 };
 
-/* Launchers (hk_pdhmm.cu). cfg indexes HK_PDHMM_CONFIGS. */
+/* Launchers (hk_kernel_pdhmm.cu). cfg indexes HK_PDHMM_CONFIGS. */
 cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                             cudaStream_t st);
-/* The same configuration's two-column kernel (hk_pdhmm_pair.cuh). */
-cudaError_t hk_launch_pdhmm_pair(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                 cudaStream_t st);
 /* safe: the form for reads with a row whose match-to-match is 0 (hk_pdhmm.cuh). */
 cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                   const hk_scratch *sc, bool safe, cudaStream_t st);
@@ -75,22 +68,9 @@ int hk_pdhmm_group(int cfg);
 cudaError_t hk_launch_pdhmm_cg(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                cudaStream_t st);
 int hk_pdhmm_cg_rows(int cfg);
-/* Whether reads with constant gap qualities go to the CG form: HK_PD_CG=0
- * turns it off (for measurements and tests; read once). */
+/* Whether reads with constant gap qualities go to the CG form (HK_PD_CG,
+ * a tuning knob of hk_knobs.h). */
 bool hk_pd_cg(void);
-void hk_pd_set_cg(bool on);         /* tests: overrides HK_PD_CG */
-
-/* The kernels' form: 1 (one column per step, hk_pdhmm.cuh), unless
- * HK_PD_COLUMNS says 1 or 2 (two columns, hk_pdhmm_pair.cuh: for
- * measurements; read once). On an H100 the NA12878-like PD mix ran at 0.68
- * TCUPS with one column and 0.62 with two. */
-#define HK_PD_COLUMNS_DEFAULT 1
-int hk_pd_columns(void);
-/* Whether the single-tile kernels of up to 6 rows per lane keep the
- * emission coefficients in shared memory (hk_pdhmm.cuh, SHC): HK_PD_SHC=0
- * or 1, else HK_PD_SHC_DEFAULT (read once). */
-bool hk_pd_shc(void);
-void hk_pd_set_columns(int cols);   /* tests: 1 or 2, overriding HK_PD_COLUMNS */
 
 /* The code words of one haplotype of n positions (hb base codes, pd PD
  * bytes) into out[0..n); the first gets HK_PDC_FIRST. */

@@ -35,15 +35,6 @@ static cudaError_t hk_launch_shape(Kernel *fn, size_t smem, uint32_t n_items, in
     return cudaSuccess;
 }
 
-/* Thin kernel: the configuration's device struct does the work. */
-template <typename T, int P, int K, bool SCALED, bool MULTI>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_min_blocks<T, K, false>()))
-hk_fwd_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
-              const uint32_t *n_items_dev, hk_cell3<T> *scratch, size_t scratch_cols)
-{
-    hk_fwd<T, P, K, SCALED, MULTI>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
-}
-
 /* A multi-tile launch's share of the scratch: at most as many blocks as
  * the scratch has rows for (groups per block each), and where they are. */
 template <typename T>
@@ -57,29 +48,9 @@ static cudaError_t hk_multi_scratch(const hk_scratch *sc, unsigned groups, unsig
     return cudaSuccess;
 }
 
-/* Host launcher. max_blocks > 0 caps the grid (the kernels stride over the
- * items); multi-tile kernels need one scratch pair of rows per group. */
-template <typename T, int P, int K, bool SCALED, bool MULTI>
-cudaError_t hk_fwd_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
-                          const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
-{
-    typedef hk_fwd<T, P, K, SCALED, MULTI> F;
-    if (n_items == 0) return cudaSuccess;
-    unsigned blocks;
-    cudaError_t e = hk_launch_shape(hk_fwd_kernel<T, P, K, SCALED, MULTI>, F::SMEM_BYTES, n_items, F::GROUPS, &blocks);
-    if (e != cudaSuccess) return e;
-    hk_cell3<T> *scratch = nullptr;
-    size_t cols = 0;
-    if (MULTI && (e = hk_multi_scratch(sc, F::GROUPS, &blocks, &scratch, &cols)) != cudaSuccess) return e;
-    hk_fwd_kernel<T, P, K, SCALED, MULTI><<<blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(
-        *c, items, n_items, n_items_dev, scratch, cols);
-    return cudaGetLastError();
-}
-
 /* The pair kernels' (hk_fwd_pair.cuh) blocks per SM: as hk_min_blocks, but 2 (255
  * registers) for the multi-tile kernels and the double ones of 8 rows per
- * lane, which spill at 3 (ptxas: 56-304 bytes); at 2 they ran 13-54 % faster
- * on an H100 (docs/PERFORMANCE.md, issue 15). */
+ * lane, which spill at 3 (ptxas); at 2 they ran faster (docs/PERFORMANCE.md). */
 template <typename T, int K, int CG, bool MULTI> constexpr int hk_pair_min_blocks()
 {
     return HK_MIN_BLOCKS > 0                    ? HK_MIN_BLOCKS
@@ -100,7 +71,9 @@ hk_pair_kernel(hk_chunk_dev c, const hk_item *items, uint32_t n_items,
     hk_fwd_pair<T, P, K, SCALED, CG, MULTI, NC>::body(c, items, n_items, n_items_dev, scratch, scratch_cols);
 }
 
-/* Host launcher, as hk_fwd_launch. */
+/* Host launcher. Multi-tile kernels need one scratch pair of rows per group
+ * (hk_multi_scratch), which caps their grid; the kernels stride over the
+ * items. */
 template <typename T, int P, int K, bool SCALED, int CG, bool MULTI, int NC = 2>
 cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
@@ -119,24 +92,12 @@ cudaError_t hk_pair_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t
     return cudaGetLastError();
 }
 
-/* HK_CUDA_COLUMNS=1: the double and multi-tile kernels of one column per
- * step (hk_fwd.cuh), for measuring against two (the default). */
-static inline int hk_columns(void)
-{
-    static const int n = [] {
-        const char *v = getenv("HK_CUDA_COLUMNS");
-        return v && v[0] == '1' && !v[1] ? 1 : 2;
-    }();
-    return n;
-}
-
-/* A double or multi-tile kernel, in the form hk_columns() picks. */
+/* A double or multi-tile kernel: two columns per step, the coefficients per row. */
 template <typename T, int P, int K, bool SCALED, bool MULTI>
 cudaError_t hk_cols_launch(const hk_chunk_dev *c, const hk_item *items, uint32_t n_items,
                            const uint32_t *n_items_dev, const hk_scratch *sc, cudaStream_t st)
 {
-    return hk_columns() == 1 ? hk_fwd_launch<T, P, K, SCALED, MULTI>(c, items, n_items, n_items_dev, sc, st)
-                             : hk_pair_launch<T, P, K, SCALED, HK_CG_NONE, MULTI>(c, items, n_items, n_items_dev, sc, st);
+    return hk_pair_launch<T, P, K, SCALED, HK_CG_NONE, MULTI>(c, items, n_items, n_items_dev, sc, st);
 }
 
 /* The single-tile float launchers of a family (one function type per

@@ -1,8 +1,7 @@
 /* hk_kernel_float.cu - the float kernel family (scaled recurrence, C = 2^120):
  * one instantiation per entry of HK_FLOAT_CONFIGS, plus the multi-tile kernel
  * of the last entry; each entry's columns per step (hk_fwd_pair.cuh), the
- * multi-tile kernel two, or one (hk_fwd.cuh) with HK_CUDA_COLUMNS=1
- * (hk_launch.cuh). */
+ * multi-tile kernel two. */
 #include "hk_launch.cuh"
 
 typedef cudaError_t (*hk_float_fn)(const hk_chunk_dev *, const hk_item *, uint32_t, cudaStream_t);

@@ -1,218 +1,20 @@
-/* hk_pdhmm.cu - the PDHMM kernel family (hk_pdhmm.cuh): one single-tile
- * kernel per entry of HK_PDHMM_CONFIGS and HK_PDHMM_MULTI's multi-tile
- * kernel; the code words of the haplotypes; packing a PDHMM chunk and
- * launching its kernels (host). See hk_pdhmm_internal.h. */
+/* hk_pd_pack.cu - a PDHMM chunk on the host: the haplotypes' code words,
+ * the reads' kernel forms and bins, packing the chunk's input block and
+ * launching its bins' kernels (device/hk_kernel_pdhmm.cu). See
+ * hk_pdhmm_internal.h. */
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
-#include "hk_pdhmm.cuh"
-#include "hk_pdhmm_pair.cuh"
+#include "hk_pdhmm_internal.h"
+#include "hk_knobs.h"
 #include "hk_pdhmm.h"           /* hk_pdhmm_matches: the emission rule, written once */
 
-/* ---- kernels: a single-tile kernel per HK_PDHMM_CONFIGS entry, and the
- * multi-tile kernel of HK_PDHMM_MULTI for reads longer than every tile ---- */
-
-/* Blocks per multiprocessor the registers must allow: about 20 registers per
- * row plus 60 for the rest; 4 rows in 128 registers spill, so 3 blocks (168
- * registers) up to 4 rows, else 2 (255); the multi-tile kernels (scratch,
- * more state) 2 whatever K. SHC (the emission coefficients in shared memory,
- * about 13 registers per row): HK_PD_SHC_MINB blocks. */
-#ifndef HK_PD_SHC_MINB
-#define HK_PD_SHC_MINB 3
-#endif
-#ifndef HK_PD_SHC_MINB4
-#define HK_PD_SHC_MINB4 4
-#endif
-/* CG (constant gaps), without limits (ptxas, sm_90): with SHC 166 registers
- * at 6 rows, 192-194 at 8, 224 at 10, 241 at 12; without, 202 at 6 and
- * 251-255 from 8 on. In 168 (3 blocks) the SHC form spills 12-32 bytes at 8
- * rows and 300 or more at 10; so 3 blocks up to 8 rows with SHC, else 2. */
-#ifndef HK_PD_CG_MINB
-#define HK_PD_CG_MINB 3
-#endif
-template <int K, bool MULTI, bool SHC, bool CG> constexpr int hk_pd_min_blocks()
-{
-    return CG ? (SHC && K <= 8 ? HK_PD_CG_MINB : 2)
-              : SHC && !MULTI && K <= 4 ? HK_PD_SHC_MINB4 : SHC && !MULTI && K <= 6 ? HK_PD_SHC_MINB : K <= 4 && !MULTI ? 3 : 2;
-}
-
-template <int P, int K, bool MULTI, bool SAFE, bool SHC, bool CG>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, (hk_pd_min_blocks<K, MULTI, SHC, CG>()))
-hk_pd_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items, unsigned char *scratch, size_t stride)
-{
-    hk_pd_fwd<P, K, MULTI, SAFE, SHC, CG>::body(c, items, n_items, scratch, stride);
-}
-
-/* Whether the single-tile kernels of up to 6 rows per lane keep the emission
- * coefficients in shared memory (SHC, hk_pdhmm.cuh): HK_PD_SHC=0 or 1 in the
- * environment (for measurements; read once), else HK_PD_SHC_DEFAULT. */
-/* A 0/1 switch from the environment, read once into cache (else dflt). */
-static int pd_env01(std::atomic<int> &cache, const char *name, int dflt)
-{
-    int v = cache.load(std::memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv(name);
-        v = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : dflt;
-        cache.store(v, std::memory_order_relaxed);
-    }
-    return v;
-}
-
-static std::atomic<int> pd_shc{-1};
-bool hk_pd_shc() { return pd_env01(pd_shc, "HK_PD_SHC", HK_PD_SHC_DEFAULT) != 0; }
-
-template <int P, int K, bool MULTI, bool SAFE, bool SHC, bool CG = false>
-static cudaError_t hk_pd_launch_form(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                     const hk_scratch *sc, cudaStream_t st)
-{
-    typedef hk_pd_fwd<P, K, MULTI, SAFE, SHC, CG> F;
-    if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_kernel<P, K, MULTI, SAFE, SHC, CG>;
-    if (F::SMEM_BYTES > 48 * 1024) {    /* once per device (devices 0..63), not at every launch */
-        static std::atomic<uint64_t> set_on{0};
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e != cudaSuccess) return e;
-        const uint64_t bit = dev < 64 ? 1ull << dev : 0;
-        if (!(set_on.load(std::memory_order_acquire) & bit)) {
-            e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
-            if (e != cudaSuccess) return e;
-            set_on.fetch_or(bit, std::memory_order_acq_rel);
-        }
-    }
-    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
-    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
-    unsigned char *scratch = nullptr;
-    size_t stride = 0;
-    if (MULTI) {                       /* one scratch row per group: the grid is capped */
-        if (!sc || sc->groups < F::GROUPS) return cudaErrorInvalidValue;
-        blocks = std::min<uint64_t>(blocks, sc->groups / F::GROUPS);
-        scratch = static_cast<unsigned char *>(sc->ptr);
-        stride = sc->cols * hk_double_scratch_col_bytes();
-    }
-    fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items, scratch, stride);
-    return cudaGetLastError();
-}
-
-template <int P, int K, bool MULTI, bool SAFE = false>
-static cudaError_t hk_pd_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                const hk_scratch *sc, cudaStream_t st)
-{
-    if constexpr (K <= 6 && !MULTI)    /* SHC where it fits 3-4 blocks (hk_pd_shc_default) */
-        if (hk_pd_shc()) return hk_pd_launch_form<P, K, MULTI, SAFE, true>(c, items, n_items, sc, st);
-    return hk_pd_launch_form<P, K, MULTI, SAFE, false>(c, items, n_items, sc, st);
-}
-
-/* The constant-gap form (CG, hk_pdhmm.cuh); its emission coefficients in
- * shared memory or registers as HK_PD_CG_SHC says (0 or 1; read once),
- * else HK_PD_CG_SHC_DEFAULT. */
-#ifndef HK_PD_CG_SHC_DEFAULT
-#define HK_PD_CG_SHC_DEFAULT 1
-#endif
-static std::atomic<int> pd_cg_shc{-1}, pd_cg_on{-1};
-bool hk_pd_cg(void) { return pd_env01(pd_cg_on, "HK_PD_CG", 1) != 0; }
-void hk_pd_set_cg(bool on) { pd_cg_on.store(on ? 1 : 0, std::memory_order_relaxed); }
-
-template <int P, int K>
-static cudaError_t hk_pd_cg_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                   const hk_scratch *sc, cudaStream_t st)
-{
-    if (pd_env01(pd_cg_shc, "HK_PD_CG_SHC", HK_PD_CG_SHC_DEFAULT))
-        return hk_pd_launch_form<P, K, false, false, true, true>(c, items, n_items, sc, st);
-    return hk_pd_launch_form<P, K, false, false, false, true>(c, items, n_items, sc, st);
-}
-
-/* Two columns need more registers: 2 blocks (255) whatever K (4 rows in 168
- * spill). */
-template <int P, int K>
-__global__ void __launch_bounds__(HK_BLOCK_THREADS, 2)
-hk_pd_pair_kernel(hk_pd_dev c, const hk_item *items, uint32_t n_items)
-{
-    hk_pd_pair<P, K>::body(c, items, n_items);
-}
-
-/* Eight rows per lane do not fit two columns in 255 registers (they spill
- * in the loop): those configurations keep one column per step. */
-template <int P, int K>
-static cudaError_t hk_pd_pair_launch(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                     const hk_scratch *sc, cudaStream_t st)
-{
-    if constexpr (K >= 8) return hk_pd_launch<P, K, false>(c, items, n_items, sc, st);
-    typedef hk_pd_pair<P, K < 8 ? K : 6> F;
-    if (n_items == 0) return cudaSuccess;
-    auto fn = hk_pd_pair_kernel<P, K < 8 ? K : 6>;
-    if (F::SMEM_BYTES > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::SMEM_BYTES);
-        if (e != cudaSuccess) return e;
-    }
-    uint64_t blocks = ((uint64_t)n_items + F::GROUPS - 1) / F::GROUPS;
-    if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
-    fn<<<(unsigned)blocks, HK_BLOCK_THREADS, F::SMEM_BYTES, st>>>(*c, items, n_items);
-    return cudaGetLastError();
-}
-
-typedef cudaError_t (*hk_pd_fn)(const hk_pd_dev *, const hk_item *, uint32_t, const hk_scratch *, cudaStream_t);
-#define HK_PD_CFG_P(P, K, MODES) P,
-#define HK_PD_CFG_K(P, K, MODES) K,
-#define HK_PD_CFG_MODES(P, K, MODES) MODES,
-static constexpr int pd_p[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_P) };
-static constexpr int pd_k[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_K) };
-static constexpr int pd_modes[] = { HK_PDHMM_CONFIGS(HK_PD_CFG_MODES) };
-#define HK_PD_FN(P, K, MODES) hk_pd_launch<P, K, false>,
-static const hk_pd_fn pd_fn[] = { HK_PDHMM_CONFIGS(HK_PD_FN) };
-#define HK_PD_PAIR_FN(P, K, MODES) hk_pd_pair_launch<P, K>,
-static const hk_pd_fn pd_pair_fn[] = { HK_PDHMM_CONFIGS(HK_PD_PAIR_FN) };
-#define HK_PD_CG_P(P, K) P,
-#define HK_PD_CG_K(P, K) K,
-static constexpr int pd_cg_p[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_P) };
-static constexpr int pd_cg_k[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_K) };
-#define HK_PD_CG_FN(P, K) hk_pd_cg_launch<P, K>,
-static const hk_pd_fn pd_cg_fn[] = { HK_PDHMM_CG_CONFIGS(HK_PD_CG_FN) };
-#define HK_PD_MULTI_LAUNCH(P, K) safe ? hk_pd_launch<P, K, true, true>(c, items, n_items, sc, st) \
-                                      : hk_pd_launch<P, K, true, false>(c, items, n_items, sc, st)
-
-int hk_pdhmm_rows(int cfg) { return pd_p[cfg] * pd_k[cfg]; }
-int hk_pdhmm_group(int cfg) { return pd_p[cfg]; }
-int hk_pdhmm_cg_rows(int cfg) { return pd_cg_p[cfg] * pd_cg_k[cfg]; }
-
-extern "C" int hk_cuda_pdhmm_cg_configs(int *p, int *k, int max)
-{
-    for (int c = 0; c < HK_N_PDHMM_CG_CONFIGS && c < max; c++) {
-        p[c] = pd_cg_p[c];
-        k[c] = pd_cg_k[c];
-    }
-    return HK_N_PDHMM_CG_CONFIGS;
-}
-
-cudaError_t hk_launch_pdhmm_cg(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
-{
-    if (cfg < 0 || cfg >= HK_N_PDHMM_CG_CONFIGS) return cudaErrorInvalidValue;
-    return pd_cg_fn[cfg](c, items, n_items, nullptr, st);
-}
-
-cudaError_t hk_launch_pdhmm(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items, cudaStream_t st)
-{
-    if (cfg < 0 || cfg >= HK_N_PDHMM_CONFIGS) return cudaErrorInvalidValue;
-    return pd_fn[cfg](c, items, n_items, nullptr, st);
-}
-
-cudaError_t hk_launch_pdhmm_pair(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                 cudaStream_t st)
-{
-    if (cfg < 0 || cfg >= HK_N_PDHMM_CONFIGS) return cudaErrorInvalidValue;
-    return pd_pair_fn[cfg](c, items, n_items, nullptr, st);
-}
-
-cudaError_t hk_launch_pdhmm_multi(const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
-                                  const hk_scratch *sc, bool safe, cudaStream_t st)
-{
-    return HK_PDHMM_MULTI(HK_PD_MULTI_LAUNCH);
-}
+/* Whether reads of constant gap qualities go to the CG form; HK_PD_CG=0 (a
+ * tuning knob) sends them to the per-row kernels. */
+bool hk_pd_cg(void) { return hk_knob(HK_KNOB_PD_CG) != 0; }
 
 /* ---- code words ---- */
 
@@ -277,32 +79,15 @@ size_t hk_pd_chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t 
 {
     const size_t rp = b->read_off[r1] - b->read_off[r0];
     const size_t hp = b->hap_off[h1] - b->hap_off[h0];
-    return hk_align16((r1 - r0 + 1) * 4) + 2 * hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) +
-           hk_align16(hp * 4) + hk_align16((hp + (h1 - h0)) * 4);
+    return hk_align16((r1 - r0 + 1) * 4) + hk_align16((h1 - h0 + 1) * 4) + 5 * hk_align16(rp) + hk_align16(hp * 4);
 }
 
-static std::atomic<int> pd_columns{0};    /* 0: not read yet */
-
-int hk_pd_columns(void)
-{
-    int cols = pd_columns.load(std::memory_order_relaxed);
-    if (cols == 0) {
-        const char *v = getenv("HK_PD_COLUMNS");
-        cols = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : HK_PD_COLUMNS_DEFAULT;
-        pd_columns.store(cols, std::memory_order_relaxed);
-    }
-    return cols;
-}
-
-void hk_pd_set_columns(int cols) { pd_columns.store(cols == 1 ? 1 : 2, std::memory_order_relaxed); }
-
-/* The configuration of a read of length m: the first of the kernel form's
- * entries whose tile holds it, or -1 (the multi-tile kernel). */
+/* The configuration of a read of length m: the first entry whose tile
+ * holds it, or -1 (the multi-tile kernel). */
 static int pd_pick(uint32_t m)
 {
-    const int mode = hk_pd_columns() == 1 ? HK_PD_ONE : HK_PD_TWO;
     for (int c = 0; c < HK_N_PDHMM_CONFIGS; c++)
-        if ((pd_modes[c] & mode) && m <= (uint32_t)hk_pdhmm_rows(c)) return c;
+        if (m <= (uint32_t)hk_pdhmm_rows(c)) return c;
     return -1;
 }
 
@@ -314,8 +99,9 @@ enum { PD_COLS_PER_BUCKET = 16, PD_NB = HK_ITEM_COLS / PD_COLS_PER_BUCKET };
 enum { PD_BIN_CG = HK_PD_BIN_CG, PD_BIN_MULTI = HK_PD_BIN_MULTI, PD_BIN_SAFE = HK_PD_BIN_SAFE, PD_BINS = HK_PD_BINS };
 static_assert(PD_BINS <= HK_CHUNK_BINS, "a chunk has room for the PDHMM bins");
 
-static double pd_err[256];
-static std::once_flag pd_err_once;
+static const double pd_err[256] = {   /* err(q): the kernels' values */
+#include "hk_err_values.inc"
+};
 
 /* Whether a read has a row whose gap-open error probabilities sum to 1 or
  * more (match-to-match clamped to 0: Q0 on one, or Q3 or less on both): the
@@ -334,7 +120,6 @@ static bool pd_needs_safe(const uint8_t *ins, const uint8_t *del, uint32_t m)
 enum pd_form { PD_ROWS, PD_CONST, PD_SAFE };
 static pd_form pd_read_form(const hk_batch_t *b, size_t r, uint32_t m)
 {
-    std::call_once(pd_err_once, [] { for (int q = 0; q < 256; q++) pd_err[q] = std::pow(10.0, -q / 10.0); });
     const hk_read_gaps_t g = b->read_gaps[r];
     if (g.constant && hk_pd_cg()) {
         const uint8_t qmax = std::max(std::max(g.ins, g.del), std::max(g.ins_last, g.del_last));
@@ -423,13 +208,10 @@ static void pd_layout(hk_chunk *ch, size_t n_items, size_t nr, size_t nh, size_t
     for (int k = 0; k < 5; k++) { ch->off_read[k] = o; o += hk_align16(rp); }
     ch->off_hbase = o;                                 /* the code words */
     o += hk_align16(hp * 4);
-    ch->off_hap_off2 = o;
-    o += hk_align16((nh + 1) * 4);
-    ch->off_hbase2 = o;                                /* the padded copy: two-column kernels */
-    o += hk_align16((hp + nh) * 4);
+    ch->off_hap_off2 = ch->off_hbase2 = 0;             /* no padded copy */
     ch->off_gaps = 0;
     ch->in_bytes = ch->h2d_bytes = o;
-    ch->pad_haps = 0;                                  /* the host writes both copies */
+    ch->pad_haps = 0;
 }
 
 /* As hk_chunk_pack: the reads split among a few of the pool's threads, which
@@ -490,13 +272,7 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
     uint32_t *ro = reinterpret_cast<uint32_t *>(in + ch->off_read_off);
     uint32_t *ho = reinterpret_cast<uint32_t *>(in + ch->off_hap_off);
     uint32_t *code = reinterpret_cast<uint32_t *>(in + ch->off_hbase);
-    uint32_t *ho2 = reinterpret_cast<uint32_t *>(in + ch->off_hap_off2);
-    uint32_t *code2 = reinterpret_cast<uint32_t *>(in + ch->off_hbase2);
-    for (size_t i = 0, x2 = 0; i <= nh; i++) {        /* the padded copy's offsets: a running sum */
-        ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
-        ho2[i] = (uint32_t)x2;
-        if (i < nh) x2 += (b->hap_off[ch->h0 + i + 1] - b->hap_off[ch->h0 + i] + 1) & ~(uint64_t)1;
-    }
+    for (size_t i = 0; i <= nh; i++) ho[i] = (uint32_t)(b->hap_off[ch->h0 + i] - hbase0);
     const uint8_t *src[5] = { b->read_base, b->read_q, b->read_i, b->read_d, b->read_g };
     const unsigned nth = pool ? (unsigned)std::min<size_t>(nh / 64 + 1, pool->size()) : 1;
     hk_par_run(pool, std::max(nt, nth), [&](unsigned t) {   /* pass 2 */
@@ -515,8 +291,6 @@ void hk_pd_chunk_pack(const hk_batch_t *b, hk_chunk *ch, unsigned char *in,
                 const size_t x = b->hap_off[ch->h0 + i];
                 const uint32_t n = (uint32_t)(b->hap_off[ch->h0 + i + 1] - x);
                 hk_pd_codes(b->hap_base + x, b->hap_pd + x, n, code + (x - hbase0));
-                memcpy(code2 + ho2[i], code + (x - hbase0), n * sizeof *code);
-                if (n & 1) code2[ho2[i] + n] = HK_PDC_PAD;
             }
     });
 }
@@ -532,8 +306,6 @@ hk_pd_dev hk_pd_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
     c.read_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_read_off);
     c.hap_off = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off);
     c.hcode = reinterpret_cast<const uint32_t *>(d_in + ch->off_hbase);
-    c.hap_off2 = reinterpret_cast<const uint32_t *>(d_in + ch->off_hap_off2);
-    c.hcode2 = reinterpret_cast<const uint32_t *>(d_in + ch->off_hbase2);
     c.lk = d_lk;
     return c;
 }
@@ -556,7 +328,6 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
         }
     }
     *what = "hk_cuda PDHMM kernel launch";
-    const bool one_column = hk_pd_columns() == 1;
     for (int k = HK_N_PDHMM_CG_CONFIGS - 1; k >= 0; k--) {   /* longest tiles first */
         const uint32_t b0 = ch->cfg_begin[PD_BIN_CG + k], n = ch->cfg_end[PD_BIN_CG + k] - b0;
         if (n && (e = hk_launch_pdhmm_cg(k, c, d_items + b0, n, lane[li++ % nl])) != cudaSuccess) return e;
@@ -564,9 +335,7 @@ cudaError_t hk_pd_chunk_launch(const hk_chunk *ch, const hk_pd_dev *c, const hk_
     for (int k = HK_N_PDHMM_CONFIGS - 1; k >= 0; k--) {
         const uint32_t b0 = ch->cfg_begin[k], n = ch->cfg_end[k] - b0;
         if (!n) continue;
-        e = one_column ? hk_launch_pdhmm(k, c, d_items + b0, n, lane[li++ % nl])
-                       : hk_launch_pdhmm_pair(k, c, d_items + b0, n, lane[li++ % nl]);
-        if (e != cudaSuccess) return e;
+        if ((e = hk_launch_pdhmm(k, c, d_items + b0, n, lane[li++ % nl])) != cudaSuccess) return e;
     }
     if ((e = hk_side_join(st, xs, what)) != cudaSuccess) return e;
     return e;

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 #include "hk_cuda_internal.h"
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 
 /* Kernel families of the packing and launch code. */
 enum { HK_FAM_FLOAT, HK_FAM_DOUBLE, HK_FAM_CGAP, HK_N_FAM };

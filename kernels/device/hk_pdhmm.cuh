@@ -1,6 +1,6 @@
 /* hk_pdhmm.cuh - the partially determined Pair-HMM (SPEC 1b) on the GPU, in
  * double with C = 2^1020, exactly the recurrence of src/hk_pdhmm.c (the
- * reference it is tested against). Included by hk_pdhmm.cu only.
+ * reference it is tested against). Included by hk_kernel_pdhmm.cu only.
  *
  * The wavefront of hk_fwd.cuh: a group of P lanes scores one item (a read
  * against consecutive haplotypes of its region), lane t holding read rows
@@ -22,9 +22,8 @@
  * column is one DFMA per row. gm/mm needs mm > 0: a read with a row whose
  * gap-open sum is 1 or more (mm = 0, qualities below Q4) goes to the SAFE
  * variant, M = fma(p_mm, M', p_gm * (I' + D')) with p_gm = prior*gm (four
- * selects), in the multi-tile kernel whatever its length. Measured on an
- * H100 (docs/PERFORMANCE.md): the first form, 171 instructions per step of
- * 8 rows, ran at 0.54-0.71 TCUPS.
+ * selects), in the multi-tile kernel whatever its length. The first form,
+ * with more instructions per step, ran slower (docs/PERFORMANCE.md).
  *
  * The branch values BM, BI, BD are only read at a DEL_END column (I from the
  * row above) and at the column after it (AFTER: the left and diagonal
@@ -65,9 +64,8 @@
 /* The default: SHC on the single-tile kernels of up to 6 rows per lane
  * (then 168 registers or fewer without spills, 3 or 4 blocks per SM); 8
  * rows spill in 168 registers and keep their coefficients in registers (2
- * blocks), as does the multi-tile kernel. Measured on an H100 at equal
- * lengths (docs/PERFORMANCE.md): 6 rows 0.71-0.74 -> 0.81-0.89 TCUPS, 8
- * rows in SHC form (2 blocks) 0.64-0.82 against 0.78-0.91. */
+ * blocks), as does the multi-tile kernel: 6 rows ran faster with SHC, 8
+ * rows slower (docs/PERFORMANCE.md). */
 template <int K, bool MULTI> constexpr bool hk_pd_shc_default() { return HK_PD_SHC_DEFAULT && K <= 6 && !MULTI; }
 
 /* CG: the form for reads whose gap qualities are the same on every row but
@@ -91,7 +89,7 @@ template <int P, int K, bool MULTI, bool SAFE, bool SHC = hk_pd_shc_default<K, M
 struct hk_pd_fwd {
     static_assert(!CG || (!MULTI && !SAFE), "the constant-gap form is single-tile, not SAFE");
     static constexpr int ROWS = P * K;
-    static constexpr double LOG2_C = CG ? HK_PD_CG_LOG2C : 1020;
+    static constexpr double LOG2_C = CG ? HK_PD_CG_LOG2C : HK_LOG2_SCALE_D;
     static constexpr int STEP_UNROLL = HK_PD_STEP_UNROLL;
     static constexpr int GROUPS = HK_BLOCK_THREADS / P;
     static constexpr int WARP_ITEMS = 32 / P;
@@ -191,7 +189,7 @@ struct hk_pd_fwd {
             __syncwarp();                                  /* the last item's C/n reads done */
             if (valid) {
                 /* the initial row's D: C/n, or CG's D' = C / (n md) */
-                const double cscale = CG ? ldexp(1.0, HK_PD_CG_LOG2C) / hk_err_tab[c.rd[ro]] : 0x1p1020;
+                const double cscale = CG ? ldexp(1.0, HK_PD_CG_LOG2C) / hk_err_tab[c.rd[ro]] : HK_SCALE_D;
                 for (uint32_t h = t; h < it.n_haps; h += P)
                     cn[h] = cscale / (double)(c.hap_off[it.hap + h + 1] - c.hap_off[it.hap + h]);
             }
@@ -478,7 +476,7 @@ struct hk_pd_fwd {
      * gives -inf, which the host rescues (src/hk_engine.c). */
     static __device__ __forceinline__ void finish(const hk_pd_dev &c, const hk_item &it, int h, double s)
     {
-        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - LOG2_C * 0.30102999566398119521 : -INFINITY;
+        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - LOG2_C * HK_LOG10_2 : -INFINITY;
     }
 };
 

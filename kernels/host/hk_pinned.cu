@@ -1,7 +1,7 @@
 /* hk_pinned.cu - host memory the driver has pinned for the engine: each
  * device's staging arena (the slots' packed blocks and results) and the
  * batches' own arrays, from which read rows and haplotype bases are copied
- * to the GPU. Host code only; see hk_engine_internal.h. */
+ * to the GPU. Host code only; see hk_host_internal.h. */
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -10,7 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
+#include "hk_knobs.h"
 
 /* ---- the staging arenas ---- */
 
@@ -67,12 +68,10 @@ unsigned char *hk_arena_slice(hk_dev *d, int k)
  * where the reader put them, once their arrays are registered with the
  * driver, and so are the offsets, gap summaries and regions that the GPU
  * packs a chunk from (hk_gpack.cu), and the results come back straight into
- * the batch's lk[]: the host's work per chunk is then a list of copies (on an
- * H100 host, one thread packed a chunk of 95k pairs in 2.7-3.2 ms, most of it
- * copying rows, then 1.2-1.5 ms its items; issue 15).
- * Registering costs more than packing once: about 10 ms a batch of 2^18
- * pairs of a results file, serial before the call's first chunk (74 ms of a
- * 109 ms scoring stage on 8 batches, H100 host). So a batch's arrays are
+ * the batch's lk[]: the host's work per chunk is then a list of copies
+ * (packing a chunk on one thread is mostly copying rows, then its items).
+ * Registering costs more than packing once, and is serial before the call's
+ * first chunk (docs/PERFORMANCE.md). So a batch's arrays are
  * registered the second time it is scored (`score` reuses a pool of batches,
  * so its long runs pin each array once), and let go when the batch moves or
  * frees it (hk_batch_t's on_release) or when the engine closes; the first
@@ -98,8 +97,7 @@ static void on_batch_release(void *ctx, const void *array)
  * (registering them now if need be). */
 bool hk_pin_batch(hk_cuda_t *cu, hk_batch_t *b)
 {
-    static const bool off = [] { const char *v = getenv("HK_CUDA_PIN"); return v && !strcmp(v, "0"); }();
-    if (off || b->pdhmm || !b->n_reads) return false;
+    if (!hk_knob(HK_KNOB_CUDA_PIN) || b->pdhmm || !b->n_reads) return false;
     if (b->on_release && (b->on_release != on_batch_release || b->release_ctx != cu)) return false;   /* another's */
     const struct { const void *p; size_t bytes; } arrays[] = {
         { b->read_base, b->m_read_pos }, { b->read_q, b->m_read_pos }, { b->read_i, b->m_read_pos },

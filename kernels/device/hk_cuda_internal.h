@@ -22,8 +22,8 @@ struct hk_item {
  * amortise the pipeline fill. */
 #define HK_ITEM_COLS 1024u
 /* The smallest cap a chunk may use instead (hk_plan_limits::item_cols): a
- * small chunk's kernels last as long as its longest item, ~0.5 ms at 1024
- * columns on an H100, whatever the chunk's size. */
+ * small chunk's kernels last as long as its longest item, whatever the
+ * chunk's size. */
 #define HK_ITEM_COLS_MIN 256u
 
 /* The code that pads a haplotype in hbase2 to a multiple of HK_HAP_ALIGN

@@ -1,7 +1,7 @@
 /* hk_chunk.cu - chunks of a batch: planning, packing into the pinned input
  * block, the device view, and the launches of one chunk's kernels (the first
  * of them, defined here, makes the haplotypes' padded copy from the packed
- * one, which the host then need not write or copy). See hk_engine_internal.h. */
+ * one, which the host then need not write or copy). See hk_host_internal.h. */
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,8 +13,9 @@
 
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
 #include "hk_items.cuh"
+#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 static int fam_configs(int fam)
@@ -43,13 +44,12 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
  * frequent among up to 32 reads spread over the range. A HaplotypeCaller
  * dump without indel recalibration has one set for every read; a launch
  * with a read of another set computes the same coefficients from each read,
- * a little slower (hk_chunk::cgap_foreign). HK_CUDA_CGAP_SET=0 (a
- * measurement and test knob): no set. */
+ * a little slower (hk_chunk::cgap_foreign). HK_CUDA_CGAP_SET=0 (a test
+ * knob, hk_knobs.h): no set. */
 static hk_read_gaps_t chunk_cgap(const hk_batch_t *b, size_t r0, size_t r1)
 {
     enum { SAMPLES = 32 };
-    const char *knob = getenv("HK_CUDA_CGAP_SET");
-    const bool off = knob && !strcmp(knob, "0");
+    const bool off = hk_knob(HK_KNOB_CUDA_CGAP_SET) == 0;
     hk_read_gaps_t seen[SAMPLES];
     unsigned votes[SAMPLES] = { 0 }, n = 0, best = 0;
     const size_t len = r1 - r0, k_max = off ? 0 : std::min<size_t>(SAMPLES, len);
@@ -290,15 +290,12 @@ void hk_workq::drain()
 /* Parts to pack a chunk of nr reads in: one per 512 reads, so that chunks
  * of few reads with many haplotypes each (many items per read) still use
  * the pool (2048 reads a part left `haplik bench`'s 72-base workload on 3
- * threads: packing 2.85 -> 1.75-1.95 ms a call with 512, H100 host, issue 15).
- * HK_CUDA_PACK_READS (measurements) sets another count. */
+ * threads: packing took about a third less time with 512, docs/PERFORMANCE.md).
+ * HK_CUDA_PACK_READS (a tuning knob) sets another count. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
     if (!pool) return 1;
-    static const size_t per = [] {
-        const char *v = getenv("HK_CUDA_PACK_READS");
-        return v && atol(v) > 0 ? (size_t)atol(v) : (size_t)512;
-    }();
+    const size_t per = (size_t)hk_knob(HK_KNOB_CUDA_PACK_READS);
     return (unsigned)std::min<size_t>(nr / per + 1, pool->size());
 }
 
@@ -517,7 +514,8 @@ void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in)
     for (uint32_t h = 0; h < ch->pad_haps; h++) hk_pad_hap(in + ch->off_hbase, ho, in + ch->off_hbase2, ho2, h, 0, 1);
 }
 
-/* err(q) on the host, for the kernels' parameters: the device table's values */
+/* err(q) on the host, for the kernels' parameters: the device table's values
+ * (src/hk_err_values.inc) */
 static const double err_of_q[256] = {
 #include "hk_err_values.inc"
 };

@@ -5,9 +5,10 @@
 #include <cstring>
 #include <vector>
 
-#include "hk_cuda.h"
+#include "hk_cuda_bench.h"
 #include "hk_cuda_internal.h"
-#include "hk_engine_internal.h"
+#include "hk_host_internal.h"
+#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
@@ -39,7 +40,7 @@ extern "C" int hk_cuda_pdhmm_configs(int *p, int *k, int max)
     return HK_N_PDHMM_CONFIGS;
 }
 
-extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
+extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config, int precision, int runs,
                              double *median_s, char *err, size_t errlen)
 {
     *median_s = 0;
@@ -50,16 +51,16 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
     if (!cu || !b || runs < 1 || (gaps != HK_GAPS_VARIED && !cg) || config < -1 || config >= n_cfg ||
         precision < HK_PREC_MIXED || precision > HK_PREC_DOUBLE) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: bad argument");
-        return HK_CUDA_EINVAL;
+        return HK_E_INVAL;
     }
     const int rows = config < 0 ? 0 : pd ? (cg ? hk_pdhmm_cg_rows(config) : hk_pdhmm_rows(config))
                                     : dbl ? hk_double_rows(config) : cg ? hk_cgap_rows(config) : hk_float_rows(config);
     if (config >= 0 && b->max_read_len > (uint32_t)rows) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: reads of %u bases do not fit configuration %d (%d rows)",
                      b->max_read_len, config, rows);
-        return HK_CUDA_EINVAL;
+        return HK_E_INVAL;
     }
-    if (b->n_pairs == 0 || b->n_regions == 0) return HK_CUDA_OK;
+    if (b->n_pairs == 0 || b->n_regions == 0) return HK_OK;
     hk_dev *d = &cu->dev[0];
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
@@ -81,11 +82,11 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
     lim.items = items;
     lim.cells = ~0ull;
     hk_slot *s = &d->slot[0];
-    int rc = hk_slot_reserve(d, s, &lim, b->max_hap_len, err, errlen);
+    hk_status_t rc = hk_slot_reserve(d, s, &lim, b->max_hap_len, err, errlen);
     if (rc) return rc;
     if (hk_chunk_plan(b, &lim, 0, 0, b->n_reads, &s->ch) || s->ch.r1 != b->n_reads) {
         hk_cu_seterr(err, errlen, "hk_cuda_bench: the batch does not fit CUDA device %d in one piece", d->ord);
-        return HK_CUDA_ENOMEM;
+        return HK_E_NOMEM;
     }
     if (pd) hk_pd_chunk_pack(b, &s->ch, s->h_in, &s->degen, nullptr);
     else hk_chunk_pack(b, &s->ch, precision, false, s->h_in, &s->degen, nullptr);
@@ -96,7 +97,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
                                  ch->cfg_begin[HK_PD_BIN_CG] == 0;
         if (cg && !dbl && (pd ? !pd_cg_reads : ch->has_gap_rows)) {
             hk_cu_seterr(err, errlen, "hk_cuda_bench: the constant-gap kernels need reads with constant gap qualities");
-            return HK_CUDA_EINVAL;
+            return HK_E_INVAL;
         }
         const uint32_t n = ch->n_items;
         for (int c = 0; c < ch->n_bins; c++) ch->cfg_begin[c] = ch->cfg_end[c] = 0;
@@ -117,7 +118,7 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
             if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;
             what = "cudaMemsetAsync";
             if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
-            const hk_side *xs = getenv("HK_CUDA_ONE_STREAM") ? nullptr : &s->side;
+            const hk_side *xs = hk_knob(HK_KNOB_CUDA_ONE_STREAM) ? nullptr : &s->side;
             if ((e = pd ? hk_pd_chunk_launch(ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
                                              &what)
                         : hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
@@ -142,15 +143,10 @@ extern "C" int hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int config,
     if (e != cudaSuccess) return hk_cu_fail(e, what, d->ord, err, errlen);
     std::sort(ms.begin(), ms.end());
     *median_s = ms[ms.size() / 2] * 1e-3;
-    return HK_CUDA_OK;
+    return HK_OK;
 }
 
 /* ---- the runtime calls a scoring call makes, each timed alone ---- */
-
-static double hk_now(void)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 /* Nothing: its launch and its attribute stand for any kernel's. */
 __global__ void hk_probe_kernel(int *p)
