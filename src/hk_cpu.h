@@ -5,6 +5,7 @@
 #ifndef HK_CPU_H
 #define HK_CPU_H
 
+#include <float.h>
 #include <stdint.h>
 #include "hk_model.h"
 
@@ -87,11 +88,13 @@ static inline int hk_cpu_float_first(const hk_model_t *m, uint32_t rlen, uint32_
 }
 
 /* Whether float's scaled sum s is the result: always in float mode; in mixed
- * mode when it reaches the threshold and is not 0 (an underflow: with a
- * threshold of 0 it would otherwise come out as -inf). */
+ * mode when it reaches the threshold and FLT_MIN (0 or a subnormal sum has
+ * lost its digits: with a threshold of 0 it came out as -inf). The float
+ * passes flush subnormals to 0 here; the GPU's do not, and apply the same
+ * rule (kernels/hk_fwd.cuh). */
 static inline int hk_cpu_float_kept(const hk_model_t *m, float s)
 {
-    return m->precision == HK_PREC_FLOAT || (s > 0 && (double)s >= m->float_threshold);
+    return m->precision == HK_PREC_FLOAT || (s >= FLT_MIN && (double)s >= m->float_threshold);
 }
 
 /* The float passes flush subnormal results to zero (x86 MXCSR.FZ), as GKL's
