@@ -13,9 +13,11 @@
  *                  float_threshold is recomputed in double with C = 2^1020;
  *   HK_PREC_FLOAT  float only (may give -inf: for measuring);
  *   HK_PREC_DOUBLE double only.
- * In mixed mode, a read longer than HK_MIXED_FLOAT_MAX_READ goes straight to
- * double (see below). The number of pairs recomputed in double (fallbacks
- * and long reads) is added to batch->n_recomputed.
+ * In mixed mode, a pair with a read longer than HK_MIXED_FLOAT_MAX_READ or a
+ * haplotype longer than HK_MIXED_FLOAT_MAX_HAP goes straight to double, and a
+ * float sum of 0 is recomputed whatever the threshold (see below). The number
+ * of pairs recomputed in double (fallbacks and long pairs) is added to
+ * batch->n_recomputed.
  *
  * PDHMM batches (batch->pdhmm, SPEC 1b) are scored by kernels of their own
  * (kernels/hk_pdhmm.cuh), always in double with C = 2^1020 whatever the
@@ -40,7 +42,7 @@
 extern "C" {
 #endif
 
-/* HK_PREC_* and HK_MIXED_FLOAT_MAX_READ: src/hk_types.h (via hk_batch.h). */
+/* HK_PREC_* and HK_MIXED_FLOAT_MAX_READ / _HAP: src/hk_types.h (via hk_batch.h). */
 
 /* Results: hk_status_t (src/hk_types.h): HK_OK; HK_E_NODEV, no usable device
  * (driver, none present, ordinal); HK_E_RUNTIME, a CUDA call failed;

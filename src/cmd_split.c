@@ -62,7 +62,7 @@ int hk_cmd_split(int argc, char **argv)
             break;
         case 'q': hk_log_set_quiet(1); break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0;
-        default: hk_cli_bad_option("split", c, argv[optind - 1]); return HK_EXIT_INPUT;
+        default: hk_cli_bad_option("split", c, argv[optind - 1], opts); return HK_EXIT_INPUT;
         }
     }
     if (argc - optind < 2) { usage(stderr); return HK_EXIT_INPUT; }

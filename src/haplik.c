@@ -2,6 +2,7 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
+#include "hk_text.h"
 #include "config.h"
 
 #include <htslib/hts.h>
@@ -65,8 +66,13 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    hk_log_error("unknown command '%s'", argv[1]);
-    fputc('\n', stderr);
+    const char *names[sizeof commands / sizeof *commands];
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) names[i] = commands[i].name;
+    const char *near = hk_text_nearest(argv[1], names, sizeof commands / sizeof *commands);
+    /* the usage first: the error is the last line on stderr */
     usage(stderr);
+    fputc('\n', stderr);
+    if (near) hk_log_error("unknown command '%s' (did you mean %s?)", argv[1], near);
+    else hk_log_error("unknown command '%s'", argv[1]);
     return HK_EXIT_INPUT;
 }

@@ -2,6 +2,7 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
+#include "hk_text.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -83,7 +84,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     while ((c = getopt_long(argc, argv, ":c:o:h", options, NULL)) != -1) {
         if (c == 'h') { free(flags); hk_cli_usage_score(stdout, cmd); return -1; }
         if (c == ':' || c == '?') {
-            hk_cli_bad_option(cmd, c, argv[optind - 1]);
+            hk_cli_bad_option(cmd, c, argv[optind - 1], options);
             goto out;
         }
         if ((c == 'c' || c == 'o') && looks_like_option(optarg)) {
@@ -136,10 +137,29 @@ out:
     return rc;
 }
 
-void hk_cli_bad_option(const char *cmd, int c, const char *arg)
+void hk_cli_bad_option(const char *cmd, int c, const char *arg, const struct option *opts)
 {
-    if (c == ':')
+    if (c == ':') {
         hk_log_error("%s: option '%s' needs a value; see 'haplik %s --help'", cmd, arg, cmd);
+        return;
+    }
+    const char *near = NULL;
+    if (opts && arg[0] == '-' && arg[1] == '-') {   /* --name or --name=value */
+        char word[65];
+        const size_t len = strcspn(arg + 2, "=");
+        size_t n = 0;
+        while (opts[n].name) n++;
+        const char **names = malloc((n ? n : 1) * sizeof *names);
+        if (names && len < sizeof word) {
+            memcpy(word, arg + 2, len);
+            word[len] = '\0';
+            for (size_t i = 0; i < n; i++) names[i] = opts[i].name;
+            near = hk_text_nearest(word, names, n);
+        }
+        free(names);
+    }
+    if (near)
+        hk_log_error("%s: unknown option '%s' (did you mean --%s?); see 'haplik %s --help'", cmd, arg, near, cmd);
     else
         hk_log_error("%s: unknown option '%s'; see 'haplik %s --help'", cmd, arg, cmd);
 }

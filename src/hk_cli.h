@@ -7,6 +7,7 @@
 #ifndef HK_CLI_H
 #define HK_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include "hk_config.h"
 
@@ -37,9 +38,13 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
                             int *first_input);
 
 /* Log a getopt failure of a command: c is ':' (a value is missing) or '?'
- * (an unknown option); arg is argv[optind - 1]. Needs getopt's optstring to
- * start with ':'. */
-void hk_cli_bad_option(const char *cmd, int c, const char *arg);
+ * (an unknown option); arg is argv[optind - 1]; opts: the command's long
+ * options (may be NULL), whose nearest name to an unknown --option is
+ * suggested ("did you mean --output?"). Needs getopt's optstring to start
+ * with ':'. */
+void hk_cli_bad_option(const char *cmd, int c, const char *arg, const struct option *opts);
+
+
 
 /* Print a command's usage and the default configuration. */
 void hk_cli_usage_score(FILE *fp, const char *cmd);

@@ -1,6 +1,7 @@
 /* hk_config.c - see hk_config.h; the keys are those of hk_config_keys.h. */
 #include "hk_config.h"
 #include "hk_log.h"
+#include "hk_text.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -250,7 +251,11 @@ static int load_key(hk_config_t *c, const char *file, const char *path, const cJ
         const char *text = json_text(&keys[k], v, buf, sizeof buf);
         return text ? hk_config_set(c, k, where, text) : refuse(&keys[k], where);
     }
-    hk_log_error("%s: unknown key", where);
+    const char *names[HK_N_KEYS];
+    for (int k = 0; k < HK_N_KEYS; k++) names[k] = keys[k].path;
+    const char *near = hk_text_nearest(path, names, HK_N_KEYS);
+    if (near) hk_log_error("%s: unknown key (did you mean %s?)", where, near);
+    else hk_log_error("%s: unknown key", where);
     return -1;
 }
 
@@ -293,23 +298,95 @@ static char *slurp(const char *path, size_t *len)
     return NULL;
 }
 
+static long line_at(const char *text, const char *at)
+{
+    long line = 1;
+    for (const char *p = text; at && p < at; p++) line += *p == '\n';
+    return line;
+}
+
+/* The first string of the JSON text s[0, n) (counting keys and values in
+ * the order they are written, from 0) that holds the escape \u0000, which
+ * cJSON's strings end at; -1 when there is none, else its offset in *at. */
+static long nul_string(const char *s, size_t n, size_t *at)
+{
+    long index = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '"') continue;
+        index++;
+        for (i++; i < n && s[i] != '"'; i++) {
+            if (s[i] != '\\') continue;
+            if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4)) { *at = i; return index; }
+            i++;
+        }
+    }
+    return -1;
+}
+
+/* The path of the member whose key or string value is string number
+ * *left of node (counted down in document order), into path[0, n). */
+static int string_path(const cJSON *node, long *left, const char *prefix, char *path, size_t n)
+{
+    int i = 0;
+    for (const cJSON *c = node->child; c; c = c->next, i++) {
+        char p[300];
+        if (c->string) snprintf(p, sizeof p, "%s%s%s", prefix, *prefix ? "." : "", c->string);
+        else snprintf(p, sizeof p, "%s[%d]", prefix, i);
+        if ((c->string && (*left)-- == 0) || (cJSON_IsString(c) && (*left)-- == 0)) {
+            snprintf(path, n, "%s", p);
+            return 1;
+        }
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && string_path(c, left, p, path, n)) return 1;
+    }
+    return 0;
+}
+
 /* Parse text as one JSON document: after it, JSON's whitespace only (cJSON's
  * own require_null_terminated would also take control characters and stop
- * at a NUL byte). NULL when it is not (logged with the line). */
+ * at a NUL byte); nothing RFC 8259 refuses (raw control characters in a
+ * string, numbers such as 01 or .5: hk_text_json_strict); no string with
+ * \u0000, which cJSON would silently cut there. NULL when it is not (logged
+ * with the line). */
 static cJSON *parse_document(const char *path, const char *text, size_t len)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     const char *rest = root ? end : NULL;
     while (rest && rest < text + len && strchr(" \t\r\n", *rest) && *rest) rest++;
-    if (root && rest >= text + len) return root;
-    const char *at = root ? rest : cJSON_GetErrorPtr();
-    long line = 1;
-    for (const char *p = text; at && p < at; p++) line += *p == '\n';
-    hk_log_error("%s:%ld: %s", path, line,
-                 root ? "content after the JSON object (one object per file)" : "not valid JSON");
-    cJSON_Delete(root);
-    return NULL;
+    if (!root || rest < text + len) {
+        hk_log_error("%s:%ld: %s", path, line_at(text, root ? rest : cJSON_GetErrorPtr()),
+                     root ? "content after the JSON object (one object per file)" : "not valid JSON");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    size_t at;
+    const char *what = hk_text_json_strict(text, len, &at);
+    if (what) {
+        hk_log_error("%s:%ld: not valid JSON: %s", path, line_at(text, text + at), what);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    long nul = nul_string(text, len, &at);
+    if (nul >= 0) {
+        char key[300] = "";
+        const long line = line_at(text, text + at);
+        if (string_path(root, &nul, "", key, sizeof key) && *key)
+            hk_log_error("%s:%ld: %s: a string holds \\u0000 (a NUL character), which no setting takes",
+                         path, line, key);
+        else
+            hk_log_error("%s:%ld: a string holds \\u0000 (a NUL character), which no setting takes", path, line);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* Whether a member before v, from first on, has v's name. */
+static int repeated(const cJSON *first, const cJSON *v)
+{
+    for (const cJSON *p = first; p && p != v; p = p->next)
+        if (!strcmp(p->string, v->string)) return 1;
+    return 0;
 }
 
 int hk_config_load(hk_config_t *c, const char *path)
@@ -327,9 +404,14 @@ int hk_config_load(hk_config_t *c, const char *path)
         rc = -1;
     }
     for (sec = cJSON_IsObject(root) ? root->child : NULL; sec && !rc; sec = sec->next) {
+        static const char *const sections[] = { "input", "output", "model", "engine", "check" };
+        const char *near = hk_text_nearest(sec->string, sections, sizeof sections / sizeof *sections);
         if (!is_section(sec->string)) {
-            hk_log_error("%s: %s: unknown key (expected input, output, model, engine or check)",
-                         path, sec->string);
+            hk_log_error("%s: %s: unknown key (%s%s%sexpected input, output, model, engine or check)",
+                         path, sec->string, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+            rc = -1;
+        } else if (repeated(root->child, sec)) {
+            hk_log_error("%s: %s: given more than once (one object per section)", path, sec->string);
             rc = -1;
         } else if (!cJSON_IsObject(sec)) {
             hk_log_error("%s: %s: expected an object", path, sec->string);
@@ -338,7 +420,12 @@ int hk_config_load(hk_config_t *c, const char *path)
         for (v = rc ? NULL : sec->child; v && !rc; v = v->next) {
             char key[200];
             snprintf(key, sizeof key, "%s.%s", sec->string, v->string);
-            rc = load_key(c, path, key, v);
+            if (repeated(sec->child, v)) {
+                hk_log_error("%s: %s: given more than once", path, key);
+                rc = -1;
+            } else {
+                rc = load_key(c, path, key, v);
+            }
         }
     }
     cJSON_Delete(root);

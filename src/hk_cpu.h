@@ -5,6 +5,7 @@
 #ifndef HK_CPU_H
 #define HK_CPU_H
 
+#include <float.h>
 #include <stdint.h>
 #include "hk_model.h"
 
@@ -71,11 +72,23 @@ double hk_cpu_forward_d(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
                         const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
                         const uint8_t *hb, uint32_t hlen, double *M, double *I, double *D);
 
-/* Whether mixed or float mode scores a read of rlen bases in float first. */
-static inline int hk_cpu_float_first(const hk_model_t *m, uint32_t rlen)
+/* Whether mixed or float mode scores a pair of rlen and hlen bases in float
+ * first (float's error grows with both: hk_types.h). */
+static inline int hk_cpu_float_first(const hk_model_t *m, uint32_t rlen, uint32_t hlen)
 {
     return m->precision == HK_PREC_FLOAT ||
-           (m->precision == HK_PREC_MIXED && rlen <= HK_MIXED_FLOAT_MAX_READ);
+           (m->precision == HK_PREC_MIXED && rlen <= HK_MIXED_FLOAT_MAX_READ &&
+            hlen <= HK_MIXED_FLOAT_MAX_HAP);
+}
+
+/* Whether float's scaled sum s is the result: always in float mode; in mixed
+ * mode when it reaches the threshold and FLT_MIN (0 or a subnormal sum has
+ * lost its digits: with a threshold of 0 it came out as -inf). The float
+ * passes flush subnormals to 0 here; the GPU's do not, and apply the same
+ * rule (kernels/hk_fwd.cuh). */
+static inline int hk_cpu_float_kept(const hk_model_t *m, float s)
+{
+    return m->precision == HK_PREC_FLOAT || (s >= FLT_MIN && (double)s >= m->float_threshold);
 }
 
 /* The float passes flush subnormal results to zero (x86 MXCSR.FZ), as GKL's

@@ -101,7 +101,7 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
     job->pass->forward_f(lp, &w->mem, sums);
     hk_cpu_flush_end(fp_mode);
     for (int l = 0; l < n; l++) {
-        if (job->m->precision == HK_PREC_FLOAT || (double)sums[l] >= job->m->float_threshold) {
+        if (hk_cpu_float_kept(job->m, sums[l])) {
             job->b->lk[g[l].out] = log10((double)sums[l]) - HK_LOG10_SCALE_F;
             continue;
         }
@@ -193,11 +193,11 @@ static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t 
         const hk_region_t *rg = &b->regions[r];
         for (uint32_t i = 0; i < rg->n_reads; i++) {
             const uint32_t rlen = hk_batch_read_len(b, rg->read0 + i);
-            const int in_float = hk_cpu_float_first(m, rlen);
-            const size_t class_key = in_float ? 0 : buckets;
-            *n_float += in_float ? rg->n_haps : 0;
             for (uint32_t h = 0; h < rg->n_haps; h++, k++) {
-                const size_t hap_key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
+                const uint32_t hlen = hk_batch_hap_len(b, rg->hap0 + h);
+                const int in_float = hk_cpu_float_first(m, rlen, hlen);
+                *n_float += (size_t)in_float;
+                const size_t hap_key = (in_float ? 0 : buckets) + (hlen >> HAP_BUCKET_SHIFT);
                 key[k] = (uint32_t)(one_pass ? hap_key * read_keys + rlen : rlen);
             }
         }
@@ -218,8 +218,9 @@ static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t 
         tmp = malloc(n * sizeof *tmp);
         if (!tmp) goto fail;
         for (k = 0; k < n; k++) {
-            const int in_float = hk_cpu_float_first(m, hk_batch_read_len(b, sorted[k].read));
-            key[k] = (uint32_t)((in_float ? 0 : buckets) + (hk_batch_hap_len(b, sorted[k].hap) >> HAP_BUCKET_SHIFT));
+            const uint32_t hlen = hk_batch_hap_len(b, sorted[k].hap);
+            const int in_float = hk_cpu_float_first(m, hk_batch_read_len(b, sorted[k].read), hlen);
+            key[k] = (uint32_t)((in_float ? 0 : buckets) + (hlen >> HAP_BUCKET_SHIFT));
         }
         start = key_starts(key, n, hap_keys);
         if (!start) goto fail;
@@ -275,9 +276,10 @@ static void *order_part(void *arg)
     for (size_t r = j->cut[a->part]; r < j->cut[a->part + 1]; r++) {
         const hk_region_t *rg = &b->regions[r];
         for (uint32_t i = 0; i < rg->n_reads; i++) {
-            const size_t class_key = hk_cpu_float_first(j->m, hk_batch_read_len(b, rg->read0 + i)) ? 0 : j->buckets;
+            const uint32_t rlen = hk_batch_read_len(b, rg->read0 + i);
             for (uint32_t h = 0; h < rg->n_haps; h++) {
-                const size_t key = class_key + (hk_batch_hap_len(b, rg->hap0 + h) >> HAP_BUCKET_SHIFT);
+                const uint32_t hlen = hk_batch_hap_len(b, rg->hap0 + h);
+                const size_t key = (hk_cpu_float_first(j->m, rlen, hlen) ? 0 : j->buckets) + (hlen >> HAP_BUCKET_SHIFT);
                 if (!j->scatter) { count[key]++; continue; }
                 j->coarse[count[key]++] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h,
                                                         rg->pair0 + (uint64_t)i * rg->n_haps + h };

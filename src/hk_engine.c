@@ -277,9 +277,11 @@ static long rescue_batch(hk_batch_t *b)
                 const uint64_t ho = b->hap_off[hk];
                 const uint8_t *gap[3];
                 hk_batch_gap_rows(b, rk, gap_rows, gap);
+                /* PDHMM: the CPU's own value (GATK's double where it is not 0, so
+                 * also where the GPU's constant-gap form, scaled lower, gave up) */
                 lk[h] = b->pdhmm
-                    ? hk_pdhmm_rescue_pair(b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2], rlen,
-                                           b->hap_base + ho, b->hap_pd + ho, hlen, ws)
+                    ? hk_pdhmm_score_pair(b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2], rlen,
+                                          b->hap_base + ho, b->hap_pd + ho, hlen, ws)
                     : hk_model_rescue_pair(b->read_base + o, b->read_q + o, gap[0], gap[1], gap[2], rlen,
                                            b->hap_base + ho, hlen, ws);
                 n++;

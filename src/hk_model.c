@@ -115,13 +115,13 @@ double hk_model_score_pair(const hk_model_t *m,
                            void *ws, int *recomputed)
 {
     *recomputed = m->precision == HK_PREC_MIXED;    /* unless float's sum is kept */
-    if (hk_cpu_float_first(m, rlen)) {
+    if (hk_cpu_float_first(m, rlen, hlen)) {
         float *f = ws;
         const unsigned fp_mode = hk_cpu_flush_begin();
         const float s = hk_cpu_forward_f(rb, q, ins, del, gcp, rlen, hb, hlen,
                                          f, f + (hlen + 1), f + 2 * (hlen + 1));
         hk_cpu_flush_end(fp_mode);
-        if (m->precision == HK_PREC_FLOAT || (double)s >= m->float_threshold) {
+        if (hk_cpu_float_kept(m, s)) {
             *recomputed = 0;
             return log10((double)s) - HK_LOG10_SCALE_F;
         }

@@ -29,8 +29,9 @@ static inline hk_seq_rules_t hk_model_seq_rules(const hk_model_t *m)
  * qualities are the normalised Phred values of hk_batch_t. ws must hold
  * hk_model_ws_size(hlen) bytes, 16-byte aligned. *recomputed is set to 1 when
  * mixed mode fell back to double, or went there at once (a read longer than
- * HK_MIXED_FLOAT_MAX_READ). Returns log10 of the likelihood; where even the
- * double sum underflows (beyond GATK's range), hk_model_rescue_pair's. */
+ * HK_MIXED_FLOAT_MAX_READ or a haplotype longer than HK_MIXED_FLOAT_MAX_HAP).
+ * Returns log10 of the likelihood; where even the double sum underflows
+ * (beyond GATK's range), hk_model_rescue_pair's. */
 double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *read_base, const uint8_t *q,
                            const uint8_t *ins, const uint8_t *del,

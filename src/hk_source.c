@@ -362,8 +362,16 @@ ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
     if (s->gz) return gunzip_read(s->gz, buf, n);
 #endif
     if (s->fd >= 0) return read_some(s->fd, buf, n);
-    return s->fp->format.compression == no_compression ? hread(s->fp->fp.hfile, buf, n)
-                                                        : bgzf_read(s->fp->fp.bgzf, buf, n);
+    if (s->fp->format.compression == no_compression) return hread(s->fp->fp.hfile, buf, n);
+    BGZF *z = s->fp->fp.bgzf;
+    const ssize_t got = bgzf_read(z, buf, n);
+    /* htslib's threaded reader ends at a block cut short as at the end,
+     * its error only in errcode */
+    if (got == 0 && z->errcode) return -1;
+    /* a stream cannot be checked for BGZF's end-of-file block when it is
+     * opened (bgzf_check_EOF seeks): its last block tells, once read */
+    if (got == 0 && s->streaming && s->fp->format.compression == bgzf && !z->last_block_eof) s->unterminated = 1;
+    return got;
 }
 
 void hk_source_set_threads(hk_source_t *s, int nthreads)
@@ -371,8 +379,12 @@ void hk_source_set_threads(hk_source_t *s, int nthreads)
 #ifdef HAVE_ISAL
     if (s->gz) gunzip_choose(s->gz, nthreads);
 #endif
-    /* BGZF blocks decompress independently: let htslib do it in parallel */
-    if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt && !hk_source_blocks(s))
+    /* BGZF blocks decompress independently: let htslib do it in parallel,
+     * but not a stream's: htslib's threaded reader marks every stream's last
+     * block as the end-of-file block, so a stream cut at a block's end would
+     * pass for whole (its blocks are inflated by the reading thread) */
+    if (nthreads > 1 && s->fp && s->fp->format.compression == bgzf && !s->bgzf_mt && !hk_source_blocks(s) &&
+        !s->streaming)
         s->bgzf_mt = bgzf_mt(s->fp->fp.bgzf, nthreads, 256) == 0;
 }
 

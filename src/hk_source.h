@@ -34,7 +34,8 @@ int hk_source_streaming(const hk_source_t *s);
 /* Compressed (gzip or BGZF). */
 int hk_source_compressed(const hk_source_t *s);
 /* BGZF without its end-of-file marker: a file cut at a block boundary reads
- * as a shorter valid one, and only this tells. */
+ * as a shorter valid one, and only this tells. A file is checked when it is
+ * opened; a stream once hk_source_read has reached its end. */
 int hk_source_unterminated(const hk_source_t *s);
 
 /* Up to n bytes at offset `at` of a seekable source; fewer only at its end.

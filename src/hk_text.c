@@ -70,6 +70,43 @@ char *hk_text_utf8_fix(const char *s, size_t n, size_t *len)
     return out;
 }
 
+/* Optimal string alignment distance of a and b, or more than max when it
+ * exceeds max (names are short: longer words are not compared). */
+static size_t edit_distance(const char *a, const char *b, size_t max)
+{
+    enum { LONGEST = 64 };
+    const size_t la = strlen(a), lb = strlen(b);
+    if (la > LONGEST || lb > LONGEST || (la > lb ? la - lb : lb - la) > max) return max + 1;
+    size_t d[LONGEST + 1][LONGEST + 1];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+const char *hk_text_nearest(const char *word, const char *const *names, size_t n)
+{
+    size_t max = strlen(word) / 3;
+    if (max < 1) max = 1;
+    const char *best = NULL;
+    size_t best_d = max + 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i]) continue;
+        const size_t d = edit_distance(word, names[i], max);
+        if (d == 0) return NULL;
+        if (d < best_d) { best_d = d; best = names[i]; }
+    }
+    return best;
+}
+
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Whether s[0, n) is a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -108,7 +145,7 @@ const char *hk_text_json_strict(const char *s, size_t n, size_t *at)
                 if ((unsigned char)s[i] < 0x20) { *at = i; return "a raw control character in a string"; }
                 if (s[i] == '\\') i++;
             }
-        } else if (c < 0x20 && c != '\t' && c != '\r') {
+        } else if (c < 0x20 && c != '\t' && c != '\r' && c != '\n') {
             return "a raw control character";
         } else if (is_digit((char)c) || c == '-' || c == '+' || c == '.') {
             /* true, false and null hold none of these characters */

@@ -25,9 +25,15 @@ size_t hk_text_utf8_valid_len(const char *s, size_t n);
  * NULL when out of memory. */
 char *hk_text_utf8_fix(const char *s, size_t n, size_t *len);
 
+/* The name of names[0, n) nearest to word, for a "did you mean" hint: the
+ * fewest single-character insertions, deletions, substitutions or swaps of
+ * two neighbours, at most a third of word's length (and at least 1); NULL
+ * when none is that near (or word is one of them). Ties: the first. */
+const char *hk_text_nearest(const char *word, const char *const *names, size_t n);
+
 /* What cJSON accepts and RFC 8259 does not, in the JSON text s[0, n) that
  * cJSON has parsed: a raw control character (in a string, or outside one but
- * space, tab and CR), a number such as 01, +1, .5 or 1. . Returns NULL when
+ * JSON's whitespace: tab, LF, CR), a number such as 01, +1, .5 or 1. . Returns NULL when
  * there is none, else what was found (a static string) with its byte offset
  * in *at. */
 const char *hk_text_json_strict(const char *s, size_t n, size_t *at);

@@ -29,17 +29,21 @@ enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
 #define HK_LOG10_SCALE_F (HK_LOG2_SCALE_F * HK_LOG10_2)
 #define HK_LOG10_SCALE_D (HK_LOG2_SCALE_D * HK_LOG10_2)
 
-/* Longest read that mixed mode scores in float; longer reads go straight to
- * double, on the CPU (src/hk_model.c) and the GPU (kernels/hk_chunk.cu)
- * alike, so that mixed stays within 1e-4 of double at every length (SPEC 1).
- * Float's error grows linearly with the read's length, not the haplotype's
- * (150 bases against 1,000 or 16,000: 3.4e-6 and 3.3e-6). Measured on the
- * CPU's float pass (exact matches, constant qualities, where the rounding of
- * the row coefficients adds up instead of cancelling): at most 6.3e-8 log10
- * per read base (Q58-75 with gap-open Q60; 2.3e-8 at Q37 with gap-open Q40;
- * 4.6e-9 with varied qualities), so 1e-4 is reached at about 1,600 bases.
- * 800 keeps a factor of two: the worst case measured at 800 is 5.1e-5. */
+/* Longest read and longest haplotype of a pair that mixed mode scores in
+ * float; a pair with a longer one goes straight to double, on the CPU
+ * (src/hk_cpu.h) and the GPU (kernels/hk_items.cuh) alike, so that mixed
+ * stays within 1e-4 of double at every length (SPEC 1). Float's error grows
+ * linearly with both lengths. Measured on the CPU's float pass (exact
+ * matches, constant qualities, where the rounding of the row coefficients
+ * adds up instead of cancelling): at most 6.3e-8 log10 per read base (Q58-75
+ * with gap-open Q60; 2.3e-8 at Q37 with gap-open Q40; 4.6e-9 with varied
+ * qualities), so 1e-4 is reached at about 1,600 bases; 800 keeps a factor of
+ * two: the worst case measured at 800 is 5.1e-5. Along the haplotype, reads
+ * that fit it at many places (repeats) gather error from every column: at
+ * most about 6e-9 per haplotype base (2.4e-5 at 4,000, 9.5e-5 at 16,000,
+ * 1.8e-4 at 32,000), so 4,096 adds at most about 2.5e-5 to the read's share. */
 #define HK_MIXED_FLOAT_MAX_READ 800u
+#define HK_MIXED_FLOAT_MAX_HAP 4096u
 
 /* Base codes: 0..3 for A C G T, HK_BASE_N for N. A PDHMM batch (SPEC 1b,
  * where equality is case-sensitive) keeps the case: a lower-case letter's

@@ -59,6 +59,19 @@ setup() { load test_helper/common-setup; _common_setup; }
     assert_stderr --partial "unknown option '--frob'; see 'haplik score --help'"
 }
 
+@test "an unknown option or command gets the nearest known one, and the error is the last line" {
+    run -2 --separate-stderr hk score --outptu x.json "$DATA/tiny.in"
+    assert_stderr "haplik: error: score: unknown option '--outptu' (did you mean --output?); see 'haplik score --help'"
+    run -2 --separate-stderr hk check --tolerence=1 "$DATA/tiny.in"
+    assert_stderr --partial "unknown option '--tolerence=1' (did you mean --tolerance?)"
+    run -2 --separate-stderr hk split --qiuet x.in a b
+    assert_stderr --partial "unknown option '--qiuet' (did you mean --quiet?)"
+    run -2 --separate-stderr hk socre "$DATA/tiny.in"
+    [[ "${stderr_lines[-1]}" == "haplik: error: unknown command 'socre' (did you mean score?)" ]] || fail "$stderr"
+    run -2 --separate-stderr hk frobnicate
+    [[ "${stderr_lines[-1]}" == "haplik: error: unknown command 'frobnicate'" ]] || fail "$stderr"
+}
+
 @test "score without input is a usage error (2)" {
     run -2 --separate-stderr hk score
     assert_stderr --partial "no INPUT given"

@@ -174,3 +174,43 @@ check.tolerance	tolerance	"small"	small'
              grep -o '^| `[a-z_]*\.[a-z_]*`' | sed 's/^| `//; s/`$//' | sort)
     assert_equal "$readme" "$keys"
 }
+
+@test "a string holding \\u0000 is refused with file, line and key, not cut short" {
+    printf '{"input": {"format": "gatk\\u0000x"}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu -c c.json -o t.json "$DATA/tiny.in"
+    [ "${#stderr_lines[@]}" -eq 1 ] || fail "expected one line on stderr, got: $stderr"
+    assert_stderr 'haplik: error: c.json:1: input.format: a string holds \u0000 (a NUL character), which no setting takes'
+    [ ! -e t.json ]
+    printf '{"engine":\n {"gpu_lock_dir": "/tmp/a\\u0000b"}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    assert_stderr --partial 'c.json:2: engine.gpu_lock_dir: a string holds \u0000'
+    printf '{"engi\\u0000ne": {}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    assert_stderr --partial 'c.json:1: engi: a string holds \u0000'
+    # an escaped backslash before u0000 is the text \u0000, not a NUL
+    printf '{"engine": {"gpu_lock_dir": "a\\\\u0000"}}' > c.json
+    run -0 "$HAPLIK" score --print-config -c c.json
+    assert_output --partial '"gpu_lock_dir": "a\\u0000"'
+}
+
+@test "what cJSON takes and JSON does not is refused: raw control characters, malformed numbers" {
+    printf '{"engine": {"gpu_lock_dir": "a\tb"}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    assert_stderr "haplik: error: c.json:1: not valid JSON: a raw control character in a string"
+    printf '{"engine": {"threads": 01}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    assert_stderr "haplik: error: c.json:1: not valid JSON: a malformed number"
+}
+
+@test "a key or section given twice is refused, not the last one silently kept" {
+    bad_config '{"engine": {"threads": 1, "threads": 2}}' "engine.threads: given more than once"
+    bad_config '{"engine": {"threads": 1}, "engine": {"threads": 3}}' "engine: given more than once"
+}
+
+@test "an unknown key gets the nearest known one" {
+    bad_config '{"engine": {"thread": 2}}' "engine.thread: unknown key (did you mean engine.threads?)"
+    bad_config '{"modle": {}}' "modle: unknown key (did you mean model? expected input"
+    bad_config '{"engine": {"frobnicate": 2}}' "engine.frobnicate: unknown key"
+    run -2 --separate-stderr "$HAPLIK" score -c c.json -o t.json "$DATA/tiny.in"
+    [[ "$stderr" != *"did you mean"* ]] || fail "a suggestion for a far name: $stderr"
+}

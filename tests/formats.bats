@@ -221,3 +221,52 @@ score_with_threads() { hk score --backend cpu --quiet --threads "$3" -o "$2" "$1
     score_with_threads long.in t2.json 2
     run -0 $TABLE same t1.json t2.json
 }
+
+# bgzf_blocks FILE: the byte offsets where FILE's BGZF blocks start.
+bgzf_blocks() {
+    python3 -c "
+import struct, sys
+d = open(sys.argv[1], 'rb').read(); o = 0
+while o < len(d):
+    print(o); o += struct.unpack('<H', d[o + 16:o + 18])[0] + 1" "$1"
+}
+
+@test "a BGZF stream cut short is refused from a pipe as from a file, on one thread and several" {
+    bgzip -c "$DATA/1m.in" > all.bgz     # 2.2 MB: 35 blocks and the end-of-file marker
+    mapfile -t blocks < <(bgzf_blocks all.bgz)
+    # without its end-of-file marker (every pair there: only the marker tells), and cut at
+    # a block boundary halfway (the cut falls where it may: inside a line or between two)
+    head -c "${blocks[-1]}" all.bgz > noeof.bgz
+    head -c "${blocks[${#blocks[@]} / 2]}" all.bgz > half.bgz
+    head -c $(( ${blocks[${#blocks[@]} / 2]} + 3000 )) all.bgz > mid.bgz
+    for t in 1 2 4; do
+        for f in noeof half mid; do
+            run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o f.json $f.bgz
+            file_err=$stderr
+            run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o p.json - < <(cat $f.bgz)
+            [[ "$stderr" == "haplik: error: -:"*": read error ("* ]] || fail "$f, $t threads, pipe: $stderr"
+            [[ "$file_err" == "haplik: error: $f.bgz:"*": read error ("* ]] || fail "$f, $t threads, file: $file_err"
+            [ ! -e f.json ] && [ ! -e p.json ]
+        done
+        run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o p.json - < <(cat noeof.bgz)
+        assert_stderr --partial "truncated BGZF stream: no end-of-file marker"
+        # the whole stream still reads from a pipe
+        hk score --backend cpu --quiet --threads $t -o whole.json - < <(cat all.bgz)
+        score -o plain.json "$DATA/1m.in"
+        run -0 $TABLE same plain.json whole.json
+    done
+}
+
+@test "a gzip stream cut short is refused from a pipe as from a file" {
+    gzip -c "$GATK" > all.gz
+    head -c $(( $(stat -c %s all.gz) / 2 )) all.gz > half.gz
+    head -c -4 all.gz > notrailer.gz       # the length of the trailer lost
+    for f in half notrailer; do
+        for t in 1 4; do
+            run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o p.json - < <(cat $f.gz)
+            [[ "$stderr" == "haplik: error: -:"*": read error (truncated or corrupt compressed stream?)" ]] ||
+                fail "$f, $t threads: $stderr"
+            [ ! -e p.json ]
+        done
+    done
+}

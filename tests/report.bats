@@ -124,3 +124,62 @@ EOF
         --benchmarks y --shards s.tsv --shards-html s.html --throughput t.svg --likelihoods l.svg
     assert_output "report_figures: error: bad.json: not a haplik json table ('summary')"
 }
+
+# figures TABLE...: run the figure script on the tables (sources: hc.txt; no benchmarks)
+figures() {
+    local py n=$#
+    py=$(head -n 1 "$(command -v snakemake)" | sed 's/^#! *//')
+    echo '{}' >bench.tsv
+    "$py" "$SRC/workflow/scripts/report_figures.py" --tables "$@" \
+        --sources $(for _ in "$@"; do echo hc.txt; done) --benchmarks $(for _ in "$@"; do echo bench.tsv; done) \
+        --shards s.tsv --shards-html s.html --throughput t.svg --likelihoods l.svg --gatk g.svg
+}
+
+@test "report: the figure script takes GATK's -Infinity, null values, a null summary field and every table format" {
+    # GATK's value of the first record underflowed (-Infinity): haplik's is finite there
+    sed '2s/-1.664814e+00$/-Infinity/' "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" >hc.txt
+    mkdir -p t
+    "$HAPLIK" score --backend cpu --quiet -o t/a.json hc.txt
+    "$HAPLIK" score --backend cpu --quiet --output-format jsonl -o t/c.jsonl hc.txt
+    gzip -c t/c.jsonl >t/e.jsonl.gz
+    python3 - <<'PY'
+import json
+t = json.load(open("t/a.json"))
+t["regions"][0]["log10_likelihoods"][0][1] = None   # a pair without a value
+t["summary"]["seconds"] = None
+json.dump(t, open("t/b.json", "w"))
+# the same table as tsv with its sidecar, the value of one pair an empty field
+t = json.load(open("t/a.json"))
+head = {k: v for k, v in t.items() if k not in ("regions", "summary")}
+json.dump({"haplik-likelihoods": head, "summary": t["summary"]}, open("t/d.tsv.meta.json", "w"))
+with open("t/d.tsv", "w") as f:
+    f.write("input\tline\tregion_index\tregion_name\tread_index\thaplotype_index\tlog10_likelihood\texpected\tdifference\n")
+    for g in t["regions"]:
+        n = len(g["haplotypes"])
+        for r, row in enumerate(g["log10_likelihoods"]):
+            for h, v in enumerate(row):
+                value = "" if (g["index"], r, h) == (1, 0, 0) else repr(v)
+                f.write(f"hc.txt\t{g['line'] + r * n + h}\t{g['index']}\t\t{r}\t{h}\t{value}\t\t\n")
+PY
+    run -0 figures t/a.json t/b.json t/c.jsonl t/d.tsv t/e.jsonl.gz
+    run -0 cut -f1,3 s.tsv
+    assert_output "$(printf 'shard\tpairs\nt/a\t284\nt/b\t284\nt/c\t284\nt/d\t284\nt/e\t284')"
+    [ "$(cut -f5 s.tsv | sed -n 3p)" = 0.000 ]   # t/b: no seconds
+    grep -q "haplik log10 likelihoods (1420 pairs; 2 without a finite value, not drawn)" l.svg
+    grep -q "|haplik - GATK| per pair (1420 pairs, largest [0-9.e-]*; 5 finite on one side only; 2 without haplik's value)" g.svg
+}
+
+@test "report: the throughput figure stays readable with many shards" {
+    "$HAPLIK" score --backend cpu --quiet -o a.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" hc.txt
+    mkdir -p t
+    for i in $(seq -w 1 40); do cp a.json "t/shard$i.json"; done
+    run -0 figures t/shard*.json
+    # a figure of bounded width, its bars numbered (the names would overlap)
+    grep -q 'width="864pt"' t.svg || fail "$(grep -o 'width="[^"]*"' t.svg | head -1)"
+    grep -q "shard (its row in the per-shard table; 40 shards)" t.svg
+    ! grep -q "t/shard01" t.svg || fail "40 shard names on the axis"
+    # few shards: each bar named
+    run -0 figures t/shard0[1-4].json
+    grep -q "t/shard01" t.svg
+}

@@ -84,3 +84,37 @@ lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
     printf '{"model": {"precision": "double"}}\n \t\r\n\n' > c.json   # whitespace only: fine
     run -0 hk score --backend cpu --quiet -c c.json -o out/t.json "$DATA/tiny.in"
 }
+
+@test "mixed stays within 1e-4 of double on a long haplotype" {
+    # along the haplotype float's error grows too: a 400-base read that fits a 32,000-base
+    # repeat at every period (Q60, gap-open Q45) is off by 1.8e-4 in float
+    python3 - <<'PY'
+hap = ("ACGTTG" * 6000)[:32000]
+read = hap[7:407]
+n = len(read)
+with open("longhap.in", "w") as f:
+    f.write("1 1\n%s %s %s %s %s\n%s\n" % (read, "]" * n, "N" * n, "N" * n, "+" * n, hap))
+PY
+    run -0 hk score --backend cpu --quiet --precision mixed -o out/mixed.json longhap.in
+    run -0 hk score --backend cpu --quiet --precision double -o out/double.json longhap.in
+    run -0 $TABLE close out/mixed.json out/double.json 1e-4
+    run -0 $TABLE get out/mixed.json "t['summary']['double_recomputed']"
+    assert_output 1
+}
+
+@test "a float threshold of 0, which the validator accepts, gives the double value, not null" {
+    # float's sum underflows to 0 on this pair (far below float's range); with a threshold
+    # of 0 it was kept, and its log10 was -inf (null in the table)
+    batch_pair far.in "$(random_seq 700 1)" "$(random_seq 700 2)" I I +
+    for t in 0 1e-300 1e-28; do
+        run -0 hk score --backend cpu --quiet --precision mixed --float-threshold $t -o out/mixed.json far.in
+        run -0 lk out/mixed.json
+        [[ "$output" =~ ^-[0-9]+\.[0-9]+$ ]] || fail "threshold $t: expected a finite number, got '$output'"
+    done
+    run -0 hk score --backend cpu --quiet --precision double -o out/double.json far.in
+    run -0 $TABLE close out/mixed.json out/double.json 1e-9
+    # the same from a config file
+    echo '{"model": {"float_threshold": 0}}' > c.json
+    run -0 hk score --backend cpu --quiet -c c.json -o out/file.json far.in
+    run -0 $TABLE close out/file.json out/double.json 1e-9
+}

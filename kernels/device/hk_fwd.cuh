@@ -215,7 +215,7 @@ struct hk_fwd {
         const uint32_t o = it.out + (uint32_t)h;
         const double ds = (double)s;
         if (sizeof(T) == sizeof(float) && c.precision == HK_PREC_MIXED &&
-            !(ds >= c.threshold && ds <= (double)FLT_MAX)) {
+            !(ds >= (double)FLT_MIN && ds >= c.threshold && ds <= (double)FLT_MAX)) {   /* hk_cpu_float_kept */
             const uint32_t k = atomicAdd(c.n_redo, 1u);
             hk_item r = {it.read, it.hap + (uint32_t)h, 1u, o};
             c.redo[k] = r;

@@ -473,10 +473,15 @@ struct hk_pd_fwd {
     }
 
     /* The result of haplotype h of the item: 0 or beyond double's range
-     * gives -inf, which the host rescues (src/hk_engine.c). */
+     * gives -inf, which the host scores as the CPU does (src/hk_engine.c).
+     * So does a CG sum below DBL_MIN: scaled by 2^HK_PD_CG_LOG2C, not the
+     * CPU's 2^1020, it turns subnormal (and loses digits) where the CPU's
+     * sum is still normal, or subnormal in another way. */
     static __device__ __forceinline__ void finish(const hk_pd_dev &c, const hk_item &it, int h, double s)
     {
-        c.lk[it.out + (uint32_t)h] = s > 0 && s <= DBL_MAX ? log10(s) - LOG2_C * HK_LOG10_2 : -INFINITY;
+        const bool normal_enough = CG ? s >= DBL_MIN : s > 0;
+        c.lk[it.out + (uint32_t)h] = normal_enough && s <= DBL_MAX ? log10(s) - LOG2_C * HK_LOG10_2
+                                                                   : -INFINITY;
     }
 };
 

@@ -23,7 +23,8 @@
 /* Bins of a chunk's work items, one kernel each: the family's single-tile
  * configurations [0, n_single), its multi-tile kernel (n_single), then, in
  * float and mixed mode, the constant-gap configurations (n_single + 1 + k),
- * and in mixed mode last the reads longer than HK_MIXED_FLOAT_MAX_READ
+ * and in mixed mode last the pairs with a read longer than
+ * HK_MIXED_FLOAT_MAX_READ or a haplotype longer than HK_MIXED_FLOAT_MAX_HAP
  * (long_bin: the double multi-tile kernel). */
 #define HK_CHUNK_BINS (HK_N_FLOAT_CONFIGS + HK_N_CGAP_CONFIGS + HK_N_DOUBLE_CONFIGS + 1)
 static_assert(HK_N_FLOAT_CONFIGS + 1 + HK_N_CGAP_CONFIGS + 1 <= HK_CHUNK_BINS, "mixed mode's bins fit");

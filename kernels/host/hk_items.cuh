@@ -45,7 +45,7 @@ struct hk_items_src {
     uint32_t item_cols;               /* most columns per item (the planner's) */
     int      n_single, long_bin;      /* see hk_chunk */
     bool     dbl;                     /* the double family */
-    bool     long_dbl;                /* mixed mode: long reads to long_bin */
+    bool     long_dbl;                /* mixed mode: long reads and haplotypes to long_bin */
     hk_read_gaps_t cgap;              /* the chunk's constant-gap set (hk_chunk::cgap) */
 };
 
@@ -120,9 +120,14 @@ __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g,
     for (uint32_t h = 0; h < rg.n_haps;) {
         uint32_t nhp = 0;
         uint64_t cols = 0;
+        bool long_hap = false;                     /* mixed mode: a pair to double at once */
         while (h + nhp < rg.n_haps && nhp < HK_MAX_ITEM_HAPS && (nhp == 0 || !multi)) {
             const uint64_t n = hoff[h + nhp + 1] - hoff[h + nhp];
             if (n == 0 || (nhp > 0 && cols + n > x.item_cols)) break;
+            if (x.long_dbl && !to_double && n > HK_MIXED_FLOAT_MAX_HAP) {   /* alone, in long_bin */
+                if (nhp == 0) { cols = n; nhp = 1; long_hap = true; }
+                break;
+            }
             cols += n;
             nhp++;
         }
@@ -135,7 +140,7 @@ __host__ __device__ inline bool hk_read_items(const hk_items_src &x, uint32_t g,
         it.out = out0 + h;
         it.n_haps = nhp;
         const uint64_t b = cols / 32 < HK_BUCKETS - 1 ? cols / 32 : HK_BUCKETS - 1;
-        emit(it, bin * HK_BUCKETS + (HK_BUCKETS - 1 - (uint32_t)b));
+        emit(it, (long_hap ? (uint32_t)x.long_bin : bin) * HK_BUCKETS + (HK_BUCKETS - 1 - (uint32_t)b));
         h += nhp;
     }
     return !constant;

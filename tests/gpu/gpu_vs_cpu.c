@@ -13,8 +13,10 @@
  * and one-haplotype regions, small chunks (HK_CUDA_CHUNK_CELLS) so that the
  * pipeline turns.
  * Last, through the engine as haplik runs it (hk_engine_score): reads longer
- * than HK_MIXED_FLOAT_MAX_READ (straight to double in mixed mode, on both
- * backends: the same recompute count) and pairs beyond GATK's double range
+ * than HK_MIXED_FLOAT_MAX_READ and haplotypes longer than
+ * HK_MIXED_FLOAT_MAX_HAP (straight to double in mixed mode, on both
+ * backends: the same recompute count), pairs where double's scaled sum is
+ * subnormal (log10 -600 to -631) and pairs beyond GATK's double range
  * (the GPU gives -inf, the engine rescues them on the CPU): every pair
  * finite and as the CPU has it.
  * -q skips the random batches (for compute-sanitizer runs), -v says more;
@@ -386,6 +388,26 @@ static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, 
     return hk_batch_end_region(b);
 }
 
+/* A region of reads of C, of rl0..rl1 bases, against a haplotype of hl A:
+ * every base a mismatch or a gap at Q60, so that the likelihood falls about
+ * 5.9 log10 per base (-598 to -634 from 100 to 106 bases: where double's
+ * scaled sums turn subnormal). */
+static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int rl1, int hl)
+{
+    const hk_seq_rules_t rules = hk_model_seq_rules(m);
+    static char seq[256], q[256], hap[256];
+    const char *bad;
+    if (rl1 > 256 || hl > 256 || hk_batch_begin_region(b, NULL, 1)) return -1;
+    memset(hap, 'A', (size_t)hl);
+    if (hk_batch_add_hap(b, &rules, hap, (uint32_t)hl, &bad)) return -1;
+    for (int rl = rl0; rl <= rl1; rl++) {
+        memset(seq, 'C', (size_t)rl);
+        memset(q, ']', (size_t)rl);
+        if (hk_batch_add_read(b, &rules, seq, q, q, q, q, (uint32_t)rl, &bad)) return -1;
+    }
+    return hk_batch_end_region(b);
+}
+
 /* The trust cases through hk_engine_score on the GPUs ords[0..nord). */
 static void check_engine(const int *ords, int nord)
 {
@@ -397,7 +419,10 @@ static void check_engine(const int *ords, int nord)
              !add_trust_region(&b, &m, 3000, 3000, 3, 1) &&    /* long: double at once */
              !add_trust_region(&b, &m, 801, 900, 2, 1) &&      /* just over the limit */
              !add_trust_region(&b, &m, HK_MIXED_FLOAT_MAX_READ, 900, 2, 1) &&   /* still float */
-             !add_trust_region(&b, &m, 150, 300, 4, 1);
+             !add_trust_region(&b, &m, 150, 300, 4, 1) &&
+             !add_trust_region(&b, &m, 150, HK_MIXED_FLOAT_MAX_HAP + 1, 2, 1) &&   /* long haplotype: double */
+             !add_trust_region(&b, &m, 150, HK_MIXED_FLOAT_MAX_HAP, 2, 1) &&       /* still float */
+             !add_mismatch_region(&b, &m, 96, 110, 120);                          /* subnormal sums */
     unsigned long long cpu_rec = 0;
     double *ref = ok ? cpu_ref(&b, &cpu_rec) : NULL;
     for (int prec = HK_PREC_MIXED; ref && prec <= HK_PREC_DOUBLE; prec += 2) {

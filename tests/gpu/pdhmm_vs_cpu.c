@@ -16,7 +16,8 @@
  * scaled double sum is subnormal, below about -615, also a few units of its
  * last place: pd_tolerance); where the
  * GPU's double underflows (-inf, for the engine to rescue) the CPU's value
- * must be beyond GATK's range (below -600), and both -inf where the
+ * must be below -600 and the engine's host pass on it within the
+ * tolerance, and both -inf where the
  * likelihood is truly 0. -q: only the GKL pairs and two small random
  * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more
  * (the worst pair's read and haplotype, the form of pairs over the tolerance); PDHMM_SHAPE=TEXT
@@ -49,14 +50,16 @@ static int verbose;
 static const hk_seq_rules_t RULES = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 0, .pdhmm = 1 };
 
 /* What two orders of double arithmetic may differ by at a log10 likelihood
- * of v: 1e-9, plus a few units of the scaled sum's last place where it is
- * subnormal (below about -615, where GATK's own value keeps only the digits
- * above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap form
- * scales by 2^986, not 2^1020 (HK_PD_CG_LOG2C), so its sums turn subnormal
- * about 10 orders earlier: the tolerance counts from there. */
+ * of v: 1e-9, plus a few units of the CPU's scaled sum's last place where it
+ * is subnormal (below about -615, where GATK's own value keeps only the
+ * digits above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap
+ * form scales by 2^986 (HK_PD_CG_LOG2C), so its sums would turn subnormal
+ * about 10 orders before the CPU's: it gives -inf there, which the engine
+ * scores on the host as the CPU does (checked here the same way), and the
+ * tolerance is the CPU's. */
 static double pd_tolerance(double v)
 {
-    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 986 * 0.30102999566398119521));
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
 }
 
 /* ---- building batches ---- */
@@ -245,12 +248,22 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
     }
     size_t unwritten = 0, bad_inf = 0, over = 0, beyond = 0, zero = 0, worst = 0;
     double maxd = 0, maxd_normal = 0;      /* all pairs; those above -600 */
+    double *ws = malloc(hk_pdhmm_ws_size(b->max_hap_len));
     for (size_t i = 0; i < b->n_pairs; i++) {
-        const double g = b->lk[i];
+        double g = b->lk[i];
         if (g == SENTINEL) { unwritten++; continue; }
+        if (g == -INFINITY && isfinite(ref[i]) && ref[i] < BEYOND_GATK_DOUBLE && ws) {
+            /* what the engine does (src/hk_engine.c): the CPU's pass on the host */
+            const hk_region_t *rg = &b->regions[pair_region(b, i)];
+            const size_t r = pair_read(b, i), h = rg->hap0 + (i - rg->pair0) % rg->n_haps;
+            const uint64_t o = b->read_off[r], ho = b->hap_off[h];
+            g = b->lk[i] = hk_pdhmm_score_pair(b->read_base + o, b->read_q + o, b->read_i + o, b->read_d + o,
+                                                b->read_g + o, hk_batch_read_len(b, r), b->hap_base + ho,
+                                                b->hap_pd + ho, hk_batch_hap_len(b, h), ws);
+            beyond++;
+        }
         if (!isfinite(g) || !isfinite(ref[i])) {
             if (g == -INFINITY && ref[i] == -INFINITY) zero++;
-            else if (g == -INFINITY && ref[i] < BEYOND_GATK_DOUBLE) beyond++;
             else bad_inf++;
             continue;
         }
@@ -267,9 +280,10 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
                    hk_batch_read_len(b, r), safe ? ", SAFE" : "", b->read_gaps[r].constant ? ", constant gaps" : "");
         }
     }
+    free(ws);
     const int bad = unwritten || bad_inf || over || b->n_recomputed;
     tap_result(!bad, "%-30s %-6s pairs %8zu  max|diff| %.3g (above -600: %.3g)  over %zu  unwritten %zu  "
-           "wrong -inf/nan %zu  beyond GATK's range (-inf, rescued by the engine) %zu  truly 0 %zu  recomputed %llu",
+           "wrong -inf/nan %zu  -inf scored on the host as the engine does %zu  truly 0 %zu  recomputed %llu",
            what, pname[prec], b->n_pairs, maxd, maxd_normal, over, unwritten, bad_inf, beyond, zero,
            (unsigned long long)b->n_recomputed);
     if ((bad || verbose) && b->n_pairs) {
@@ -295,6 +309,32 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what, int all_
         check_gpu(cu, b, ref, what, HK_PREC_FLOAT);
     }
     free(ref);
+}
+
+/* Pairs whose likelihood falls where double's scaled sums turn subnormal
+ * (log10 -598 to -634): reads of C against a haplotype of A, each base a
+ * mismatch or a gap at Q56-64, with constant gap qualities (the CG form) and
+ * with gap qualities that vary (the others). */
+static int subnormal_batch(hk_batch_t *b)
+{
+    static char hs[128], r[128], q[128], gi[128], gd[128], gg[128];
+    static uint8_t pd[128];
+    for (int form = 0; form < 2; form++) {
+        memset(hs, 'A', 120);
+        if (hk_batch_begin_region(b, NULL, form + 1) || add_hap(b, hs, pd, 120)) return -1;
+        for (int m = 100; m <= 107; m++)
+            for (int qv = 56; qv <= 64; qv += 2) {
+                for (int i = 0; i < m; i++) {
+                    r[i] = 'C';
+                    q[i] = (char)(33 + qv);
+                    gi[i] = gd[i] = (char)(33 + (i + 1 == m ? 40 : form && i % 2 ? qv - 1 : qv));
+                    gg[i] = (char)(33 + qv);
+                }
+                if (add_read(b, r, q, gi, gd, gg, (uint32_t)m)) return -1;
+            }
+        if (hk_batch_end_region(b)) return -1;
+    }
+    return 0;
 }
 
 static void run_shape(hk_cuda_t *cu, const char *what, const shape_t *s, int all_precisions)
@@ -347,6 +387,11 @@ int main(int argc, char **argv)
     const int np = load_gkl(&b, path);
     if (np != 990) tap_result(0, "GKL's pairs from %s: %d read", path, np);
     else check_batch(cu, &b, "GKL's 990 pairs", !quick);
+    hk_batch_free(&b);
+
+    hk_batch_init(&b);
+    if (subnormal_batch(&b)) tap_result(0, "building the subnormal-range batch");
+    else check_batch(cu, &b, "likelihoods of -598 to -634", 0);
     hk_batch_free(&b);
 
     /* regions, reads min..max, haps min..max, read len, hap len, spans, q0, lower */

@@ -41,14 +41,16 @@ static unsigned rnd(unsigned n)
 static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
-    static char seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
+    static char seq[HK_MIXED_FLOAT_MAX_HAP + 256], q[1024], gi[1024], gd[1024], gg[1024];
     const char *bad;
     for (int g = 0; g < n; g++) {
         if (hk_batch_begin_region(b, NULL, 1)) abort();
         const int nh = 1 + (int)rnd(rnd(4) ? 6 : 40), nr = 1 + (int)rnd(12);
         const bool tiny = rnd(3) == 0;                 /* haplotypes of 1-3 bases */
         for (int h = 0; h < nh; h++) {
-            const int len = rnd(50) == 0 ? 0 : tiny ? 1 + (int)rnd(3) : 1 + (int)rnd(600);
+            /* now and then longer than HK_MIXED_FLOAT_MAX_HAP: its pairs straight to double in mixed mode */
+            const int len = rnd(50) == 0 ? 0 : tiny ? 1 + (int)rnd(3)
+                          : rnd(300) == 0 ? (int)HK_MIXED_FLOAT_MAX_HAP + 1 + (int)rnd(200) : 1 + (int)rnd(600);
             for (int i = 0; i < len; i++) seq[i] = "ACGTN"[rnd(rnd(30) ? 4 : 5)];
             if (hk_batch_add_hap(b, &rules, seq, (uint32_t)len, &bad)) abort();
         }
@@ -155,10 +157,13 @@ static int check_chunk(const hk_batch_t *b, const hk_chunk &ch, const unsigned c
         if (it.n_haps > 1 && cols > ch.item_cols) fail("item longer than the chunk's column cap", k);
         const bool constant = b->read_gaps[r].constant;
         const uint32_t m = hk_batch_read_len(b, r);
-        const bool long_read = precision == HK_PREC_MIXED && m > HK_MIXED_FLOAT_MAX_READ;
+        bool long_hap = false;
+        for (uint32_t j = 0; j < it.n_haps; j++)
+            long_hap |= b->hap_off[h + j + 1] - b->hap_off[h + j] > HK_MIXED_FLOAT_MAX_HAP;
+        const bool long_read = precision == HK_PREC_MIXED && (m > HK_MIXED_FLOAT_MAX_READ || long_hap);
         const bool cgap_bin = bin > ch.n_single && bin != ch.long_bin;
-        if ((bin == ch.long_bin) != long_read) fail("long read not in the double bin, or another read in it", k);
-        if (long_read && it.n_haps != 1) fail("a long read's item holds more than one pair", k);
+        if ((bin == ch.long_bin) != long_read) fail("long pair not in the double bin, or another pair in it", k);
+        if (long_read && it.n_haps != 1) fail("a long pair's item holds more than one pair", k);
         n_long += bin == ch.long_bin;
         if (cgap_bin != (constant && m <= 512 && !long_read)) fail("item in the wrong kernel family", k);
         if (cgap_bin && !hk_cgap_match(b->read_gaps[r], ch.cgap)) foreign_items |= 1u << (bin - ch.n_single - 1);

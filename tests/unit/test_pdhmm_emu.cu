@@ -134,14 +134,15 @@ static void emu_block(const std::function<void()> &fn)
 }
 
 /* What two orders of double arithmetic may differ by at a log10 likelihood
- * of v: 1e-9, plus a few units of the scaled sum's last place where it is
- * subnormal (below about -615, where GATK's own value keeps only the digits
- * above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap form
- * scales by 2^986, not 2^1020 (HK_PD_CG_LOG2C), so its sums turn subnormal
- * about 10 orders earlier: the tolerance counts from there. */
+ * of v: 1e-9, plus a few units of the CPU's scaled sum's last place where it
+ * is subnormal (below about -615, where GATK's own value keeps only the
+ * digits above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap
+ * form scales by 2^986 (HK_PD_CG_LOG2C), so its sums would turn subnormal
+ * about 10 orders before the CPU's: it hands those to the host (-inf),
+ * which scores them as the CPU does, and the tolerance is the CPU's. */
 static double pd_tolerance(double v)
 {
-    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 986 * 0.30102999566398119521));
+    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
 }
 
 /* ---- random PDHMM batches ---- */
@@ -255,6 +256,77 @@ static int emulate(hk_batch_t *b, std::vector<double> &lk, unsigned *bins_used)
     return 0;
 }
 
+/* Pairs whose likelihood falls where double's scaled sums turn subnormal
+ * (log10 -598 to -634: a read of C against a haplotype of A, each base a
+ * mismatch or a gap at Q56-64), in the constant-gap form and, with gap
+ * qualities that vary, the others; each emulated as the engine would score
+ * it, its -inf scored on the host as src/hk_engine.c does, must be the
+ * CPU's within pd_tolerance. */
+static void test_subnormal_range(void)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    static char hs[128], r[128], q[128], gi[128], gd[128], gg[128];
+    const char *bad;
+    bool built = true;
+    for (int form = 0; form < 2 && built; form++) {   /* constant gaps (CG), varied */
+        built = !hk_batch_begin_region(&b, NULL, form + 1);
+        memset(hs, 'A', 120);
+        built = built && !hk_batch_add_hap(&b, &RULES, hs, 120, &bad);
+        if (built) memset(b.hap_pd + b.hap_off[b.n_haps - 1], 0, 120);
+        for (int m = 100; m <= 107 && built; m++)
+            for (int qv = 56; qv <= 64 && built; qv += 2) {
+                for (int i = 0; i < m; i++) {
+                    r[i] = 'C';
+                    q[i] = (char)(33 + qv);
+                    gi[i] = gd[i] = (char)(33 + (i + 1 == m ? 40 : form && i % 2 ? qv - 1 : qv));
+                    gg[i] = (char)(33 + qv);
+                }
+                built = !hk_batch_add_read(&b, &RULES, r, q, gi, gd, gg, (uint32_t)m, &bad);
+            }
+        built = built && !hk_batch_end_region(&b);
+    }
+    b.pdhmm = 1;
+    std::vector<double> ws(hk_pdhmm_ws_size(b.max_hap_len) / sizeof(double) + 1);
+    for (int cols = 1; cols <= 2 && built; cols++) {
+        hk_pd_set_columns(cols);
+        std::vector<double> lk;
+        unsigned bins = 0;
+        if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, cols, lk, &bins)) { built = false; break; }
+        size_t in_range = 0, bad_pairs = 0, rescued = 0;
+        double worst = 0;
+        for (size_t g = 0; g < b.n_regions; g++) {
+            const hk_region_t *rg = &b.regions[g];
+            const uint64_t ho = b.hap_off[rg->hap0];
+            for (uint32_t k = 0; k < rg->n_reads; k++) {
+                const size_t rk = rg->read0 + k, i = rg->pair0 + k;
+                const uint64_t o = b.read_off[rk];
+                double e = lk[i];
+                if (e == -INFINITY) {   /* the engine's: the CPU's pass on the host */
+                    e = hk_pdhmm_score_pair(b.read_base + o, b.read_q + o, b.read_i + o, b.read_d + o, b.read_g + o,
+                                            hk_batch_read_len(&b, rk), b.hap_base + ho, b.hap_pd + ho,
+                                            hk_batch_hap_len(&b, rg->hap0), ws.data());
+                    rescued++;
+                }
+                const double f = b.lk[i], d = fabs(e - f);
+                in_range += f >= -631 && f <= -600;
+                worst = std::max(worst, d);
+                if (!(d <= pd_tolerance(f))) {
+                    bad_pairs++;
+                    printf("# %d column(s), region %zu read %u (%u bases): emulated %.12g, CPU %.12g\n", cols, g, k,
+                           hk_batch_read_len(&b, rk), e, f);
+                }
+            }
+        }
+        TAP_OK(bad_pairs == 0 && in_range >= 20 && (bins >> HK_PD_BIN_CG & ((1u << HK_N_PDHMM_CG_CONFIGS) - 1)) != 0,
+               "%d column(s) per step, likelihoods of -598 to -634: %zu pairs (%zu in -631..-600, %zu -inf on the host), "
+               "%zu over the tolerance, largest difference %.3g; the constant-gap form ran (bins 0x%x)",
+               cols, b.n_pairs, in_range, rescued, bad_pairs, worst, bins);
+    }
+    if (!built) TAP_OK(0, "building and scoring the subnormal-range batch");
+    hk_batch_free(&b);
+}
+
 /* Packing on several of the pool's threads gives the bytes of packing on one
  * (a batch of more than 2048 reads per part). */
 static void test_parallel_pack(void)
@@ -289,6 +361,7 @@ static void test_parallel_pack(void)
 int main(void)
 {
     test_parallel_pack();
+    test_subnormal_range();
     {   /* the code words' match masks against the emission rule, every base and PD byte */
         size_t wrong = 0;
         for (uint8_t hb = 0; hb < 2 * HK_BASE_LOWER; hb++)

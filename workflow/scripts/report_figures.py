@@ -7,8 +7,8 @@ directive, or by hand:
         --benchmarks B1.tsv ... --shards OUT.tsv --shards-html OUT.html --throughput OUT.svg \
         --likelihoods OUT.svg [--gatk OUT.svg]
 
-Inputs, one per shard and in the same order: the shard's haplik table (json), the file the
-shard scored (a dump shard, a whole dump, or a genome shard's HaplotypeCaller dump) and the
+Inputs, one per shard and in the same order: the shard's haplik table (json, jsonl or tsv
+with its sidecar TABLE.meta.json; each optionally gzip/BGZF), the file the shard scored (a dump shard, a whole dump, or a genome shard's HaplotypeCaller dump) and the
 scoring job's Snakemake benchmark. Everything shown comes from what haplik wrote: the table
 summary (pairs, cells, seconds, backend, devices, device_ordinals) and its likelihoods.
 
@@ -29,6 +29,7 @@ import os
 import sys
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
@@ -54,6 +55,9 @@ td:first-child, td:nth-child(7), th:first-child, th:nth-child(7) { text-align: l
 # check.tolerance's default (haplik check --help), drawn as a reference line
 CHECK_TOLERANCE = 1e-4
 
+# the most shards whose names label the throughput figure's bars
+NAMED_SHARDS = 24
+
 
 def fail(message):
     """Bad input: one line, exit 2 (haplik's convention)."""
@@ -68,6 +72,81 @@ def open_text(path):
     if magic == b"\x1f\x8b":
         return gzip.open(path, "rt")
     return open(path)
+
+
+def number(v):
+    """A table's or a dump's value as a float: None for null, an empty tsv field or a word that
+    is no number; -inf, inf and nan as they come (GATK writes -Infinity)."""
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def finite(v):
+    return v is not None and math.isfinite(v)
+
+
+def tsv_table(path):
+    """A tsv table (one header row, a row per pair) and its sidecar PATH.meta.json, in the
+    json table's shape: regions with their first record's line and their likelihood rows."""
+    meta_path = path + ".meta.json"
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+        header, summary = meta["haplik-likelihoods"], meta["summary"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail(f"{meta_path}: not the sidecar of a haplik tsv table ({e})")
+    regions = {}
+    with open_text(path) as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        names = next(rows, None)
+        need = ["line", "region_index", "read_index", "haplotype_index", "log10_likelihood"]
+        if names is None or any(n not in names for n in need):
+            fail(f"{path}: not a haplik tsv table (its header lacks {', '.join(need)})")
+        col = {n: names.index(n) for n in names}
+        for k, row in enumerate(rows, start=2):
+            try:
+                g, r, h = (int(row[col[n]]) for n in ("region_index", "read_index", "haplotype_index"))
+                line = int(row[col["line"]]) if row[col["line"]] else None
+                value = number(row[col["log10_likelihood"]]) if row[col["log10_likelihood"]] else None
+            except (IndexError, ValueError):
+                fail(f"{path}:{k}: not a row of a haplik tsv table")
+            region = regions.setdefault(g, {"index": g, "line": line, "rows": {}})
+            region["rows"].setdefault(r, {})[h] = value
+    out = []
+    for g in sorted(regions):
+        rg = regions[g]
+        n_haps = 1 + max((h for row in rg["rows"].values() for h in row), default=-1)
+        lk = [[rg["rows"][r].get(h) for h in range(n_haps)] for r in sorted(rg["rows"])]
+        out.append({"index": g, "line": rg["line"], "log10_likelihoods": lk})
+    return dict(header, regions=out, summary=summary)
+
+
+def load_table(path):
+    """A haplik table of any format, in the json table's shape (json: as it is; jsonl: the
+    regions' lines and the summary's last line; tsv: tsv_table)."""
+    name = path[:-3] if path.endswith(".gz") else path
+    if name.endswith(".tsv"):
+        return tsv_table(path)
+    try:
+        with open_text(path) as f:
+            if name.endswith(".jsonl"):
+                lines = [json.loads(text) for text in f if text.strip()]
+                if not lines or "summary" not in lines[-1]:
+                    raise KeyError("summary")
+                table = dict(lines[-1], regions=lines[:-1])
+            else:
+                table = json.load(f)
+        table["summary"]
+        table["regions"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail(f"{path}: not a haplik {'jsonl' if name.endswith('.jsonl') else 'json'} table ({e})")
+    return table
 
 
 def device_label(summary):
@@ -96,15 +175,16 @@ def gatk_values(source):
                 continue
             fields = text.split()
             if len(fields) == 7:
-                try:
-                    values[lineno] = (fields[0], float(fields[6]))
-                except ValueError:
-                    pass  # not a number: no GATK value for this record
+                value = number(fields[6])  # -Infinity where GATK's double underflows
+                if value is not None and not math.isnan(value):
+                    values[lineno] = (fields[0], value)
     return values
 
 
 def differences(table, source):
-    """|haplik - GATK| per pair of the table's regions whose records carry GATK's value."""
+    """|haplik - GATK| per pair of the table's regions whose records carry GATK's value: a
+    number, inf where only one of the two is finite (GATK's -Infinity, which haplik rescues
+    to a finite value), 0 where both are -inf, or None where haplik has no value (null)."""
     values = gatk_values(source)
     if not values:
         return []
@@ -129,14 +209,23 @@ def differences(table, source):
                         f"{source}:{lines[k]}: the record's haplotype is not haplotype {h} of "
                         f"the region at line {region['line']} (records not read-major?)"
                     )
-                out.append(abs(ours - theirs))
+                ours = number(ours)
+                if ours is None or math.isnan(ours):
+                    out.append(None)
+                elif ours == theirs:  # both -inf (an empty sequence) or equal
+                    out.append(0.0)
+                else:
+                    out.append(abs(ours - theirs))
     return out
 
 
 def shard_name(table_path):
-    """results/tables/DUMP/SHARD.json -> DUMP/SHARD"""
+    """results/tables/DUMP/SHARD.json (.jsonl, .tsv, each maybe .gz) -> DUMP/SHARD"""
     parent, base = os.path.split(table_path)
-    return f"{os.path.basename(parent)}/{os.path.splitext(base)[0]}"
+    for ext in (".gz", ".json", ".jsonl", ".tsv"):
+        if base.endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+    return f"{os.path.basename(parent)}/{base}"
 
 
 def job_seconds(benchmark):
@@ -162,30 +251,30 @@ def main(a):
     shards, likelihoods, diffs = [], [], []
     decimals = 6
     for table_path, source, benchmark in zip(a.tables, a.sources, a.benchmarks):
-        try:
-            with open(table_path) as f:
-                table = json.load(f)
-            summary = table["summary"]
-        except (OSError, ValueError, KeyError) as e:
-            fail(f"{table_path}: not a haplik json table ({e})")
-        seconds = summary["seconds"]
-        decimals = min(decimals, table.get("decimals", decimals))
+        table = load_table(table_path)
+        summary = table["summary"]
+        if not isinstance(summary, dict):
+            fail(f"{table_path}: not a haplik table (its summary is not an object)")
+        # a count or a time that is missing or not a number counts as 0
+        count = {k: int(number(summary.get(k)) or 0) for k in ("regions", "pairs", "cells")}
+        seconds = number(summary.get("seconds"))
+        seconds = seconds if finite(seconds) else 0.0
+        d = number(table.get("decimals"))
+        decimals = min(decimals, int(d)) if finite(d) else decimals
         shards.append(
             {
                 "shard": shard_name(table_path),
-                "regions": summary["regions"],
-                "pairs": summary["pairs"],
-                "cells": summary["cells"],
+                **count,
                 "seconds": seconds,
                 # cells per second; haplik's seconds are rounded to ms, so a tiny shard has none
-                "gcups": summary["cells"] / seconds / 1e9 if seconds > 0 else None,
+                "gcups": count["cells"] / seconds / 1e9 if seconds > 0 else None,
                 "device": device_label(summary),
                 "job_seconds": job_seconds(benchmark),
             }
         )
         for region in table["regions"]:
-            for row in region["log10_likelihoods"]:
-                likelihoods.extend(row)
+            for row in region.get("log10_likelihoods") or []:
+                likelihoods.extend(number(v) for v in row)
         if a.gatk:
             diffs.extend(differences(table, source))
 
@@ -217,16 +306,24 @@ def main(a):
             f"shards.</p></body></html>\n"
         )
 
-    # throughput per shard, one colour per device
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * n + 3), 4.5))
+    # throughput per shard, one colour per device; up to NAMED_SHARDS shards each bar is
+    # named, beyond that the figure keeps its width and the bars are numbered as the rows of
+    # the per-shard table (names would overlap, and a figure a shard wide would not fit)
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * n + 3) if n <= NAMED_SHARDS else 12, 4.5))
     devices = sorted({s["device"] for s in shards})
     colours = {d: plt.cm.tab10(i % 10) for i, d in enumerate(devices)}
-    xs = list(range(n))
+    xs = list(range(n)) if n <= NAMED_SHARDS else list(range(1, n + 1))
     ys = [s["gcups"] or 0.0 for s in shards]
     for d in devices:
-        sel = [i for i in xs if shards[i]["device"] == d]
-        ax.bar(sel, [ys[i] for i in sel], color=colours[d], label=d)
-    ax.set_xticks(xs, [s["shard"] for s in shards], rotation=60, ha="right", fontsize=8)
+        sel = [i for i in range(n) if shards[i]["device"] == d]
+        ax.bar([xs[i] for i in sel], [ys[i] for i in sel], color=colours[d], label=d,
+               width=0.8 if n <= NAMED_SHARDS else 1.0)
+    if n <= NAMED_SHARDS:
+        ax.set_xticks(xs, [s["shard"] for s in shards], rotation=60, ha="right", fontsize=8)
+    else:
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=20, integer=True))
+        ax.set_xlim(0.5, n + 0.5)
+        ax.set_xlabel(f"shard (its row in the per-shard table; {n} shards)")
     ax.set_ylabel("GCUPS (cells / haplik's seconds / 1e9)")
     ax.set_title("haplik throughput per shard and device")
     if devices:
@@ -235,16 +332,19 @@ def main(a):
     fig.savefig(a.throughput)
     plt.close(fig)
 
-    # the likelihoods
+    # the likelihoods: the finite ones drawn, the others (null, -inf) counted in the title
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    if likelihoods:
-        ax.hist(likelihoods, bins=60, color="tab:blue")
+    drawn = [v for v in likelihoods if finite(v)]
+    if drawn:
+        ax.hist(drawn, bins=60, color="tab:blue")
         ax.set_yscale("log")
         ax.set_xlabel("log10 likelihood")
         ax.set_ylabel("pairs")
     else:
-        no_data(ax, "no pairs")
-    ax.set_title(f"haplik log10 likelihoods ({len(likelihoods)} pairs)")
+        no_data(ax, "no pairs" if not likelihoods else "no finite likelihood")
+    others = len(likelihoods) - len(drawn)
+    ax.set_title(f"haplik log10 likelihoods ({len(likelihoods)} pairs"
+                 + (f"; {others} without a finite value, not drawn" if others else "") + ")")
     fig.tight_layout()
     fig.savefig(a.likelihoods)
     plt.close(fig)
@@ -252,7 +352,22 @@ def main(a):
     if a.gatk:
         if not diffs:
             fail("the dumps looked like HaplotypeCaller results files, yet no pair had a GATK value")
+        # pairs where only one side is finite (GATK's -Infinity) or haplik has no value are
+        # counted in the title, not drawn
+        apart = sum(1 for d in diffs if d is not None and not math.isfinite(d))
+        missing = sum(1 for d in diffs if d is None)
+        compared = len(diffs)
+        diffs = [d for d in diffs if finite(d)]
+        notes = (f"; {apart} finite on one side only" if apart else "") + (
+            f"; {missing} without haplik's value" if missing else "")
         fig, ax = plt.subplots(figsize=(7, 4.5))
+        if not diffs:
+            no_data(ax, "no pair finite on both sides")
+            ax.set_title(f"|haplik - GATK| per pair ({compared} pairs{notes})")
+            fig.tight_layout()
+            fig.savefig(a.gatk)
+            plt.close(fig)
+            return
         # the table holds `decimals` digits, so differences are multiples of 10^-decimals; a
         # difference of 0 would vanish on a log axis, so it is drawn a decade below that
         floor = 10.0 ** -(decimals + 1)
@@ -264,7 +379,7 @@ def main(a):
         ax.set_ylim(floor / 3, max(max(diffs), CHECK_TOLERANCE) * 5)
         ax.set_xlabel("pair (in table order)")
         ax.set_ylabel(f"|haplik - GATK| (log10 units; 0 drawn at {floor:g})")
-        ax.set_title(f"|haplik - GATK| per pair ({len(diffs)} pairs, largest {max(diffs):.3g})")
+        ax.set_title(f"|haplik - GATK| per pair ({compared} pairs, largest {max(diffs):.3g}{notes})")
         fig.tight_layout()
         fig.savefig(a.gatk)
         plt.close(fig)
