@@ -131,10 +131,11 @@ def _check_haplik_config():
                 f"(e.g. haplik_config: {{model: {{precision: double}}}})"
             )
         for key in values:
-            if f"{section}.{key}" in OWN_KEYS:
+            path = f"{section}.{key}"
+            if path in OWN_KEYS:
                 raise WorkflowError(
-                    f"haplik workflow: haplik_config.{section}.{key}: set by the workflow; "
-                    f"use `{OWN_KEYS[section + '.' + key]}` instead"
+                    f"haplik workflow: haplik_config.{path}: set by the workflow; "
+                    f"use `{OWN_KEYS[path]}` instead"
                 )
     known = _haplik_keys()
     if known is None:
