@@ -3,6 +3,7 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_reader.h"
+#include "hk_threads.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -263,34 +264,89 @@ static void shard_first_lines(const hk_split_plan_t *p, long *first, long *last_
     }
 }
 
-/* The byte offset of each line first[0..n] (non-decreasing; EOF_LINE: the
- * end) of the plain file fd, and in *n_lines the lines it has. 0, or -1 on
- * a read error (errno set). */
-static int line_offsets(int fd, const long *first, int n, long long *off, long *n_lines)
+/* Lines are found by counting line ends, on all cores: the file is cut into
+ * one range per thread, each counts its line ends, then the range that holds
+ * each wanted line is read again up to it (a 6 GB dump is read about twice
+ * from the page cache instead of once on one core). */
+#define COUNT_CHUNK ((size_t)1 << 20)
+
+typedef struct {
+    int        fd;
+    long long  lo, hi;      /* the range */
+    long       skip;        /* to find a line: the line ends of the range before it; -1: count */
+    long       count;       /* line ends counted */
+    long long  at;          /* where the line found starts (hi: not found) */
+    int        err;         /* errno of a failure, 0 if none */
+    int        target;      /* the index in first[] it is for */
+} count_job_t;
+
+/* Count the range's line ends, or, with skip >= 0, find where the line after
+ * its skip+1-th line end starts. */
+static void *count_range(void *arg)
 {
-    enum { CHUNK = 4 << 20 };
-    char *buf = malloc(CHUNK);
-    if (!buf) return -1;
-    long nl = 0;                 /* newlines before the chunk's byte */
-    long long pos = 0;           /* offset of buf[0] */
-    int t = 0, last_nl = 1;      /* last_nl: the bytes so far end a line (or there are none) */
-    while (t < n && first[t] == 1) off[t++] = 0;
-    for (;;) {
-        const ssize_t got = read(fd, buf, CHUNK);
+    count_job_t *j = arg;
+    char *buf = malloc(COUNT_CHUNK);
+    long n = 0;
+    j->at = j->hi;
+    j->err = buf ? 0 : ENOMEM;
+    for (long long pos = j->lo; buf && pos < j->hi && j->at == j->hi;) {
+        const size_t want = (size_t)(j->hi - pos) < COUNT_CHUNK ? (size_t)(j->hi - pos) : COUNT_CHUNK;
+        const ssize_t got = pread(j->fd, buf, want, (off_t)pos);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) { free(buf); return -1; }
-        if (got == 0) break;
-        for (const char *q = buf, *e = buf + got; (q = memchr(q, '\n', (size_t)(e - q))); q++) {
-            nl++;
-            while (t < n && first[t] == nl + 1) off[t++] = pos + (q - buf) + 1;
-        }
-        last_nl = buf[got - 1] == '\n';
+        if (got <= 0) { j->err = got < 0 ? errno : EIO; break; }
+        for (const char *q = buf, *e = buf + got; (q = memchr(q, '\n', (size_t)(e - q))); q++)
+            if (n++ == j->skip) { j->at = pos + (q - buf) + 1; break; }
         pos += got;
     }
-    while (t < n) off[t++] = pos;
-    *n_lines = nl + !last_nl;
+    j->count = n;
     free(buf);
-    return 0;
+    return NULL;
+}
+
+/* The byte offset of each line first[0..n) (non-decreasing; EOF_LINE: the
+ * end) of the plain file fd of size bytes, and in *n_lines the lines it has.
+ * 0, or -1 on a read error (errno set). */
+static int line_offsets(int fd, long long size, const long *first, int n, long long *off,
+                        long *n_lines)
+{
+    int nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1) nt = 1;
+    if (nt > 64) nt = 64;
+    if ((long long)nt * (long long)COUNT_CHUNK > size) nt = (int)(size / (long long)COUNT_CHUNK) + 1;
+    count_job_t *jobs = calloc((size_t)(nt > n ? nt : n), sizeof *jobs);
+    long *ends = calloc((size_t)nt + 1, sizeof *ends);   /* ends[r]: line ends before range r */
+    int rc = -1;
+    if (!jobs || !ends) { errno = ENOMEM; goto done; }
+    for (int r = 0; r < nt; r++)
+        jobs[r] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt, .skip = -1 };
+    hk_threads_run(count_range, jobs, sizeof *jobs, nt);
+    for (int r = 0; r < nt; r++) {
+        if (jobs[r].err) { errno = jobs[r].err; goto done; }
+        ends[r + 1] = ends[r] + jobs[r].count;
+    }
+    unsigned char last = '\n';
+    if (size > 0 && pread(fd, &last, 1, (off_t)(size - 1)) != 1) goto done;
+    *n_lines = ends[nt] + (last != '\n');
+    /* line L starts after the (L-1)-th line end, found in the range that holds it */
+    int m = 0;
+    for (int t = 0; t < n; t++) {
+        if (first[t] == 1) { off[t] = 0; continue; }
+        if (first[t] == EOF_LINE || first[t] - 1 > ends[nt]) { off[t] = size; continue; }
+        int r = 0;
+        while (ends[r + 1] < first[t] - 1) r++;
+        jobs[m++] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt,
+                                   .skip = first[t] - 2 - ends[r], .target = t };
+    }
+    if (m) hk_threads_run(count_range, jobs, sizeof *jobs, m);
+    for (int k = 0; k < m; k++) {
+        if (jobs[k].err) { errno = jobs[k].err; goto done; }
+        off[jobs[k].target] = jobs[k].at;
+    }
+    rc = 0;
+done:
+    free(jobs);
+    free(ends);
+    return rc;
 }
 
 int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
@@ -315,7 +371,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
         goto done;
     }
     shard_first_lines(p, first, before);
-    if (line_offsets(fd, first, n + 1, off, &n_lines)) {
+    if (line_offsets(fd, (long long)p->st.st_size, first, n + 1, off, &n_lines)) {
         hk_log_error("%s: read error: %s", p->path, strerror(errno));
         goto done;
     }
