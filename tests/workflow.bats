@@ -212,16 +212,21 @@ EOF
 
 @test "workflow: output_format writes the merged table as jsonl, tsv or tsv.gz" {
     "$HAPLIK" score --backend cpu --quiet --output-format tsv -o whole.tsv "$DATA/10s.in"
+    # the rows (not the '#' lines: the summary's seconds and parts differ)
+    rows() { gzip -dcf "$1" | grep -v '^#'; }
     for fmt in jsonl tsv tsv.gz; do
+        rm -rf results
         config c.yaml "dumps: [$DATA/10s.in]" "shards: 3" "output_format: $fmt"
         run -0 sm --configfile c.yaml
         [ -s "results/likelihoods.$fmt" ] || fail "no results/likelihoods.$fmt"
+        case $fmt in
+        jsonl) run -0 $TABLE valid results/likelihoods.jsonl
+               [ -s results/report/shards.tsv ] || fail "no report from json tables" ;;
+        tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt")
+               [ ! -e results/report ] || fail "the report was made from tsv tables" ;;
+        esac
     done
-    run -0 $TABLE valid results/likelihoods.jsonl
-    # the rows (not the '#' lines: the summary's seconds and parts differ)
-    run -0 bash -c "diff <(grep -v '^#' whole.tsv) <(grep -v '^#' results/likelihoods.tsv)"
-    run -0 bash -c "diff <(grep -v '^#' whole.tsv) <(gzip -dc results/likelihoods.tsv.gz | grep -v '^#')"
-    [ ! -e results/report/shards.tsv ] || fail "the report was made from tsv tables"
+    gzip -t results/likelihoods.tsv.gz
     config bad.yaml "dumps: [$DATA/10s.in]" "output_format: csv"
     run ! sm -n --configfile bad.yaml
     assert_output --partial "csv"
