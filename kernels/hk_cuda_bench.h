@@ -11,7 +11,8 @@
 extern "C" {
 #endif
 
-/* Where hk_cuda_open's time went, ms, summed over the devices (HK_TRACE).
+/* Where hk_cuda_open's time went, ms (HK_TRACE): per step, the slowest device's
+ * (the devices are set up at once, one thread each).
  * The staging memory is faulted in beside the context creation and pinned
  * after hk_cuda_open has returned: pin is that thread's time. */
 typedef struct {

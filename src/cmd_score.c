@@ -18,6 +18,7 @@
 #include "hk_log.h"
 #include "hk_outfile.h"
 #include "hk_reader.h"
+#include "hk_split.h"
 #include "hk_table.h"
 
 #include <math.h>
@@ -41,6 +42,7 @@ typedef struct {
 typedef struct {
     /* set up before the threads start */
     const hk_config_t *cfg;
+    const hk_split_part_t *part;   /* --plan: the one input's part read in place, else NULL */
     char **inputs;
     int    n_inputs;
     size_t batch_pairs;
@@ -165,9 +167,15 @@ static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
 static hk_reader_t *open_input(run_t *r, const char *path)
 {
-    hk_reader_t *rd = hk_reader_open(path, hk_reader_parse_format(r->cfg->input_format),
-                                     hk_model_seq_rules(&r->cfg->model));
+    int format = hk_reader_parse_format(r->cfg->input_format);
+    if (r->part && format == HK_FMT_AUTO) format = r->part->format;   /* as the whole file read */
+    hk_reader_t *rd = hk_reader_open(path, format, hk_model_seq_rules(&r->cfg->model));
     if (!rd) return NULL;
+    if (r->part && hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
+                                       r->part->region)) {
+        hk_reader_close(rd);
+        return NULL;
+    }
     hk_reader_set_threads(rd, r->parse_threads);
     return rd;
 }
@@ -436,8 +444,15 @@ static int score_or_check(int check, int argc, char **argv)
     int first, rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
     if (rc < 0) { hk_config_free(&o.cfg); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0; }
     if (rc) { hk_config_free(&o.cfg); return rc; }
-    run_t r = { .cfg = &o.cfg, .inputs = argv + first, .n_inputs = argc - first, .check = check };
+    hk_split_part_t part = { 0 };
+    if (o.plan && (rc = hk_split_load_part(o.plan, o.part, argv[first], &part))) {
+        hk_config_free(&o.cfg);
+        return rc;
+    }
+    run_t r = { .cfg = &o.cfg, .part = o.plan ? &part : NULL, .inputs = argv + first,
+                .n_inputs = argc - first, .check = check };
     int status = run(&r, o.output);
+    hk_split_part_free(&part);
     if (status == 0 && check) {
         if (r.compared == 0 && r.expected_neg_inf == 0) {
             hk_log_error("check: no pair has an expected value (check needs HaplotypeCaller "

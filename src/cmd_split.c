@@ -1,6 +1,7 @@
 /* cmd_split.c - `haplik split INPUT OUT1 ... OUTN`: cut a dump into N shards
  * at region boundaries, contiguous and balanced by cells (hk_split.h), all N
- * written or none.
+ * written or none; `haplik split --plan PLAN --parts N INPUT`: the same
+ * shards as byte ranges of INPUT, read in place by `haplik score --plan`.
  */
 #include "hk_cli.h"
 #include "hk_log.h"
@@ -8,6 +9,7 @@
 #include "hk_reader.h"
 #include "hk_split.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-        "Usage: haplik split [options] INPUT OUT1 [OUT2 ...]\n\n"
+        "Usage: haplik split [options] INPUT OUT1 [OUT2 ...]\n"
+        "       haplik split [options] --plan PLAN --parts N INPUT\n\n"
         "Cut a dump into N shards (N = number of OUT files) at region boundaries, contiguous\n"
         "and balanced by cells (sum of read length x haplotype length). Always writes all N\n"
         "files (some may hold no region), all of them or none. The shards are the input's\n"
@@ -24,7 +27,14 @@ static void usage(FILE *fp)
         "numbers kept, so that merging the shards' tables gives the table of the whole\n"
         "input. INPUT must be a regular file (it is read twice); plain, gzip or BGZF. The\n"
         "shards are plain text.\n\n"
+        "With --plan, nothing is copied: PLAN (- for standard output) lists the same N\n"
+        "shards as byte ranges of INPUT, with the line each begins on and the region tag in\n"
+        "force there; `haplik score --plan PLAN --part K INPUT` scores shard K in place and\n"
+        "writes the table the shard file would give. INPUT must be plain text (a compressed\n"
+        "dump cannot be read from the middle: cut it into files instead).\n\n"
         "Options:\n"
+        "      --plan PLAN  write the plan of N parts to PLAN instead of shard files\n"
+        "      --parts N    the number of parts of --plan (1 or more)\n"
         "      --format F   input format: auto, pdhmm, gatk or batch [auto]\n"
         "      --quiet      no notices\n"
         "  -h, --help       this help\n");
@@ -43,13 +53,44 @@ static void room_for_files(int n)
     }
 }
 
+/* split --plan PLAN --parts N INPUT: the plan alone, complete or absent. */
+static int plan_only(char **argv, int argc, int format, const char *plan_out, int parts)
+{
+    if (!plan_out || !parts || argc - optind != 1) {
+        hk_log_error("split: --plan PLAN and --parts N go together, with one INPUT; see "
+                     "'haplik split --help'");
+        return HK_EXIT_INPUT;
+    }
+    const char *input = argv[optind];
+    if (hk_outfile_check_paths(&plan_out, 1, &input, 1)) return HK_EXIT_INPUT;
+    if (!strcmp(input, "-")) {
+        hk_log_error("split: INPUT must be a file, not standard input (its parts are read in place)");
+        return HK_EXIT_INPUT;
+    }
+    int status;
+    hk_split_plan_t *plan = hk_split_plan(input, format, parts, &status);
+    if (!plan) return status;
+    hk_outfile_t *out = hk_outfile_open(plan_out);
+    status = out ? hk_split_write_plan(plan, hk_outfile_fp(out), plan_out) : HK_EXIT_RUNTIME;
+    if (!status) status = hk_outfile_commit(out) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    else hk_outfile_abort(out);
+    if (status == HK_EXIT_OK)
+        hk_log_notice("split: %zu regions planned in %d parts", hk_split_n_regions(plan), parts);
+    hk_split_free(plan);
+    return status;
+}
+
 int hk_cmd_split(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
+        { "plan", required_argument, NULL, 'p' }, { "parts", required_argument, NULL, 'n' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     int format = HK_FMT_AUTO, c;
+    const char *plan_out = NULL;
+    long parts = 0;
+    char *end;
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -61,10 +102,21 @@ int hk_cmd_split(int argc, char **argv)
             }
             break;
         case 'q': hk_log_set_quiet(1); break;
+        case 'p': plan_out = optarg; break;
+        case 'n':
+            errno = 0;
+            parts = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || parts < 1 || parts > 1000000) {
+                hk_log_error("split: --parts: expected a whole number from 1 to 1000000, "
+                             "found '%s'", optarg);
+                return HK_EXIT_INPUT;
+            }
+            break;
         case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0;
         default: hk_cli_bad_option("split", c, argv[optind - 1], opts); return HK_EXIT_INPUT;
         }
     }
+    if (plan_out || parts) return plan_only(argv, argc, format, plan_out, (int)parts);
     if (argc - optind < 2) { usage(stderr); return HK_EXIT_INPUT; }
     const char *input = argv[optind];
     const char *const *names = (const char *const *)argv + optind + 1;

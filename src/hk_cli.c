@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* getopt values: a key's flag is OPT_KEY + its index in hk_config_keys.h */
-enum { OPT_QUIET = 256, OPT_NO_SEQUENCES, OPT_PRINT_CONFIG, OPT_KEY = 512 };
+enum { OPT_QUIET = 256, OPT_NO_SEQUENCES, OPT_PRINT_CONFIG, OPT_PLAN, OPT_PART, OPT_KEY = 512 };
 
 /* The options of score and check: the fixed ones, then one per key. */
 static void score_options(struct option *o)
@@ -21,6 +21,8 @@ static void score_options(struct option *o)
         { "no-sequences", no_argument, NULL, OPT_NO_SEQUENCES },
         { "quiet", no_argument, NULL, OPT_QUIET },
         { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
+        { "plan", required_argument, NULL, OPT_PLAN },
+        { "part", required_argument, NULL, OPT_PART },
         { "help", no_argument, NULL, 'h' },
     };
     const int n_fixed = (int)(sizeof fixed / sizeof *fixed);
@@ -29,7 +31,7 @@ static void score_options(struct option *o)
         o[n_fixed + k] = (struct option){ hk_config_key_flag(k), required_argument, NULL, OPT_KEY + k };
     o[n_fixed + HK_N_KEYS] = (struct option){ NULL, 0, NULL, 0 };
 }
-#define N_SCORE_OPTIONS (6 + HK_N_KEYS + 1)
+#define N_SCORE_OPTIONS (8 + HK_N_KEYS + 1)
 
 void hk_cli_usage_score(FILE *fp, const char *cmd)
 {
@@ -49,6 +51,9 @@ void hk_cli_usage_score(FILE *fp, const char *cmd)
         "  -o, --output FILE        write the table to FILE [%s]\n"
         "      --quiet              no notices or progress on stderr\n"
         "      --print-config       print the settings (file, then flags) as JSON and exit\n"
+        "      --plan PLAN          read only part --part of the one INPUT, in place, as PLAN\n"
+        "                           (haplik split --plan) says: the table of that shard\n"
+        "      --part K             the part of --plan to score, from 1\n"
         "  -h, --help               this help\n\n"
         "Settings: each flag sets the configuration key in parentheses and overrides\n"
         "the file; [the default]; \"null\" clears a key that may be null:\n",
@@ -71,6 +76,8 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
 {
     hk_config_init(&o->cfg);
     o->output = NULL;
+    o->plan = NULL;
+    o->part = 0;
     /* One pass of getopt (it permutes argv, so a second pass would see another
      * order): the flags are recorded, then applied over the config file. */
     struct { int opt; const char *arg; } *flags = calloc((size_t)argc + 1, sizeof *flags);
@@ -96,7 +103,18 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
             hk_log_error("%s: option %s given twice", cmd, c == 'c' ? "-c/--config" : "-o/--output");
             goto out;
         }
-        if (c == 'c') config = optarg;
+        if (c == OPT_PART) {
+            char *end;
+            errno = 0;
+            const long k = strtol(optarg, &end, 10);
+            if (errno || *end || end == optarg || k < 1 || k > 1000000) {
+                hk_log_error("%s: --part: expected a whole number from 1 to 1000000, found '%s'",
+                             cmd, optarg);
+                goto out;
+            }
+            o->part = (int)k;
+        } else if (c == OPT_PLAN) o->plan = optarg;
+        else if (c == 'c') config = optarg;
         else if (c == 'o') o->output = optarg;
         else { flags[n_flags].opt = c; flags[n_flags++].arg = optarg; }
     }
@@ -124,6 +142,11 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     if (optind >= argc) {
         hk_log_error("%s: no INPUT given (use - for standard input); see 'haplik %s --help'",
                      cmd, cmd);
+        goto out;
+    }
+    if ((o->plan || o->part) && (!o->plan || !o->part || argc - optind != 1)) {
+        hk_log_error("%s: --plan PLAN and --part K go together, with one INPUT; see 'haplik %s "
+                     "--help'", cmd, cmd);
         goto out;
     }
     const char *output = o->output;

@@ -26,6 +26,8 @@ int hk_cmd_bench(int argc, char **argv);
 typedef struct {
     hk_config_t cfg;
     const char *output;    /* -o, NULL for standard output */
+    const char *plan;      /* --plan: the input is read in part, as this plan says */
+    int         part;      /* --part, 1-based (with --plan) */
 } hk_cli_opts_t;
 
 /* Parse score/check options. Returns -1 for --help or --print-config (printed), or an exit

@@ -3,9 +3,11 @@
 #include "hk_log.h"
 #include "hk_model.h"
 #include "hk_pdhmm.h"
+#include "hk_knobs.h"
 #include "config.h"
 #include "hk_cuda_bench.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -33,7 +35,8 @@ struct hk_engine {
     int         lock_fd;           /* held GPU lock, -1 if none */
     int         locked;            /* the ordinal it locks */
     int         n_ordinals;
-    int         ordinals[HK_MAX_DEVICES];
+    int         ordinals[HK_MAX_DEVICES];      /* the GPUs as the host numbers them (the table's) */
+    int         cuda_ordinals[HK_MAX_DEVICES]; /* and as CUDA does in this process */
     int         n_names;
     char       *names[HK_MAX_DEVICES];
     uint64_t    rescued;           /* GPU pairs rescued on the CPU (beyond GATK's range) */
@@ -109,18 +112,82 @@ static int claim_gpu(const char *dir, const int *cand, int n, int *fd)
     }
 }
 
-/* Open CUDA per the config. 0 on success; -1 when no GPU is usable, with the
- * reason in why; -2 on a failure that must stop the run (logged). */
-static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
+/* The GPUs chosen before CUDA starts (hk_engine_prepare_run): CUDA's start-up
+ * grows with the devices it sees (each visible GPU is enumerated, whichever
+ * are used), so a process that uses some of a host's GPUs makes those the
+ * only ones CUDA sees, and claims its lock by the host's numbering first. */
+static struct {
+    int narrowed;                  /* CUDA_VISIBLE_DEVICES set to phys[0..n) */
+    int failed;                    /* claiming a GPU failed (logged): the run stops */
+    int n, phys[HK_MAX_DEVICES];
+    int lock_fd, locked;           /* the lock claimed, until the engine takes it */
+} chosen = { .lock_fd = -1 };
+
+/* The GPUs of this host (or container) without starting CUDA: its device
+ * nodes /dev/nvidia0, /dev/nvidia1, ... (a container is given only its
+ * own). 0 when there are none to be seen. */
+static int count_gpu_nodes(void)
+{
+    DIR *d = opendir("/dev");
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        const char *s = de->d_name;
+        if (strncmp(s, "nvidia", 6) || !s[6]) continue;
+        s += 6;
+        while (*s >= '0' && *s <= '9') s++;
+        n += *s == '\0';
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* hk_engine_prepare_run's part: choose the GPUs (claim one when a lock
+ * directory is set) and make them the only ones CUDA sees, unless the user
+ * (or a scheduler: SLURM, a container runtime) has already chosen with
+ * CUDA_VISIBLE_DEVICES, or every GPU is used anyway. */
+static void choose_gpus(const hk_config_t *c)
+{
+    int cand[HK_MAX_DEVICES], n = 0;
+    /* HK_ALL_GPUS_VISIBLE=1: CUDA sees every GPU, as before (for measuring) */
+    if (getenv("CUDA_VISIBLE_DEVICES") || hk_knob(HK_KNOB_ALL_GPUS_VISIBLE)) return;
+    if (c->n_devices >= 0) {
+        for (int i = 0; i < c->n_devices; i++) {
+            for (int j = 0; j < i; j++)
+                if (c->devices[j] == c->devices[i]) return;   /* CUDA's open says so */
+            cand[n++] = c->devices[i];
+        }
+    } else if (c->gpu_lock_dir) {
+        const int k = count_gpu_nodes();
+        for (int d = 0; d < k && n < HK_MAX_DEVICES; d++) cand[n++] = d;
+    }
+    if (n == 0) return;   /* all of them, or how many is unknown: CUDA enumerates them */
+    if (c->gpu_lock_dir) {
+        const int d = claim_gpu(c->gpu_lock_dir, cand, n, &chosen.lock_fd);
+        if (d < 0) { chosen.failed = 1; return; }
+        char when[64];
+        hk_log_notice("claimed GPU %d (%s/gpu%d.lock) at %s", d, c->gpu_lock_dir, d,
+                      timestamp(when, sizeof when));
+        chosen.locked = d;
+        cand[0] = d;
+        n = 1;
+    }
+    char list[HK_MAX_DEVICES * 6] = "";
+    for (int i = 0, at = 0; i < n; i++)
+        at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? "," : "", cand[i]);
+    setenv("CUDA_VISIBLE_DEVICES", list, 1);
+    memcpy(chosen.phys, cand, (size_t)n * sizeof *cand);
+    chosen.n = n;
+    chosen.narrowed = 1;
+    if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: CUDA_VISIBLE_DEVICES=%s\n", list);
+}
+
+/* The candidates of a process that did not narrow CUDA's view: the ordinals
+ * of --devices among the count CUDA found, or all; claimed by lock. 0, or -1
+ * / -2 as open_cuda. */
+static int choose_seen(hk_engine_t *e, int count, int *cand, int *n_cand, char *why, size_t whylen)
 {
     const hk_config_t *c = e->c;
-    int count;
-    const double t0 = hk_log_now();
-    if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
-        if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
-        return -1;
-    }
-    int cand[HK_MAX_DEVICES], n = 0;
+    int n = 0;
     if (c->n_devices < 0) {
         for (int d = 0; d < count && n < HK_MAX_DEVICES; d++) cand[n++] = d;
     } else {
@@ -143,9 +210,43 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         cand[0] = d;
         n = 1;
     }
+    *n_cand = n;
+    return 0;
+}
+
+/* Open CUDA per the config. 0 on success; -1 when no GPU is usable, with the
+ * reason in why; -2 on a failure that must stop the run (logged). */
+static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
+{
+    int count = 0;
+    if (chosen.failed) return -2;
+    if (chosen.lock_fd >= 0) {   /* the engine releases it, whatever happens next */
+        e->lock_fd = chosen.lock_fd;
+        e->locked = chosen.locked;
+        chosen.lock_fd = -1;
+    }
+    const double t0 = hk_log_now();
+    if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
+        if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
+        return -1;
+    }
+    int cand[HK_MAX_DEVICES], cuda[HK_MAX_DEVICES], n = 0;
+    if (chosen.narrowed) {   /* CUDA sees the chosen ones only, as 0, 1, ... */
+        if (count < chosen.n) {
+            snprintf(why, whylen, "device %d does not exist (CUDA found %d of the %d given)",
+                     chosen.phys[count], count, chosen.n);
+            return -1;
+        }
+        n = chosen.n;
+        for (int i = 0; i < n; i++) { cand[i] = chosen.phys[i]; cuda[i] = i; }
+    } else {
+        const int rc = choose_seen(e, count, cand, &n, why, whylen);
+        if (rc) return rc;
+        memcpy(cuda, cand, (size_t)n * sizeof *cand);
+    }
     const double t_init = hk_log_now() - t0;
     char err[512] = "";
-    if (hk_cuda_open(cand, n, &e->cu, err, sizeof err) != HK_OK) {
+    if (hk_cuda_open(cuda, n, &e->cu, err, sizeof err) != HK_OK) {
         snprintf(why, whylen, "%s", err);
         return -1;
     }
@@ -162,9 +263,10 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     }
     for (int i = 0; i < n; i++) {
         hk_cuda_device_t info;
-        if (hk_cuda_device_info(cand[i], &info, err, sizeof err) != HK_OK)
+        if (hk_cuda_device_info(cuda[i], &info, err, sizeof err) != HK_OK)
             snprintf(info.name, sizeof info.name, "GPU %d", cand[i]);
         e->names[e->n_names++] = strdup(info.name);
+        e->cuda_ordinals[e->n_ordinals] = cuda[i];
         e->ordinals[e->n_ordinals++] = cand[i];
     }
     e->cuda = 1;
@@ -175,7 +277,9 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
 void hk_engine_prepare_run(const hk_config_t *c)
 {
 #ifdef HAVE_CUDA
-    if (c->backend == HK_BACKEND_CPU || getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return;
+    if (c->backend == HK_BACKEND_CPU) return;
+    choose_gpus(c);
+    if (getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return;
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);   /* read by the driver as it creates a context */
     if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: 2 hardware queues per device\n");
 #else
@@ -347,7 +451,7 @@ void hk_engine_release(hk_engine_t *e)
         hk_cuda_close(e->cu);
         e->cu = NULL;
         const double t_close = hk_log_now() - t0;
-        hk_cuda_reset(e->ordinals, e->n_ordinals);
+        hk_cuda_reset(e->cuda_ordinals, e->n_ordinals);
         if (hk_log_tracing())
             fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
                     t_close * 1e3, (hk_log_now() - t0 - t_close) * 1e3);

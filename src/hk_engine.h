@@ -33,17 +33,22 @@ void hk_engine_release(hk_engine_t *e);
 const char *hk_engine_backend(const hk_engine_t *e);
 /* Names of the devices in use (the CPU's model name for the CPU). */
 int hk_engine_devices(const hk_engine_t *e, const char *const **names);
-/* CUDA ordinals of the GPUs in use (none for the CPU). */
+/* The GPUs in use as the host numbers them (none for the CPU): the ordinals
+ * of engine.devices and of the GPU locks, whatever CUDA_VISIBLE_DEVICES
+ * hk_engine_prepare_run set. */
 int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
 /* Pairs per batch: engine.max_batch_pairs, or the default (known before the
  * engine is open, so that reading starts while the GPU is being set up). */
 size_t hk_engine_batch_pairs(const hk_config_t *c);
 /* For a whole run (score, check), before hk_engine_open and before any other
- * thread starts (it may set the environment): CUDA contexts get 2 hardware
- * queues instead of the driver's 8. They are created and torn down faster;
- * the GPU phase of a call on many small chunks is slower, but a run's GPU is
- * idle most of the time, and every workload measured ran faster whole, the
- * GPU-bound ones too (docs/PERFORMANCE.md). A
+ * thread starts (it may set the environment). The GPUs the run will use (a
+ * list in engine.devices, or the one it claims in engine.gpu_lock_dir, which
+ * may wait here) become the only ones CUDA sees (CUDA_VISIBLE_DEVICES, unless
+ * the user or a scheduler set it): CUDA's start-up grows with the GPUs it
+ * sees, used or not (docs/PERFORMANCE.md). CUDA contexts get 2 hardware
+ * queues instead of the driver's 8. They are created and torn down faster; the GPU phase of a call on many small chunks is slower,
+ * but a run's GPU is idle most of the time, and every workload measured ran
+ * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md). A
  * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS) is left alone. */
 void hk_engine_prepare_run(const hk_config_t *c);
 /* Accepts NULL. */

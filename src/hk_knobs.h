@@ -40,6 +40,8 @@ extern "C" {
       "0: the constant-gap kernels get no common set and compute every read's own (gpu_vs_cpu)") \
     X(CUDA_CHUNK_CELLS, TESTS, 0, 1, 1000000000000, NULL, \
       "cells per GPU chunk; 0: by the batch (gpu_vs_cpu, pdhmm_vs_cpu: many small chunks)") \
+    X(ALL_GPUS_VISIBLE, TESTS, 0, 0, 1, NULL, \
+      "1: CUDA sees every GPU, not only those the run uses (scripts/bench-startup.sh compares)") \
     X(BATCH_END, TUNING, 0, 0, 1, "overlap|wait", \
       "wait: hand each batch on only once every batch before it is set") \
     X(TABLE_THREADS, TUNING, 0, 1, 256, NULL, \

@@ -146,6 +146,8 @@ void hk_lines_set_threads(hk_lines_t *L, int nthreads)
     L->nthreads = nthreads < 1 ? 1 : nthreads > MAX_THREADS ? MAX_THREADS : nthreads;
 }
 
+void hk_lines_set_first_line(hk_lines_t *L, long line) { L->ix.line0 = line; }
+
 int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *))
 {
     const int changed = sep != L->sep || scan != L->scan;

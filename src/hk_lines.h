@@ -107,6 +107,8 @@ typedef struct hk_lines hk_lines_t;
 /* Lines of src (which must outlive them), read and scanned with nthreads. */
 hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads);
 void hk_lines_set_threads(hk_lines_t *L, int nthreads);
+/* The input's first line is line `line` (1 by default): a part of a file. */
+void hk_lines_set_first_line(hk_lines_t *L, long line);
 /* The format's records: their field separator (' ' until set) and its scan
  * pass. Returns whether either changed: lines indexed before then need
  * hk_lines_rescan. */

@@ -605,6 +605,25 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     return r;
 }
 
+int hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
+                        const char *region)
+{
+    hk_walk_t *w = &r->w;
+    if (hk_source_set_range(w->src, (off_t)start, (off_t)end)) {
+        hk_log_error("%s: cannot read bytes %lld-%lld of it in place: not a plain regular file "
+                     "(compressed, or a stream), or shorter than that", w->path, start, end);
+        return -1;
+    }
+    hk_lines_set_first_line(w->lines, first_line);
+    free(w->name);
+    w->name = NULL;
+    if (region && !(w->name = strdup(region))) {
+        hk_log_error("%s: out of memory", w->path);
+        return -1;
+    }
+    return 0;
+}
+
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
 
 void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg), void *arg)

@@ -73,6 +73,9 @@ struct hk_source {
     int      compressed;
     int      unterminated;
     int      bgzf_mt;
+    off_t    range_start;  /* hk_source_set_range: the bytes read, */
+    off_t    range_end;    /* -1 for the whole file */
+    off_t    read_pos;     /* hk_source_read of a range: the next offset in it */
 #ifdef HAVE_ISAL
     gunzip_t *gz;
     hk_bgzf_t *bz;         /* a BGZF file inflated on the reader's threads */
@@ -255,6 +258,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
         return NULL;
     }
     s->fd = -1;
+    s->range_end = -1;
     errno = 0;
     s->fp = hts_open(path, "r");
     if (!s->fp || s->fp->is_bin) {
@@ -343,8 +347,22 @@ int hk_source_streaming(const hk_source_t *s) { return s->streaming; }
 int hk_source_compressed(const hk_source_t *s) { return s->compressed; }
 int hk_source_unterminated(const hk_source_t *s) { return s->unterminated; }
 
+int hk_source_set_range(hk_source_t *s, off_t start, off_t end)
+{
+    struct stat st;
+    if (s->fd < 0 || start < 0 || end < start || fstat(s->fd, &st) || end > st.st_size) return -1;
+    s->range_start = start;
+    s->range_end = end;
+    return 0;
+}
+
 ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at)
 {
+    if (s->range_end >= 0) {   /* the range is the file */
+        if (at >= s->range_end - s->range_start) return 0;
+        if ((off_t)n > s->range_end - s->range_start - at) n = (size_t)(s->range_end - s->range_start - at);
+        at += s->range_start;
+    }
     size_t done = 0;
     while (done < n) {
         const ssize_t got = pread(s->fd, (char *)buf + done, n - done, at + (off_t)done);
@@ -361,6 +379,11 @@ ssize_t hk_source_read(hk_source_t *s, void *buf, size_t n)
 #ifdef HAVE_ISAL
     if (s->gz) return gunzip_read(s->gz, buf, n);
 #endif
+    if (s->fd >= 0 && s->range_end >= 0) {
+        const ssize_t got = hk_source_pread(s, buf, n, s->read_pos);
+        if (got > 0) s->read_pos += got;
+        return got;
+    }
     if (s->fd >= 0) return read_some(s->fd, buf, n);
     if (s->fp->format.compression == no_compression) return hread(s->fp->fp.hfile, buf, n);
     BGZF *z = s->fp->fp.bgzf;

@@ -3,12 +3,17 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_reader.h"
+#include "hk_threads.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
@@ -228,5 +233,268 @@ done:
     ks_free(&line);
     free(c.header);
     free(written);
+    return status;
+}
+
+/* ---- plans: the shards' bytes, read in place ---- */
+
+#define PLAN_MAGIC "# haplik split plan 1"
+
+static long long mtime_ns(const struct stat *st)
+{
+    return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* Shard k's first line, as hk_split_write cuts: after the last region of the
+ * shards before it (the lines between two regions go with the one after);
+ * past the end (EOF_LINE) when no region follows, as the lines after the
+ * last region stay with its shard. first[n_shards] is past the end too;
+ * last[k] is the index of the last region before shard k's start, or -1. */
+#define EOF_LINE LONG_MAX
+static void shard_first_lines(const hk_split_plan_t *p, long *first, long *last_before)
+{
+    long after = 1;
+    long seen = -1;
+    size_t i = 0;
+    first[0] = 1;
+    last_before[0] = -1;
+    for (int k = 1; k <= p->n_shards; k++) {
+        while (i < p->n_reg && p->reg[i].shard < k) { after = p->reg[i].last + 1; seen = (long)i++; }
+        first[k] = i < p->n_reg ? after : EOF_LINE;
+        last_before[k] = seen;
+    }
+}
+
+/* Lines are found by counting line ends, on all cores: the file is cut into
+ * one range per thread, each counts its line ends, then the range that holds
+ * each wanted line is read again up to it (a 6 GB dump is read about twice
+ * from the page cache instead of once on one core). */
+#define COUNT_CHUNK ((size_t)1 << 20)
+
+typedef struct {
+    int        fd;
+    long long  lo, hi;      /* the range */
+    long       skip;        /* to find a line: the line ends of the range before it; -1: count */
+    long       count;       /* line ends counted */
+    long long  at;          /* where the line found starts (hi: not found) */
+    int        err;         /* errno of a failure, 0 if none */
+    int        target;      /* the index in first[] it is for */
+} count_job_t;
+
+/* Count the range's line ends, or, with skip >= 0, find where the line after
+ * its skip+1-th line end starts. */
+static void *count_range(void *arg)
+{
+    count_job_t *j = arg;
+    char *buf = malloc(COUNT_CHUNK);
+    long n = 0;
+    j->at = j->hi;
+    j->err = buf ? 0 : ENOMEM;
+    for (long long pos = j->lo; buf && pos < j->hi && j->at == j->hi;) {
+        const size_t want = (size_t)(j->hi - pos) < COUNT_CHUNK ? (size_t)(j->hi - pos) : COUNT_CHUNK;
+        const ssize_t got = pread(j->fd, buf, want, (off_t)pos);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) { j->err = got < 0 ? errno : EIO; break; }
+        for (const char *q = buf, *e = buf + got; (q = memchr(q, '\n', (size_t)(e - q))); q++)
+            if (n++ == j->skip) { j->at = pos + (q - buf) + 1; break; }
+        pos += got;
+    }
+    j->count = n;
+    free(buf);
+    return NULL;
+}
+
+/* The byte offset of each line first[0..n) (non-decreasing; EOF_LINE: the
+ * end) of the plain file fd of size bytes, and in *n_lines the lines it has.
+ * 0, or -1 on a read error (errno set). */
+static int line_offsets(int fd, long long size, const long *first, int n, long long *off,
+                        long *n_lines)
+{
+    int nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1) nt = 1;
+    if (nt > 64) nt = 64;
+    if ((long long)nt * (long long)COUNT_CHUNK > size) nt = (int)(size / (long long)COUNT_CHUNK) + 1;
+    count_job_t *jobs = calloc((size_t)(nt > n ? nt : n), sizeof *jobs);
+    long *ends = calloc((size_t)nt + 1, sizeof *ends);   /* ends[r]: line ends before range r */
+    int rc = -1;
+    if (!jobs || !ends) { errno = ENOMEM; goto done; }
+    for (int r = 0; r < nt; r++)
+        jobs[r] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt, .skip = -1 };
+    hk_threads_run(count_range, jobs, sizeof *jobs, nt);
+    for (int r = 0; r < nt; r++) {
+        if (jobs[r].err) { errno = jobs[r].err; goto done; }
+        ends[r + 1] = ends[r] + jobs[r].count;
+    }
+    unsigned char last = '\n';
+    if (size > 0 && pread(fd, &last, 1, (off_t)(size - 1)) != 1) goto done;
+    *n_lines = ends[nt] + (last != '\n');
+    /* line L starts after the (L-1)-th line end, found in the range that holds it */
+    int m = 0;
+    for (int t = 0; t < n; t++) {
+        if (first[t] == 1) { off[t] = 0; continue; }
+        if (first[t] == EOF_LINE || first[t] - 1 > ends[nt]) { off[t] = size; continue; }
+        int r = 0;
+        while (ends[r + 1] < first[t] - 1) r++;
+        jobs[m++] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt,
+                                   .skip = first[t] - 2 - ends[r], .target = t };
+    }
+    if (m) hk_threads_run(count_range, jobs, sizeof *jobs, m);
+    for (int k = 0; k < m; k++) {
+        if (jobs[k].err) { errno = jobs[k].err; goto done; }
+        off[jobs[k].target] = jobs[k].at;
+    }
+    rc = 0;
+done:
+    free(jobs);
+    free(ends);
+    return rc;
+}
+
+int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
+{
+    const int n = p->n_shards;
+    long *first = malloc((size_t)(n + 1) * sizeof *first);
+    long *before = malloc((size_t)(n + 1) * sizeof *before);
+    long long *off = malloc((size_t)(n + 1) * sizeof *off);
+    int status = HK_EXIT_RUNTIME, fd = -1;
+    long n_lines = 0;
+    unsigned char magic[2] = { 0, 0 };
+    if (!first || !before || !off) { hk_log_error("out of memory"); goto done; }
+    if ((fd = open(p->path, O_RDONLY | O_CLOEXEC)) < 0) {
+        hk_log_error("%s: %s", p->path, strerror(errno));
+        goto done;
+    }
+    if (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        hk_log_error("%s:1: a plan reads parts of a plain text file in place; this one is "
+                     "compressed (gzip or BGZF): cut it with `haplik split INPUT OUT...` instead",
+                     p->path);
+        status = HK_EXIT_INPUT;
+        goto done;
+    }
+    shard_first_lines(p, first, before);
+    if (line_offsets(fd, (long long)p->st.st_size, first, n + 1, off, &n_lines)) {
+        hk_log_error("%s: read error: %s", p->path, strerror(errno));
+        goto done;
+    }
+    if (input_changed(p)) {
+        hk_log_error("%s: changed while being planned", p->path);
+        status = HK_EXIT_INPUT;
+        goto done;
+    }
+    fprintf(fp, PLAN_MAGIC "\n#input\t%lld\t%lld\t%s\t%d\n", (long long)p->st.st_size,
+            mtime_ns(&p->st), hk_reader_format_name(p->format), n);
+    size_t r = 0;
+    for (int k = 0; k < n; k++) {
+        size_t r0 = r;
+        while (r < p->n_reg && p->reg[r].shard == k) r++;
+        const char *tag = before[k] >= 0 ? p->reg[before[k]].name : NULL;
+        fprintf(fp, "%d\t%lld\t%lld\t%ld\t%zu\t%s\n", k + 1, off[k], off[k + 1],
+                first[k] == EOF_LINE ? n_lines + 1 : first[k], r - r0, tag ? tag : "");
+    }
+    if (fflush(fp) || ferror(fp)) {
+        hk_log_error("%s: write failed: %s", name, strerror(errno));
+        goto done;
+    }
+    status = 0;
+done:
+    if (fd >= 0) close(fd);
+    free(first);
+    free(before);
+    free(off);
+    return status;
+}
+
+void hk_split_part_free(hk_split_part_t *part) { free(part->region); part->region = NULL; }
+
+__attribute__((format(printf, 3, 4)))
+static int plan_error(const char *path, long line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hk_log_error("%s:%ld: %s", path, line, msg);
+    return HK_EXIT_INPUT;
+}
+
+/* The next tab-separated integer of *s (advanced past it and its tab). */
+static int plan_int(char **s, long long lo, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(*s, &end, 10);
+    if (errno || end == *s || (*end != '\t' && *end != '\0') || *v < lo) return -1;
+    *s = *end ? end + 1 : end;
+    return 0;
+}
+
+int hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
+{
+    *out = (hk_split_part_t){ 0 };
+    FILE *fp = fopen(plan_path, "r");
+    kstring_t line = KS_INITIALIZE;
+    int status = HK_EXIT_INPUT, found = 0;
+    long ln = 0;
+    long long size = -1, mtime = -1, n_parts = -1;
+    struct stat st;
+    if (!fp) {
+        hk_log_error("%s: %s", plan_path, strerror(errno));
+        return HK_EXIT_INPUT;
+    }
+    while (!found) {
+        line.l = 0;
+        if (kgetline(&line, (kgets_func *)fgets, fp) < 0) break;
+        ln++;
+        char *s = line.s;
+        if (line.l && s[line.l - 1] == '\r') s[--line.l] = '\0';
+        if (ln == 1) {
+            if (strcmp(s, PLAN_MAGIC)) { status = plan_error(plan_path, ln, "not a haplik split plan "
+                                                             "(expected '" PLAN_MAGIC "')"); goto done; }
+            continue;
+        }
+        if (!strncmp(s, "#input\t", 7)) {
+            s += 7;
+            char *fmt;
+            if (plan_int(&s, 0, &size) || plan_int(&s, 0, &mtime) || !(fmt = s) ||
+                !(s = strchr(s, '\t')) || (*s++ = '\0', plan_int(&s, 1, &n_parts)) ||
+                (out->format = hk_reader_parse_format(fmt)) < 0) {
+                status = plan_error(plan_path, ln, "bad #input line (expected SIZE, MTIME_NS, "
+                                    "FORMAT and PARTS, tab-separated)");
+                goto done;
+            }
+            continue;
+        }
+        if (s[0] == '#' || s[0] == '\0') continue;
+        long long k, start, end, first, regions;
+        if (size < 0) { status = plan_error(plan_path, ln, "a part before the #input line"); goto done; }
+        if (plan_int(&s, 1, &k) || plan_int(&s, 0, &start) || plan_int(&s, start, &end) ||
+            plan_int(&s, 1, &first) || plan_int(&s, 0, &regions) || end > size || first > LONG_MAX) {
+            status = plan_error(plan_path, ln, "bad part (expected PART, START, END, FIRST_LINE, "
+                                "REGIONS and a region tag, tab-separated, within the input's size)");
+            goto done;
+        }
+        if (k != part) continue;
+        *out = (hk_split_part_t){ .start = start, .end = end, .first_line = (long)first,
+                                  .format = out->format };
+        if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_EXIT_RUNTIME; goto done; }
+        found = 1;
+    }
+    if (ferror(fp)) { hk_log_error("%s: read error: %s", plan_path, strerror(errno)); goto done; }
+    if (!found) {
+        status = plan_error(plan_path, ln, "no part %d (the plan has %lld)", part, n_parts < 0 ? 0 : n_parts);
+        goto done;
+    }
+    if (stat(input, &st)) { hk_log_error("%s: %s", input, strerror(errno)); goto done; }
+    if (st.st_size != size || mtime_ns(&st) != mtime) {
+        hk_log_error("%s: not the file %s was made for (size or modification time differ): "
+                     "plan it again with `haplik split --plan`", input, plan_path);
+        goto done;
+    }
+    status = 0;
+done:
+    if (status) hk_split_part_free(out);
+    ks_free(&line);
+    fclose(fp);
     return status;
 }

@@ -37,4 +37,39 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
 /* Accepts NULL. */
 void hk_split_free(hk_split_plan_t *p);
 
+/* ---- parts read in place (`haplik split --plan`, `haplik score --plan`) ----
+ *
+ * Instead of copying the shards, a plan file names each shard's bytes of the
+ * input: the same boundaries as hk_split_write's shards (shard k's lines are
+ * the lines it would copy), with what a shard file states before them: the
+ * input line its first byte is on, and the region tag then in force. Only a
+ * plain (uncompressed) file can be read this way. The plan is text:
+ *
+ *   # haplik split plan 1
+ *   #input  SIZE  MTIME_NS  FORMAT  PARTS
+ *   PART  START  END  FIRST_LINE  REGIONS  [REGION_TAG]     (tab-separated, PART from 1)
+ */
+typedef struct {
+    long long start, end;    /* the part: bytes [start, end) of the input */
+    long      first_line;    /* the input line that begins at start */
+    char     *region;        /* the region tag in force at start, NULL for none */
+    int       format;        /* HK_FMT_* that pass 1 found (AUTO: no record) */
+} hk_split_part_t;
+
+/* Write the plan of pass 1 (the input must be plain text) to fp, named name
+ * in messages. Returns 0, 2 (a compressed input; logged) or 3 (I/O; logged). */
+int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
+    __attribute__((warn_unused_result));
+
+/* Part `part` (1-based) of plan file plan_path, for input: refused (exit
+ * status 2, logged as "PLAN:LINE: what") when the plan is malformed, has no
+ * such part, or was made for another file than input is now (size and
+ * modification time). Returns 0 or the exit status; free with
+ * hk_split_part_free. */
+int hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
+    __attribute__((warn_unused_result));
+
+/* Frees what out holds (not out); accepts a zeroed part. */
+void hk_split_part_free(hk_split_part_t *part);
+
 #endif

@@ -91,12 +91,13 @@ EOF
         fail "snakemake on SLURM failed (status $status): ${output: -3000}"
     fi
     assert_output --partial "has been submitted with SLURM jobid"
-    # 3 split jobs and 6 scoring jobs went through SLURM; each scoring job had a GPU
+    # 3 planning jobs (the plain dumps are read in place) and 6 scoring jobs went through
+    # SLURM; each scoring job had a GPU
     run -0 sacct -X -n -P -o Comment,State,AllocTRES
     local jobs=$output
-    [ "$(grep -c '^rule_split_dump.*|COMPLETED|' <<<"$jobs")" -eq 3 ] || fail "expected 3 split jobs: $jobs"
+    [ "$(grep -c '^rule_plan_dump.*|COMPLETED|' <<<"$jobs")" -eq 3 ] || fail "expected 3 planning jobs: $jobs"
     [ "$(grep -c '^rule_score_shard.*|COMPLETED|.*gres/gpu=1' <<<"$jobs")" -eq 6 ] || fail "expected 6 scoring jobs with a GPU: $jobs"
-    [ "$(grep -c '^rule_split_dump.*gres/gpu' <<<"$jobs")" -eq 0 ] || fail "a split job had a GPU: $jobs"
+    [ "$(grep -c '^rule_plan_dump.*gres/gpu' <<<"$jobs")" -eq 0 ] || fail "a planning job had a GPU: $jobs"
     cd ../local
     run -0 timeout -s KILL 240 snakemake -s "$SRC/workflow/Snakefile" -d "$PWD" --cores 2 \
         --configfile ../config.yaml

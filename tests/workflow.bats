@@ -59,12 +59,14 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
 @test "workflow: dry-runs of every mode pass" {
     # the default config: the bundled example, 2 dumps x 2 shards
     run -0 sm -n
-    assert_output --regexp "split_dump +2"
+    assert_output --regexp "plan_dump +2"
+    refute_output --partial "split_dump"
     assert_output --regexp "score_shard +4"
     assert_output --regexp "merge_tables +1"
     # shards: 1 scores each dump whole (no split)
     run -0 sm -n --config shards=1
     refute_output --partial "split_dump"
+    refute_output --partial "plan_dump"
     assert_output --regexp "score_shard +2"
     # several dumps, 3 shards, with the local profile
     config c3.yaml "dumps: [$DATA/tiny.in, $DATA/10s.in, $DATA/1m.in]" "shards: 3"
@@ -99,8 +101,11 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
 @test "workflow: a dump in 3 shards merges into exactly the table of scoring it whole" {
     config c.yaml "dumps: [$DATA/1m.in]" "shards: 3"
     run -0 sm --configfile c.yaml
+    # the dump is read in place: a plan, no shard files
+    [ ! -e results/split ] || fail "the dump was copied into results/split"
+    run -0 head -n 1 results/plan/1m.tsv
+    assert_output "# haplik split plan 1"
     for k in 1 2 3; do
-        [ -s "results/split/1m/000$k.txt" ] || fail "shard $k missing or empty"
         [ -s "results/tables/1m/000$k.json" ] || fail "table $k missing"
         [ -e "logs/score/1m/000$k.log" ] || fail "no log for shard $k"
     done
@@ -167,7 +172,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     cat >haplik-flaky <<EOF
 #!/bin/sh
 echo "\$*" >>"$W/calls"
-case "\$*" in score*0002.txt*) [ -e "$W/fail-0002" ] && { echo "haplik-flaky: failing" >&2; exit 3; } ;; esac
+case "\$*" in score*0002.json*) [ -e "$W/fail-0002" ] && { echo "haplik-flaky: failing" >&2; exit 3; } ;; esac
 exec "$HAPLIK" "\$@"
 EOF
     chmod +x haplik-flaky
@@ -184,11 +189,70 @@ EOF
     # the rerun scores shard 2 only, then merges
     rm fail-0002 calls
     run -0 sm --configfile c.yaml --config haplik="$W/haplik-flaky"
-    run -0 cut -d' ' -f1 calls
+    run -0 sh -c "grep -v -- --print-config calls | cut -d' ' -f1"
     assert_output $'score\nmerge'
-    grep -q "results/split/1m/0002.txt" calls
+    grep -q -- "--part 2 -o results/tables/1m/0002.json" calls
     whole whole.json "$DATA/1m.in"
     run -0 same_regions whole.json results/likelihoods.json
+}
+
+@test "workflow: a compressed dump is cut into shard files, a plain one read in place" {
+    gzip -c "$DATA/1m.in" >1m.in.gz
+    config c.yaml "dumps: [$W/1m.in.gz, $DATA/10s.in]" "shards: 2"
+    run -0 sm -n --configfile c.yaml
+    assert_output --regexp "split_dump +1"
+    assert_output --regexp "plan_dump +1"
+    run -0 sm --configfile c.yaml
+    [ -s results/split/1m/0001.txt ] || fail "the compressed dump was not cut"
+    [ ! -e results/split/10s ] || fail "the plain dump was copied"
+    [ -s results/plan/10s.tsv ] || fail "the plain dump was not planned"
+    whole whole.json "$DATA/1m.in" "$DATA/10s.in"
+    run -0 same_regions whole.json results/likelihoods.json --ignore-line
+}
+
+@test "workflow: output_format writes the merged table as jsonl, tsv or tsv.gz" {
+    "$HAPLIK" score --backend cpu --quiet --output-format tsv -o whole.tsv "$DATA/10s.in"
+    # the rows (not the '#' lines: the summary's seconds and parts differ)
+    rows() { gzip -dcf "$1" | grep -v '^#'; }
+    for fmt in jsonl tsv tsv.gz; do
+        rm -rf results
+        config c.yaml "dumps: [$DATA/10s.in]" "shards: 3" "output_format: $fmt"
+        run -0 sm --configfile c.yaml
+        [ -s "results/likelihoods.$fmt" ] || fail "no results/likelihoods.$fmt"
+        case $fmt in
+        jsonl) run -0 $TABLE valid results/likelihoods.jsonl
+               [ -s results/report/shards.tsv ] || fail "no report from json tables" ;;
+        tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt")
+               [ ! -e results/report ] || fail "the report was made from tsv tables" ;;
+        esac
+    done
+    gzip -t results/likelihoods.tsv.gz
+    config bad.yaml "dumps: [$DATA/10s.in]" "output_format: csv"
+    run ! sm -n --configfile bad.yaml
+    assert_output --partial "csv"
+}
+
+@test "workflow: a misspelt haplik_config key, a bad value and mixed dump families are refused at a dry run" {
+    config c.yaml "dumps: [$DATA/10s.in]" "shards: 2" "haplik_config: {model: {precison: double}}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "haplik_config.model.precison: haplik has no such key"
+    config c.yaml "dumps: [$DATA/10s.in]" "haplik_config: {modle: {precision: double}}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "haplik_config.modle.precision: haplik has no such key"
+    config c.yaml "dumps: [$DATA/10s.in]" "haplik_config: {model: {precision: quad}}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "haplik_config: haplik: error: --precision: expected"
+    config c.yaml "dumps: [$DATA/10s.in]" "haplik_config: {output: {format: tsv}}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "haplik_config.output.format: set by the workflow; use \`output_format\`"
+    config c.yaml "dumps: [$DATA/10s.in, $DATA/pdhmm_syn_990_1_2.txt]"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "dumps of two families in one run"
+    assert_output --partial "pdhmm_syn_990_1_2.txt is a PDHMM dump"
+    [ ! -e results ]
+    # the keys haplik has pass
+    config c.yaml "dumps: [$DATA/10s.in]" "haplik_config: {model: {precision: double}, output: {sequences: false}}"
+    run -0 sm -n --configfile c.yaml
 }
 
 @test "workflow: genome mode with a stand-in gatk: shards, HaplotypeCaller per shard, scores, merge" {

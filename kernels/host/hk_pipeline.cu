@@ -13,6 +13,7 @@
  * whatever the split.
  */
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -169,6 +170,51 @@ static hk_status_t open_failed(hk_cuda_t *cu, size_t n_ready, hk_status_t rc)
     return rc;
 }
 
+/* Create device d's context, streams and events; its times in ms go to
+ * ms[0..2] (context, properties, streams and events). HK_OK or a code with
+ * err filled. Devices are set up on threads of their own, at once: a
+ * context's driver work does not grow when several are made together
+ * (docs/PERFORMANCE.md). */
+static hk_status_t dev_open(hk_dev *d, float ms[3], char *err, size_t errlen)
+{
+    cudaError_t e;
+    const char *what = "cudaSetDevice";
+    double t = hk_now();
+    auto lap = [&t](float *out) { const double u = hk_now(); *out += (float)((u - t) * 1e3); t = u; };
+    if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&ms[0]), true) &&
+        (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+        lap(&ms[1]);
+        int least = 0, greatest = 0;   /* the packing streams get the highest priority */
+        what = "cudaDeviceGetStreamPriorityRange";
+        e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
+            what = "cudaStreamCreateWithFlags";
+            e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
+            if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
+            if (e == cudaSuccess) {
+                what = "cudaEventCreateWithFlags";
+                e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
+                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
+            }
+            hk_side *xs = &d->slot[k].side;
+            what = "cudaStreamCreateWithFlags";
+            for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
+                e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
+            what = "cudaEventCreateWithFlags";
+            for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
+                e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
+            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);
+            what = "cudaEventCreate";
+            if (e == cudaSuccess && k == 0) e = cudaEventCreate(&d->t0);
+            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].c0);
+            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
+            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
+        }
+        lap(&ms[2]);
+    }
+    return e == cudaSuccess ? HK_OK : hk_cu_fail(e, what, d->ord, err, errlen);
+}
+
 extern "C" hk_status_t hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
                             char *err, size_t errlen)
 {
@@ -181,66 +227,56 @@ extern "C" hk_status_t hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_
     int n;
     hk_status_t rc = hk_cuda_device_count(&n, err, errlen);
     if (rc) return rc;
+    for (int i = 0; i < n_devices; i++) {
+        for (int j = 0; j < i; j++)
+            if (ordinals[j] == ordinals[i]) {
+                hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", ordinals[i]);
+                return HK_E_INVAL;
+            }
+        if (ordinals[i] < 0 || ordinals[i] >= n) {
+            hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", ordinals[i], n);
+            return HK_E_NODEV;
+        }
+    }
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_E_NOMEM; }
     cu->open.count = (float)((hk_now() - t_open) * 1e3);
     cu->open.pin = -1;
     cu->dev.resize(n_devices);
-    /* the staging arenas are faulted in while the contexts are created (~0.1 s each) */
+    for (int i = 0; i < n_devices; i++) cu->dev[i].ord = ordinals[i];
+    /* the staging arenas are faulted in while the contexts are created */
     try {
         cu->stager = std::thread(stage_arenas, cu);
     } catch (...) {                  /* no thread: no arenas, the slots pin their own memory */
         for (hk_dev &d : cu->dev) d.arena.settled = 1;
     }
-    for (int i = 0; i < n_devices; i++) {
-        hk_dev *d = &cu->dev[i];
-        d->ord = ordinals[i];
-        for (int j = 0; j < i; j++)
-            if (ordinals[j] == d->ord) {
-                hk_cu_seterr(err, errlen, "CUDA device %d is listed twice", d->ord);
-                return open_failed(cu, i, HK_E_INVAL);
-            }
-        if (d->ord < 0 || d->ord >= n) {
-            hk_cu_seterr(err, errlen, "no CUDA device %d (this host has %d)", d->ord, n);
-            return open_failed(cu, i, HK_E_NODEV);
+    /* one thread per device beyond the first (this one sets up device 0);
+     * a device whose thread cannot be had is set up here after */
+    std::vector<hk_status_t> res(n_devices, HK_OK);
+    std::vector<std::array<float, 3>> ms(n_devices, std::array<float, 3>{ 0, 0, 0 });
+    std::vector<std::array<char, 256>> errs(n_devices);
+    std::vector<std::thread> th(n_devices);
+    for (int i = 1; i < n_devices; i++) {
+        try {
+            th[i] = std::thread([&, i] { res[i] = dev_open(&cu->dev[i], ms[i].data(), errs[i].data(), errs[i].size()); });
+        } catch (...) {
         }
-        cudaError_t e;
-        const char *what = "cudaSetDevice";
-        double t = hk_now();
-        auto lap = [&t](float *ms) { const double u = hk_now(); *ms += (float)((u - t) * 1e3); t = u; };
-        if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&cu->open.context), true) &&
-            (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
-            lap(&cu->open.props);
-            int least = 0, greatest = 0;   /* the packing streams get the highest priority */
-            what = "cudaDeviceGetStreamPriorityRange";
-            e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-            for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
-                what = "cudaStreamCreateWithFlags";
-                e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
-                if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
-                if (e == cudaSuccess) {
-                    what = "cudaEventCreateWithFlags";
-                    e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
-                    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
-                }
-                hk_side *xs = &d->slot[k].side;
-                what = "cudaStreamCreateWithFlags";
-                for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-                    e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
-                what = "cudaEventCreateWithFlags";
-                for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-                    e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
-                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);
-                what = "cudaEventCreate";
-                if (e == cudaSuccess && k == 0) e = cudaEventCreate(&d->t0);
-                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].c0);
-                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
-                if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
-            }
-            lap(&cu->open.streams);
-        }
-        if (e != cudaSuccess) return open_failed(cu, i + 1, hk_cu_fail(e, what, d->ord, err, errlen));
     }
+    res[0] = dev_open(&cu->dev[0], ms[0].data(), errs[0].data(), errs[0].size());
+    for (int i = 1; i < n_devices; i++) {
+        if (th[i].joinable()) th[i].join();
+        else res[i] = dev_open(&cu->dev[i], ms[i].data(), errs[i].data(), errs[i].size());
+    }
+    for (int i = 0; i < n_devices; i++) {   /* the slowest device's times: the wait */
+        cu->open.context = std::max(cu->open.context, ms[i][0]);
+        cu->open.props = std::max(cu->open.props, ms[i][1]);
+        cu->open.streams = std::max(cu->open.streams, ms[i][2]);
+    }
+    for (int i = 0; i < n_devices; i++)
+        if (res[i] != HK_OK) {
+            hk_cu_seterr(err, errlen, "%s", errs[i].data());
+            return open_failed(cu, (size_t)n_devices, res[i]);
+        }
     stager_go(cu, 1);                /* pinning goes on beside the caller */
     cu->open.total = (float)((hk_now() - t_open) * 1e3);
     *out = cu;

@@ -11,9 +11,9 @@
 # executor) find theirs free.
 rule score_shard:
     input:
-        get_score_input,
+        unpack(get_score_input),
     output:
-        "results/tables/{dump}/{shard}.json",
+        f"results/tables/{{dump}}/{{shard}}.{TABLE_EXT}",
     log:
         "logs/score/{dump}/{shard}.log",
     benchmark:
@@ -28,6 +28,7 @@ rule score_shard:
     params:
         haplik=HAPLIK,
         flags=get_haplik_flags(),
+        part=get_part_flags,
         lock_dir=get_gpu_lock_dir(),
     shell:
         """
@@ -39,7 +40,7 @@ rule score_shard:
             if [ -n "$lock" ]; then mkdir -p "$lock"; fi
             echo "haplik flags: {params.flags} --gpu-lock-dir ${{lock:-null}}" >&2
             {params.haplik:q} score {params.flags:q} --gpu-lock-dir "${{lock:-null}}" \
-                --threads {threads} -o {output:q} {input:q}
+                --threads {threads} {params.part:q} -o {output:q} {input.dump:q}
         ) 2>{log:q}
         """
 
@@ -48,7 +49,7 @@ rule merge_tables:
     input:
         get_tables(),
     output:
-        "results/likelihoods.json",
+        RESULT,
     log:
         "logs/merge.log",
     localrule: True
@@ -56,5 +57,6 @@ rule merge_tables:
         "../../envs/haplik.yaml"
     params:
         haplik=HAPLIK,
+        format=OUTPUT_FORMAT.removesuffix(".gz"),
     shell:
-        "{params.haplik:q} merge {input:q} -o {output:q} 2> {log:q}"
+        "{params.haplik:q} merge --output-format {params.format} {input:q} -o {output:q} 2> {log:q}"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bats
+# Which GPUs a run starts CUDA on: those of --devices, or the one its lock
+# claims, made the only ones CUDA sees (CUDA_VISIBLE_DEVICES) before CUDA
+# starts, unless the user or a scheduler has already chosen. Tested through
+# HK_TRACE's engine lines and the lock files: on a host without a GPU the run
+# then goes on on the CPU (backend auto).
+
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+
+traced() { HK_TRACE=1 "$HAPLIK" score "$@" -o out.json "$DATA/tiny.in"; }
+
+@test "gpu choice: --devices makes only those GPUs visible to CUDA, by the host's numbers" {
+    run -0 --separate-stderr env -u CUDA_VISIBLE_DEVICES HK_TRACE=1 "$HAPLIK" score \
+        --devices 3,1 -o out.json "$DATA/tiny.in"
+    assert_stderr --partial "trace engine: CUDA_VISIBLE_DEVICES=3,1"
+    [ -s out.json ]
+}
+
+@test "gpu choice: the lock is claimed by the host's number before CUDA starts, and released" {
+    mkdir locks
+    run -0 --separate-stderr env -u CUDA_VISIBLE_DEVICES HK_TRACE=1 "$HAPLIK" score \
+        --devices 5,6 --gpu-lock-dir locks -o out.json "$DATA/tiny.in"
+    assert_stderr --partial "claimed GPU 5 (locks/gpu5.lock)"
+    assert_stderr --partial "trace engine: CUDA_VISIBLE_DEVICES=5"
+    assert_stderr --partial "releasing GPU 5"
+    # the claim comes before CUDA's start
+    [[ "$stderr" == *"claimed GPU 5"*"CUDA_VISIBLE_DEVICES=5"* ]] || fail "claimed after CUDA started"
+    # held: the next run takes the other
+    exec 9>locks/gpu5.lock
+    flock -n 9
+    run -0 --separate-stderr env -u CUDA_VISIBLE_DEVICES HK_TRACE=1 "$HAPLIK" score \
+        --devices 5,6 --gpu-lock-dir locks -o out.json "$DATA/tiny.in"
+    assert_stderr --partial "claimed GPU 6 (locks/gpu6.lock)"
+    assert_stderr --partial "trace engine: CUDA_VISIBLE_DEVICES=6"
+    exec 9>&-
+}
+
+@test "gpu choice: CUDA_VISIBLE_DEVICES set by the user (or SLURM) is left alone" {
+    run -0 --separate-stderr env CUDA_VISIBLE_DEVICES=0 HK_TRACE=1 "$HAPLIK" score \
+        --devices 0 -o out.json "$DATA/tiny.in"
+    [[ "$stderr" != *"CUDA_VISIBLE_DEVICES="* ]] || fail "changed the user's CUDA_VISIBLE_DEVICES"
+}
+
+@test "gpu choice: all GPUs without a lock, and the CPU backend, choose nothing" {
+    run -0 --separate-stderr env -u CUDA_VISIBLE_DEVICES HK_TRACE=1 "$HAPLIK" score \
+        -o out.json "$DATA/tiny.in"
+    [[ "$stderr" != *"CUDA_VISIBLE_DEVICES="* ]] || fail "narrowed a run on all GPUs"
+    mkdir locks
+    run -0 --separate-stderr env -u CUDA_VISIBLE_DEVICES HK_TRACE=1 "$HAPLIK" score \
+        --backend cpu --devices 2 --gpu-lock-dir locks -o out.json "$DATA/tiny.in"
+    [[ "$stderr" != *"CUDA_VISIBLE_DEVICES="* ]] || fail "the CPU backend chose GPUs"
+    [ -z "$(ls -A locks)" ] || fail "the CPU backend claimed a GPU"
+}
