@@ -18,6 +18,7 @@ GENOME_DEFAULTS = {
     "java_options": "-Xmx4g",
     "threads": 2,
     "mem_mb": 6000,
+    "pair_hmm": "gkl",
 }
 if GENOME_MODE:
     for _key, _value in GENOME_DEFAULTS.items():
