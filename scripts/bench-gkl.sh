@@ -68,6 +68,7 @@ HK_DIR=$(cd "${args[1]}" && pwd) || die "no folder ${args[1]}"
 DUMP=${args[2]}
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || die "--reps: expected a positive integer, got '$REPS'"
 mkdir -p "$OUT_DIR"
+HK_DEPS=$HK_DIR   # libraries haplik's needs may sit beside it (a copy for a host without them)
 # a build folder holds libhaplik_gkl.so only: GKL's names for it, as `make install` makes them
 if [ ! -e "$HK_DIR/libgkl_pairhmm.so" ] && [ -e "$HK_DIR/libhaplik_gkl.so" ]; then
     mkdir -p "$OUT_DIR/haplik-libs"
@@ -99,7 +100,7 @@ run() {
     local name=$1 dir=$2 lib=$3 cfg=$4
     shift 4
     # GKL's OpenMP library finds libgomp beside it when the host has none
-    if ! HAPLIK_GKL_CONFIG=$cfg LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    if ! HAPLIK_GKL_CONFIG=$cfg LD_LIBRARY_PATH=$dir:$HK_DEPS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         "$JAVA" -Djava.library.path="$dir" -cp "$KIT/classes" bench.PairHmmBench \
         --library "$lib" --dump "$DUMP" $DOUBLE "$@" >"$OUT_DIR/$name.log" 2>&1; then
         cat "$OUT_DIR/$name.log" >&2
@@ -144,8 +145,13 @@ for row in ${ROWS//,/ }; do
                 H+=("$(run "$row-haplik-$k" "$HK_DIR" gkl_pairhmm "$OUT_DIR/cpu.json" --threads "$n" \
                     "${timed[@]}" | field pairs_per_s)")
             done
-            row_line "$row" "AVX, $n Java thread(s)" "cpu, $n Java thread(s)" ;;
+            row_line "$row" "AVX, $n Java thread(s)" "cpu, $n Java thread(s)"
+            grep -v '^library=' "$OUT_DIR/$row-haplik-1.log" | sort -u | sed 's/^/#   haplik: /' >>"$table" || true ;;
         gpu)
+            if ! nvidia-smi -L >/dev/null 2>&1; then
+                echo "gpu       skipped: no GPU here (nvidia-smi -L)" >>"$table"
+                continue
+            fi
             G=() H=()
             for ((k = 1; k <= REPS; k++)); do
                 G+=("$(run "gpu-gkl-$k" "$GKL_DIR" gkl_pairhmm_omp "" --threads 1 --max-threads 16 "${timed[@]}" |
@@ -153,7 +159,9 @@ for row in ${ROWS//,/ }; do
                 H+=("$(run "gpu-haplik-$k" "$HK_DIR" gkl_pairhmm_omp "$OUT_DIR/cuda.json" --threads 16 \
                     "${timed[@]}" | field pairs_per_s)")
             done
-            row_line gpu "OMP, 1 object x 16 threads" "GPU on, 16 Java threads" ;;
+            row_line gpu "OMP, 1 object x 16 threads" "GPU on, 16 Java threads"
+            # what the library said (its engine line, or a fall-back to the CPU)
+            grep -v '^library=' "$OUT_DIR/gpu-haplik-1.log" | sort -u | sed 's/^/#   haplik: /' >>"$table" || true ;;
         overhead)
             C=() P=()
             for ((k = 1; k <= REPS; k++)); do
