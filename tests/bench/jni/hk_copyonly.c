@@ -19,11 +19,10 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative(JNIEnv
     hap_fid = (*env)->GetFieldID(env, hd, "haplotypeBases", "[B");
 }
 
-/* Appends the byte array `fid` of holder `i` to buf at *at (grown as needed). */
-static int take(JNIEnv *env, jobjectArray arr, jsize i, jfieldID fid, jbyte **buf, size_t *cap, size_t *at)
+/* Appends the byte array `fid` of holder `o` to buf at *at (grown as needed). */
+static int take(JNIEnv *env, jobject o, jfieldID fid, jbyte **buf, size_t *cap, size_t *at)
 {
-    jobject o = (*env)->GetObjectArrayElement(env, arr, i);
-    jbyteArray a = o ? (jbyteArray)(*env)->GetObjectField(env, o, fid) : NULL;
+    jbyteArray a = (jbyteArray)(*env)->GetObjectField(env, o, fid);
     if (!a) return -1;
     jsize n = (*env)->GetArrayLength(env, a);
     if (*at + (size_t)n > *cap) {
@@ -35,8 +34,19 @@ static int take(JNIEnv *env, jobjectArray arr, jsize i, jfieldID fid, jbyte **bu
     (*env)->GetByteArrayRegion(env, a, 0, n, *buf + *at);
     *at += (size_t)n;
     (*env)->DeleteLocalRef(env, a);
-    (*env)->DeleteLocalRef(env, o);
     return 0;
+}
+
+/* Takes the n_fids arrays of holder i of arr. */
+static int take_holder(JNIEnv *env, jobjectArray arr, jsize i, const jfieldID *fids, int n_fids, jbyte **buf,
+                       size_t *cap, size_t *at)
+{
+    jobject o = (*env)->GetObjectArrayElement(env, arr, i);
+    if (!o) return -1;
+    int bad = 0;
+    for (int k = 0; k < n_fids && !bad; k++) bad = take(env, o, fids[k], buf, cap, at) < 0;
+    (*env)->DeleteLocalRef(env, o);
+    return bad ? -1 : 0;
 }
 
 JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative(JNIEnv *env, jobject self,
@@ -50,9 +60,8 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
     jbyte *buf = malloc(cap);
     double *res = malloc(sizeof(double) * ((size_t)R * (size_t)H + 1));
     int bad = !buf || !res;
-    for (jsize h = 0; h < H && !bad; h++) bad = take(env, haps, h, hap_fid, &buf, &cap, &at) < 0;
-    for (jsize r = 0; r < R && !bad; r++)
-        for (int k = 0; k < 5 && !bad; k++) bad = take(env, reads, r, read_fid[k], &buf, &cap, &at) < 0;
+    for (jsize h = 0; h < H && !bad; h++) bad = take_holder(env, haps, h, &hap_fid, 1, &buf, &cap, &at) < 0;
+    for (jsize r = 0; r < R && !bad; r++) bad = take_holder(env, reads, r, read_fid, 5, &buf, &cap, &at) < 0;
     if (!bad) {
         /* a value that depends on the bytes read, so no copy is dead code */
         double v = -(double)(unsigned char)buf[at ? at - 1 : 0];
