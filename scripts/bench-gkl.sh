@@ -109,9 +109,9 @@ run() {
     grep '^library=' "$OUT_DIR/$name.log" | tail -1
 }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
-# stats V...: "median min max" of the values
-stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.0f %.0f %.0f\n", m, v[1], v[NR] }'; }
+# stats V...: "median min max" of the values (FMT: their printf format, %.0f unless set)
+stats() { printf '%s\n' "$@" | sort -g | awk -v f="${FMT:-%.0f}" '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf f " " f " " f "\n", m, v[1], v[NR] }'; }
 
 timed=(--seconds "$SECONDS_RUN" --warmup "$WARMUP")
 table=$OUT_DIR/table.txt
@@ -169,10 +169,11 @@ for row in ${ROWS//,/ }; do
                 P+=("$(run "overhead-haplik-$k" "$HK_DIR" gkl_pairhmm "$OUT_DIR/cpu.json" "${timed[@]}" |
                     field us_per_call)")
             done
-            c=$(printf '%s\n' "${C[@]}" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
-            p=$(printf '%s\n' "${P[@]}" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
-            awk -v c="$c" -v p="$p" 'BEGIN { printf "%-9s copies in and out: %.1f us a call; haplik cpu, 1 thread: %.1f us a call;" \
-                " copies = %.1f %% of the call\n", "overhead", c, p, 100 * c / p }' >>"$table" ;;
+            read -r -a c <<<"$(FMT=%.1f stats "${C[@]}")"
+            read -r -a p <<<"$(FMT=%.1f stats "${P[@]}")"
+            printf '%-9s copies in and out: %s us a call (%s-%s); haplik cpu, 1 thread: %s us a call (%s-%s);' \
+                overhead "${c[@]}" "${p[@]}" >>"$table"
+            awk -v c="${c[0]}" -v p="${p[0]}" 'BEGIN { printf " copies = %.1f %% of the call\n", 100 * c / p }' >>"$table" ;;
         check)
             run check-gkl "$GKL_DIR" gkl_pairhmm "" --results "$OUT_DIR/check-gkl.txt" >/dev/null
             run check-haplik "$HK_DIR" gkl_pairhmm "$OUT_DIR/cpu.json" --results "$OUT_DIR/check-haplik.txt" >/dev/null
