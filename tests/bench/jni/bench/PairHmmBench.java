@@ -13,11 +13,9 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPInputStream;
@@ -30,12 +28,12 @@ import java.util.zip.GZIPInputStream;
  *
  *   java -Djava.library.path=DIR -cp CLASSES bench.PairHmmBench --library gkl_pairhmm
  *        --dump FILE[.gz] [--threads T] [--max-threads M] [--seconds S] [--warmup S]
- *        [--double] [--results FILE]
+ *        [--double] [--results FILE] [--list-regions]
  *
- * A region is a run of consecutive records that share one list of haplotypes, as haplik
- * rebuilds regions from such a file. --results scores every region once, in order, on one
+ * A region is a run of consecutive records that share one list of haplotypes, rebuilt as
+ * haplik rebuilds them from such a file. --results scores every region once, in order, on one
  * thread, and writes the values one per line (read-major, the file's record order) instead
- * of timing.
+ * of timing; --list-regions prints each region's reads and haplotypes ("R H") instead.
  */
 public final class PairHmmBench {
     private static final class Region {
@@ -74,16 +72,97 @@ public final class PairHmmBench {
         return q;
     }
 
-    /** Builds regions from a --pair-hmm-results-file (7 space-separated fields a record). */
+    /** A record: its fields and where it was. */
+    private static final class Rec {
+        final String[] f;
+        final String read;                            // fields 2-6, the read's identity
+        final long line;
+
+        Rec(String[] f, String read, long line) { this.f = f; this.read = read; this.line = line; }
+    }
+
+    /**
+     * Rebuilds regions from a --pair-hmm-results-file as haplik does (src/hk_format_results.c):
+     * the first read's records, while the read stays the same and its haplotypes distinct, give
+     * the region's haplotype list; later records must repeat that list read by read; a record
+     * that does not closes the region after its last whole read, and the partial read starts
+     * the next region.
+     */
+    private static final class Regions {
+        final String path;
+        final List<Region> out = new ArrayList<>();
+        final Map<String, HaplotypeDataHolder> hapByText = new HashMap<>();
+        final List<Rec> recs = new ArrayList<>();
+        int nHaps, nDone;                             // nHaps 0: collecting the first read
+
+        Regions(String path) { this.path = path; }
+
+        boolean continues() {
+            int prior = recs.size() - 1;
+            Rec c = recs.get(prior);
+            if (nHaps == 0) {
+                if (prior == 0) return true;
+                if (!c.read.equals(recs.get(prior - 1).read)) return false;
+                for (int k = 0; k < prior; k++) if (recs.get(k).f[0].equals(c.f[0])) return false;
+                return true;
+            }
+            if (!c.f[0].equals(recs.get(prior - nHaps).f[0])) return false;
+            return prior == nDone || c.read.equals(recs.get(prior - 1).read);
+        }
+
+        void push(Rec r) {
+            recs.add(r);
+            for (;;) {
+                if (continues()) {
+                    if (nHaps > 0 && recs.size() - nDone == nHaps) nDone = recs.size();
+                    return;
+                }
+                if (nHaps == 0) {
+                    nHaps = nDone = recs.size() - 1;
+                    continue;
+                }
+                emit();
+            }
+        }
+
+        void close() {
+            while (!recs.isEmpty()) {
+                if (nHaps == 0) nHaps = nDone = recs.size();
+                emit();
+            }
+        }
+
+        void emit() {
+            int H = nHaps, R = nDone / H;
+            HaplotypeDataHolder[] haps = new HaplotypeDataHolder[H];
+            for (int h = 0; h < H; h++) {
+                haps[h] = hapByText.computeIfAbsent(recs.get(h).f[0], t -> {
+                    HaplotypeDataHolder x = new HaplotypeDataHolder();
+                    x.haplotypeBases = t.getBytes(StandardCharsets.US_ASCII);
+                    return x;
+                });
+            }
+            ReadDataHolder[] reads = new ReadDataHolder[R];
+            for (int k = 0; k < R; k++) {
+                Rec r = recs.get(k * H);
+                ReadDataHolder x = new ReadDataHolder();
+                x.readBases = r.f[1].getBytes(StandardCharsets.US_ASCII);
+                x.readQuals = phred(r.f[2], path, r.line);
+                x.insertionGOP = phred(r.f[3], path, r.line);
+                x.deletionGOP = phred(r.f[4], path, r.line);
+                x.overallGCP = phred(r.f[5], path, r.line);
+                reads[k] = x;
+            }
+            out.add(new Region(reads, haps));
+            recs.subList(0, nDone).clear();
+            nDone = 0;
+            nHaps = 0;
+        }
+    }
+
+    /** Reads a --pair-hmm-results-file (7 space-separated fields a record) into regions. */
     private static List<Region> load(String path) throws IOException {
-        List<Region> regions = new ArrayList<>();
-        Map<String, HaplotypeDataHolder> hapByText = new HashMap<>();
-        List<String> regionHaps = null;               // the open region's haplotype list
-        List<ReadDataHolder> regionReads = new ArrayList<>();
-        String curRead = null;                        // fields 2-6 of the read being collected
-        ReadDataHolder curHolder = null;
-        List<String> curHaps = new ArrayList<>();
-        Set<String> curSeen = new HashSet<>();
+        Regions rs = new Regions(path);
         long lineNo = 0;
         try (BufferedReader br = new BufferedReader(
                 new InputStreamReader(open(path), StandardCharsets.US_ASCII), 1 << 20)) {
@@ -92,69 +171,26 @@ public final class PairHmmBench {
                 if (line.isEmpty() || line.charAt(0) == '#') continue;
                 String[] f = line.split(" ");
                 if (f.length != 7) die(path + ":" + lineNo + ": expected 7 space-separated fields");
-                String readKey = line.substring(f[0].length() + 1,
-                        line.length() - f[6].length() - 1);
-                if (readKey.equals(curRead) && !curSeen.contains(f[0])) {
-                    curHaps.add(f[0]);
-                    curSeen.add(f[0]);
-                    continue;
-                }
-                if (curRead != null) {
-                    regionHaps = closeRead(regions, hapByText, regionHaps, regionReads, curHolder, curHaps);
-                }
-                curRead = readKey;
-                curHolder = new ReadDataHolder();
-                curHolder.readBases = f[1].getBytes(StandardCharsets.US_ASCII);
-                curHolder.readQuals = phred(f[2], path, lineNo);
-                curHolder.insertionGOP = phred(f[3], path, lineNo);
-                curHolder.deletionGOP = phred(f[4], path, lineNo);
-                curHolder.overallGCP = phred(f[5], path, lineNo);
-                curHaps = new ArrayList<>();
-                curSeen = new HashSet<>();
-                curHaps.add(f[0]);
-                curSeen.add(f[0]);
+                for (int k = 2; k < 6; k++)
+                    if (f[k].length() != f[1].length())
+                        die(path + ":" + lineNo + ": field " + (k + 1) + " is not as long as the read");
+                rs.push(new Rec(f, line.substring(f[0].length() + 1, line.length() - f[6].length() - 1), lineNo));
             }
         }
-        if (curRead != null) regionHaps = closeRead(regions, hapByText, regionHaps, regionReads, curHolder, curHaps);
-        if (regionHaps != null) emit(regions, hapByText, regionHaps, regionReads);
-        if (regions.isEmpty()) die(path + ": no records");
-        return regions;
-    }
-
-    /** Ends a read: it joins the open region when its haplotypes are the region's, else opens the next. */
-    private static List<String> closeRead(List<Region> regions, Map<String, HaplotypeDataHolder> hapByText,
-                                          List<String> regionHaps, List<ReadDataHolder> regionReads,
-                                          ReadDataHolder read, List<String> haps) {
-        if (regionHaps != null && !haps.equals(regionHaps)) {
-            emit(regions, hapByText, regionHaps, regionReads);
-            regionHaps = null;
-        }
-        regionReads.add(read);
-        return regionHaps == null ? haps : regionHaps;
-    }
-
-    private static void emit(List<Region> regions, Map<String, HaplotypeDataHolder> hapByText,
-                             List<String> haps, List<ReadDataHolder> reads) {
-        HaplotypeDataHolder[] h = new HaplotypeDataHolder[haps.size()];
-        for (int i = 0; i < h.length; i++) {
-            h[i] = hapByText.computeIfAbsent(haps.get(i), s -> {
-                HaplotypeDataHolder x = new HaplotypeDataHolder();
-                x.haplotypeBases = s.getBytes(StandardCharsets.US_ASCII);
-                return x;
-            });
-        }
-        regions.add(new Region(reads.toArray(new ReadDataHolder[0]), h));
-        reads.clear();
+        rs.close();
+        if (rs.out.isEmpty()) die(path + ": no records");
+        return rs.out;
     }
 
     public static void main(String[] args) throws Exception {
         String library = null, dump = null, results = null;
         int threads = 1, maxThreads = 1;
         double seconds = 3, warmup = 1;
-        boolean useDouble = false;
+        boolean useDouble = false, listRegions = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--double")) { useDouble = true; continue; }
+            if (a.equals("--list-regions")) { listRegions = true; continue; }
             if (i + 1 >= args.length) die(a + " needs a value");
             String v = args[++i];
             try {
@@ -182,6 +218,10 @@ public final class PairHmmBench {
         long pairsPerPass = 0, cellsPerPass = 0;
         for (Region r : regions) { pairsPerPass += r.pairs(); cellsPerPass += r.cells; }
 
+        if (listRegions) {
+            for (Region r : regions) System.out.println(r.reads.length + " " + r.haps.length);
+            return;
+        }
         if (results != null) {
             writeResults(regions, results, useDouble, maxThreads);
             System.out.printf(Locale.ROOT, "library=%s regions=%d pairs=%d results=%s%n",
