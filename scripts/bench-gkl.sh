@@ -40,9 +40,13 @@ EOF
     exit "${1:-0}"
 }
 die() { echo "bench-gkl.sh: error: $*" >&2; exit 2; }
+# on a failure (a run fails inside $(...), which set -e turns into the script's end) the
+# rows measured so far are still shown
+table=
+trap 'rc=$?; [ $rc = 0 ] || [ -z "$table" ] || [ ! -s "$table" ] || { echo "(stopped: the rows so far)"; cat "$table"; }' EXIT
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-ROWS=t1,t4,t16,gpu,overhead,check REPS=1 SECONDS_RUN=3 WARMUP=2 DOUBLE='' KIT=${TMPDIR:-/tmp}/hk-gkl-kit
+ROWS=t1,t4,t16,overhead,check,gpu REPS=1 SECONDS_RUN=3 WARMUP=2 DOUBLE='' KIT=${TMPDIR:-/tmp}/hk-gkl-kit
 JAVA='' OUT_DIR=${TMPDIR:-/tmp}/hk-gkl-bench GEN_PAIRS=100000 GEN=$top/scripts/gen_batches.py
 args=()
 while [ $# -gt 0 ]; do
@@ -103,7 +107,7 @@ run() {
     if ! HAPLIK_GKL_CONFIG=$cfg LD_LIBRARY_PATH=$dir:$HK_DEPS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         "$JAVA" -Djava.library.path="$dir" -cp "$KIT/classes" bench.PairHmmBench \
         --library "$lib" --dump "$DUMP" $DOUBLE "$@" >"$OUT_DIR/$name.log" 2>&1; then
-        cat "$OUT_DIR/$name.log" >&2
+        tail -5 "$OUT_DIR/$name.log" >&2
         die "run $name failed (log: $OUT_DIR/$name.log)"
     fi
     grep '^library=' "$OUT_DIR/$name.log" | tail -1
@@ -160,8 +164,14 @@ for row in ${ROWS//,/ }; do
                     "${timed[@]}" | field pairs_per_s)")
             done
             row_line gpu "OMP, 1 object x 16 threads" "GPU on, 16 Java threads"
-            # what the library said (its engine line, or a fall-back to the CPU)
-            grep -v '^library=' "$OUT_DIR/gpu-haplik-1.log" | sort -u | sed 's/^/#   haplik: /' >>"$table" || true ;;
+            # what the library said (its engine line, or a fall-back to the CPU), and, from a
+            # short traced run (HK_TRACE: not timed, it logs every engine call), where calls went
+            grep -v '^library=' "$OUT_DIR/gpu-haplik-1.log" | sort -u | sed 's/^/#   haplik: /' >>"$table" || true
+            HK_TRACE=1 run gpu-haplik-trace "$HK_DIR" gkl_pairhmm_omp "$OUT_DIR/cuda.json" --threads 16 \
+                --seconds 1 --warmup 0.5 >/dev/null
+            grep 'trace gkl' "$OUT_DIR/gpu-haplik-trace.log" >"$OUT_DIR/gpu-haplik-trace.txt" || true
+            rm -f "$OUT_DIR/gpu-haplik-trace.log"
+            sed 's/^/#   haplik (traced run): /' "$OUT_DIR/gpu-haplik-trace.txt" >>"$table" ;;
         overhead)
             C=() P=()
             for ((k = 1; k <= REPS; k++)); do
