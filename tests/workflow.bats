@@ -280,6 +280,71 @@ EOF
     assert_output "[1, 0, 1]"
 }
 
+# rec_gatk: bin/gatk records USE_LIBRARY_PATH and its arguments, one [argument] each, in
+# $W/gatk-argv, then runs the stand-in
+rec_gatk() {
+    mkdir -p bin
+    cat >bin/gatk <<EOF
+#!/usr/bin/env bash
+{ printf 'USE_LIBRARY_PATH=%s' "\${USE_LIBRARY_PATH-unset}"; printf ' [%s]' "\$@"; echo; } >>"$W/gatk-argv"
+exec "$WF/gatk" "\$@"
+EOF
+    chmod +x bin/gatk
+}
+
+# hc_only CONFIG SHARD...: snakemake up to HaplotypeCaller's VCFs of those shards, with bin/gatk
+hc_only() {
+    local cfg=$1 s
+    shift
+    local targets=()
+    for s in "$@"; do targets+=("results/genome/vcf/$s.vcf.gz"); done
+    PATH="$W/bin:$PATH" run -0 env -u USE_LIBRARY_PATH timeout -s KILL 300 \
+        snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 "${targets[@]}" --configfile "$cfg"
+}
+
+@test "workflow: genome mode runs HaplotypeCaller with haplik's Pair-HMM (genome.pair_hmm: haplik)" {
+    rec_gatk
+    touch ref.fa a.bam
+    cp "$WF/genome.fai" ref.fa.fai
+    mkdir libs
+    touch libs/libgkl_utils.so libs/libgkl_pairhmm_omp.so
+    config g.yaml "dumps: []" "shards: 2" \
+        "genome: {reference: ref.fa, bams: [a.bam], java_options: '-Xmx2g', pair_hmm: haplik, pair_hmm_libs: libs}"
+    hc_only g.yaml 0001 0002
+    run -0 cat gatk-argv
+    [ "${#lines[@]}" -eq 2 ]
+    local k
+    for k in 0 1; do
+        assert_line --index $k --regexp "^USE_LIBRARY_PATH=1 \[--java-options\] \[-Xmx2g -Djava\.library\.path=$W/libs\] \[HaplotypeCaller\] "
+        assert_line --index $k --partial " [--pair-hmm-implementation] [AVX_LOGLESS_CACHING_OMP]"
+        assert_line --index $k --partial " [--pair-hmm-results-file] [results/genome/dumps/000"
+    done
+    # the default, gkl: HaplotypeCaller's own choice, none of the above
+    rm -rf results gatk-argv
+    config d.yaml "dumps: []" "shards: 1" "genome: {reference: ref.fa, bams: [a.bam]}"
+    hc_only d.yaml 0001
+    run -0 cat gatk-argv
+    assert_output --regexp "^USE_LIBRARY_PATH=unset \[--java-options\] \[-Xmx4g\] \[HaplotypeCaller\] "
+    refute_output --partial "pair-hmm-implementation"
+    refute_output --partial "java.library.path"
+}
+
+@test "workflow: genome.pair_hmm: haplik without its libraries is refused before anything runs" {
+    touch ref.fa a.bam
+    cp "$WF/genome.fai" ref.fa.fai
+    config g.yaml "dumps: []" "shards: 1" "genome: {reference: ref.fa, bams: [a.bam], pair_hmm: haplik}"
+    run ! sm -n --configfile g.yaml
+    assert_output --partial "pair_hmm_libs"
+    config g2.yaml "dumps: []" "shards: 1" \
+        "genome: {reference: ref.fa, bams: [a.bam], pair_hmm: haplik, pair_hmm_libs: nolibs}"
+    run ! sm -n --configfile g2.yaml
+    assert_output --partial "nolibs/libgkl_pairhmm_omp.so"
+    config g3.yaml "dumps: []" "shards: 1" "genome: {reference: ref.fa, bams: [a.bam], pair_hmm: gatk}"
+    run ! sm -n --configfile g3.yaml
+    assert_output --partial "'gatk' is not one of"
+    [ ! -e results ]
+}
+
 @test "workflow: genome mode reports a missing .fai before running anything" {
     touch ref.fa a.bam
     config g.yaml "dumps: []" "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"

@@ -20,6 +20,7 @@ GENOME_DEFAULTS = {
     "java_options": "-Xmx4g",
     "threads": 2,
     "mem_mb": 6000,
+    "pair_hmm": "gkl",
 }
 if GENOME_MODE:
     for _key, _value in GENOME_DEFAULTS.items():
@@ -355,6 +356,39 @@ def get_gatk_figure():
             labels={"figure": "|haplik - GATK|"},
         )
     }
+
+
+def _hc_haplik_libs():
+    """genome.pair_hmm_libs as an absolute path when HaplotypeCaller runs haplik's Pair-HMM
+    (genome.pair_hmm: haplik), else None."""
+    if config["genome"]["pair_hmm"] != "haplik":
+        return None
+    return os.path.abspath(config["genome"]["pair_hmm_libs"])
+
+
+def get_hc_pair_hmm_libs():
+    """The libraries HaplotypeCaller loads first from genome.pair_hmm_libs, so that a folder
+    not prepared is reported before anything runs."""
+    libs = _hc_haplik_libs()
+    return [os.path.join(libs, f"lib{n}.so") for n in ("gkl_utils", "gkl_pairhmm_omp")] if libs else []
+
+
+def get_hc_launcher():
+    """gatk; with haplik's Pair-HMM, GKL's loader told to take every GKL library from
+    java.library.path instead of GATK's jar."""
+    return "USE_LIBRARY_PATH=1 gatk" if _hc_haplik_libs() else "gatk"
+
+
+def get_hc_java_options():
+    libs = _hc_haplik_libs()
+    opts = config["genome"]["java_options"]
+    return f"{opts} -Djava.library.path={libs}" if libs else opts
+
+
+def get_hc_pair_hmm():
+    """With haplik's Pair-HMM, GKL's OpenMP implementation by name: a library that fails to
+    load then stops HaplotypeCaller instead of leaving it on its Java Pair-HMM."""
+    return "--pair-hmm-implementation AVX_LOGLESS_CACHING_OMP" if _hc_haplik_libs() else ""
 
 
 def get_reference():

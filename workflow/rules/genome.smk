@@ -31,6 +31,7 @@ if GENOME_MODE:
             ref=get_reference(),
             fai=get_reference_fai(),
             bams=get_bams(),
+            pair_hmm_libs=get_hc_pair_hmm_libs(),
         output:
             dump="results/genome/dumps/{shard}.txt",
             vcf="results/genome/vcf/{shard}.vcf.gz",
@@ -44,11 +45,13 @@ if GENOME_MODE:
         resources:
             mem_mb=config["genome"]["mem_mb"],
         params:
-            java_options=config["genome"]["java_options"],
+            launcher=get_hc_launcher(),
+            java_options=get_hc_java_options(),
             inputs=get_hc_inputs(),
+            pair_hmm=get_hc_pair_hmm(),
             extra=config["genome"]["extra"],
         shell:
-            "gatk --java-options {params.java_options:q} HaplotypeCaller"
+            "{params.launcher} --java-options {params.java_options:q} HaplotypeCaller"
             " -R {input.ref:q} {params.inputs} -L {input.bed:q} -O {output.vcf:q}"
             " --pair-hmm-results-file {output.dump:q} --native-pair-hmm-threads {threads}"
-            " {params.extra} > {log:q} 2>&1"
+            " {params.pair_hmm} {params.extra} > {log:q} 2>&1"
