@@ -25,6 +25,7 @@
 
 #include "hk_gkl_state.h"
 #include "hk_batch.h"
+#include "hk_log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -130,7 +131,7 @@ static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
 static void mem_free(void *p)
 {
     call_mem_t *m = p;
-    hk_batch_free(&m->b);
+    hk_gkl_batch_free(&m->b);
     free(m->scratch);
     free(m);
 }
@@ -305,6 +306,7 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
         throwf(env, ISE, "haplik Pair-HMM: computeLikelihoodsNative without initNative (or after doneNative)");
         return;
     }
+    const double t0 = hk_gkl_tracing() ? hk_log_now() : 0;
     pthread_mutex_lock(&holders_lock);
     const holders_t h = holders;
     pthread_mutex_unlock(&holders_lock);
@@ -325,6 +327,7 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
     if (hk_batch_end_region(&m->b)) { throwf(env, OOM, "no memory for a call's results"); goto out; }
     if (pairs && hk_gkl_score(&m->b)) { throwf(env, OOM, "no memory or threads to score a call"); goto out; }
     if (pairs) (*env)->SetDoubleArrayRegion(env, out, 0, no, m->b.lk);
+    if (hk_gkl_tracing()) hk_gkl_note_call(hk_log_now() - t0);
 out:
     hk_gkl_leave();
 }

@@ -15,10 +15,13 @@
 #include "hk_batch.h"
 #include "hk_config.h"
 
-/* A lone call goes to the GPU when it has at least this many cells per CPU
- * thread it would otherwise get (about 1.5 ms of one core's vector pass);
- * smaller ones go to the GPU only when other calls are being gathered there
- * already (docs/PERFORMANCE.md, "haplik inside HaplotypeCaller"). */
+/* Where a call goes with engine.backend auto and a usable GPU: to the GPU
+ * when other calls are in progress at the same time (they are gathered into
+ * shared launches) or when it has at least this many cells per CPU thread
+ * it would otherwise get (about 1.5 ms of one core's vector pass); else to
+ * the CPU, where a lone small call is done sooner than a GPU round trip.
+ * engine.backend cuda sends every call to the GPU (README, "haplik inside
+ * HaplotypeCaller"). */
 #define HK_GKL_GPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 22)
 
 /* Take a reference for an initNative, creating the state on the first:
@@ -43,5 +46,17 @@ hk_seq_rules_t hk_gkl_seq_rules(void);
  * GPU that fails is given up with one warning and the batch scored on the
  * CPU. 0, or -1 without memory or threads (logged). */
 int hk_gkl_score(hk_batch_t *b) __attribute__((warn_unused_result));
+
+/* With HK_TRACE set: a JNI call took total_s seconds in all (its batch's
+ * scoring included); the state reports the share of the JNI layer as it
+ * closes. */
+void hk_gkl_note_call(double total_s);
+/* Whether HK_TRACE was set when the state opened. */
+int hk_gkl_tracing(void);
+
+/* Free a batch that hk_gkl_score scored, at any time (a Java thread's exit):
+ * the GPU engine may hold its arrays pinned, and lets go of them here, or
+ * did so already as it closed. */
+void hk_gkl_batch_free(hk_batch_t *b);
 
 #endif
