@@ -88,13 +88,18 @@ harness() {
     assert_output --partial "ok gkl_pairhmm_omp: 8 threads"
 }
 
-@test "gkl: the same from 8 threads through the default backend (auto)" {
+@test "gkl: the default backend (auto) without a GPU: the CPU, and one notice per process" {
     HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp threads \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 8 20
     echo "$output"; echo "$stderr"
     assert_success
     if "$HAPLIK" devices 2>/dev/null | grep -q '^0'; then return 0; fi
-    # no GPU here: one notice for the whole process, however many objects open the library
+    [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
+    # no GPU here: one notice for the whole process, though the library opens three times
+    HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_success
+    [ "$(grep -c 'haplik: Pair-HMM' <<< "$stderr")" -ge 3 ] || fail "expected several opens: $stderr"
     [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
 }
 

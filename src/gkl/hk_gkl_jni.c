@@ -17,8 +17,8 @@
  * Bad calls raise Java exceptions and leave out untouched: NullPointerException
  * (a null array, holder or field), IllegalArgumentException (out of the wrong
  * size, a quality array shorter than its bases, a base outside ACGTN, a
- * quality outside 0..93 or one the model cannot take, a holder of another
- * class), OutOfMemoryError, IllegalStateException (no initNative, or a
+ * negative quality or gap qualities the model cannot take, a holder of
+ * another class), OutOfMemoryError, IllegalStateException (no initNative, or a
  * configuration that cannot be used).
  */
 #include <jni.h>
@@ -38,6 +38,13 @@
 #define IAE "java/lang/IllegalArgumentException"
 #define OOM "java/lang/OutOfMemoryError"
 #define ISE "java/lang/IllegalStateException"
+
+/* The highest quality a batch holds (Phred+33 text ends at '~'). Higher ones
+ * (GKL takes up to 127) are used as this: for base qualities an error
+ * probability below 10^-9.3 either way, which moves a read of a few hundred
+ * bases by less than 1e-7 in log10; for gap qualities only alignments that
+ * open a gap there weigh differently (README). */
+#define HK_GKL_MAX_QUAL 93
 
 /* The holder classes and their fields, set by initNative. */
 enum { F_BASES, F_QUALS, F_INS, F_DEL, F_GCP, N_READ_FIELDS };
@@ -251,12 +258,12 @@ static int fetch_read(JNIEnv *env, const holders_t *h, jobject o, int k, call_me
     for (int f = 1; f < N_READ_FIELDS; f++) {
         signed char *q = (signed char *)m->scratch + (size_t)f * (size_t)n;
         for (jsize i = 0; i < n; i++) {
-            if (q[i] < 0 || q[i] > 93) {
-                throwf(env, IAE, "read %d: %s[%d] is %d, outside the Phred range 0..93", k,
-                       read_field_names[f], (int)i, q[i]);
+            if (q[i] < 0) {
+                throwf(env, IAE, "read %d: %s[%d] is %d, a negative Phred quality", k, read_field_names[f],
+                       (int)i, q[i]);
                 goto out;
             }
-            q[i] = (signed char)(q[i] + 33);
+            q[i] = (signed char)((q[i] > HK_GKL_MAX_QUAL ? HK_GKL_MAX_QUAL : q[i]) + 33);
         }
     }
     *rlen = n;
