@@ -95,7 +95,7 @@ harness() {
     assert_success
     if "$HAPLIK" devices 2>/dev/null | grep -q '^0'; then return 0; fi
     [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
-    # no GPU here: one notice for the whole process, though the library opens three times
+    # no GPU here: one notice for the whole process, though the library opens twice
     HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp lifecycle \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     assert_success
