@@ -236,3 +236,17 @@ has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
         [ "$launches" -lt "$gpu_calls" ] || fail "$backend: no calls were gathered: $line"
     done
 }
+
+@test "haplik-gatk-libs: the folder it prepares serves HaplotypeCaller's Pair-HMM classes" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$HK_GKL_LIB" "$BATS_TEST_TMPDIR/gatk.jar" "$BATS_TEST_TMPDIR/dir"
+    assert_success
+    for lib in gkl_pairhmm_omp gkl_pairhmm; do
+        LIBDIR="$BATS_TEST_TMPDIR/dir" run --separate-stderr harness "$lib" replay \
+            "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed
+        echo "$output"; echo "$stderr"
+        assert_success
+        assert_output --partial "ok $lib mixed: 2 regions, 284 pairs"
+    done
+}
