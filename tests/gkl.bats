@@ -33,10 +33,11 @@ setup_file() {
 setup() {
     load test_helper/common-setup
     _common_setup
+    # the harness's tests (named "gkl...") need the JDK and the library
+    if [ -n "$GKL_SKIP" ] && [[ "$BATS_TEST_DESCRIPTION" == gkl* ]]; then skip "SKIPPED: $GKL_SKIP"; fi
 }
 
 harness() {
-    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     HAPLIK_GKL_CONFIG="${HAPLIK_GKL_CONFIG-$BATS_FILE_TMPDIR/cpu.json}" \
         "$JAVA" -Xss4m -Djava.library.path="$LIBDIR" -cp "$CLASSES" GklHarness "$@"
 }
@@ -131,6 +132,15 @@ harness() {
     assert_failure
     assert_stderr --partial "IllegalStateException: haplik Pair-HMM: HAPLIK_GKL_CONFIG=$BATS_TEST_TMPDIR/bad.json"
     assert_stderr --partial "model.precision"
+}
+
+@test "gkl: engine.backend cuda without a usable GPU stops initNative" {
+    if "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; then skip "SKIPPED: this machine has a usable GPU"; fi
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/cuda.json"
+    HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/cuda.json" run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_failure
+    assert_stderr --partial "IllegalStateException: haplik Pair-HMM: engine.backend cuda: no usable GPU"
 }
 
 @test "gkl: the library exports GKL's three natives and nothing else" {
