@@ -23,7 +23,7 @@ run() {   # backend threads
     printf '{"engine": {"backend": "%s"}}\n' "$1" > "$work/cfg.json"
     HK_TRACE=1 HAPLIK_GKL_CONFIG="$work/cfg.json" java -Djava.library.path="$work/lib" -cp "$work/classes" \
         GklHarness gkl_pairhmm_omp bench "$work/na.txt" "$2" "$secs" 2> "$work/err" | sed "s/^/$1: /"
-    grep -E 'Pair-HMM|trace gkl' "$work/err" | sed "s/^/$1:   /"
+    grep -E 'Pair-HMM|trace gkl' "$work/err" | sort | uniq -c | sed "s/^/$1: /"
 }
 echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; $(date -u +%F)"
 for t in 1 4 16; do run cpu "$t"; done
