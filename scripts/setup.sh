@@ -24,6 +24,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev libisal-dev"
+pkgs="$pkgs default-jdk-headless"   # jni.h for libhaplik_gkl.so, javac and java for its tests
 [ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
 missing=
 for p in $pkgs; do

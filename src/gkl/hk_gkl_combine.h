@@ -1,0 +1,47 @@
+/* hk_gkl_combine.h - calls from many threads gathered into shared engine calls.
+ *
+ * HaplotypeCaller scores one active region per call: a hundred to a few
+ * hundred pairs, far too little to fill a GPU. hk_engine_score already scores
+ * an array of batches as one piece of work, so concurrent callers combine:
+ * each enqueues its batch and waits; whichever caller finds no call in
+ * progress becomes the leader, takes every batch pending (up to a number of
+ * pairs), scores them in one hk_engine_score call and wakes their owners;
+ * batches enqueued meanwhile go together in the next leader's call. The
+ * engine is only ever called by one thread at a time.
+ *
+ * The scorer is a function with hk_engine_score's contract (the library
+ * passes the engine's; the unit test also a scorer that holds its first call
+ * until every other caller waits, to see the gathering happen).
+ * Ownership: the combiner borrows the scorer's context (the caller closes it
+ * after hk_gkl_combine_close); a batch stays its caller's.
+ */
+#ifndef HK_GKL_COMBINE_H
+#define HK_GKL_COMBINE_H
+
+#include <stddef.h>
+#include "hk_engine.h"
+
+typedef struct hk_gkl_combine hk_gkl_combine_t;
+
+/* As hk_engine_score, with ctx for the engine. */
+typedef int (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
+                               void *arg);
+
+/* max_pairs bounds one combined call (a caller's batch is never split: a
+ * batch over the bound is scored alone). NULL without memory. */
+hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t max_pairs);
+/* Score b (its lk[]) together with whatever other threads submit meanwhile;
+ * returns when b's results are final. 0, or -1 when the engine failed
+ * before b was reported (logged once by the engine; b has no results). */
+int hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b) __attribute__((warn_unused_result));
+/* Whether a call is being scored or waiting now (a hint: it may change at
+ * once). */
+int hk_gkl_combine_busy(hk_gkl_combine_t *c);
+/* Callers waiting whose batch no call has taken yet. */
+size_t hk_gkl_combine_waiting(hk_gkl_combine_t *c);
+/* Engine calls made and batches scored so far (for tests and the trace). */
+void hk_gkl_combine_counts(hk_gkl_combine_t *c, size_t *calls, size_t *batches);
+/* No call may be in progress. Accepts NULL. */
+void hk_gkl_combine_close(hk_gkl_combine_t *c);
+
+#endif

@@ -1,0 +1,62 @@
+/* hk_gkl_state.h - what every Pair-HMM object of the JNI library shares: the
+ * settings, the GPU engine and its combiner, counted by reference.
+ *
+ * GKL's initNative is static (no object), so its two arguments are global,
+ * as in GKL: the last call's useDouble and maxThreads apply to every object.
+ * Each initNative takes a reference and each doneNative gives one back; a
+ * scoring call holds one for its duration, so that one object's end never
+ * tears down what another still uses. The last reference closes the engine;
+ * a later initNative opens it again.
+ */
+#ifndef HK_GKL_STATE_H
+#define HK_GKL_STATE_H
+
+#include <stddef.h>
+#include "hk_batch.h"
+#include "hk_config.h"
+
+/* Where a call goes with engine.backend auto and a usable GPU: to the GPU
+ * when other calls are in progress at the same time (they are gathered into
+ * shared launches) or when it has at least this many cells per CPU thread
+ * it would otherwise get (about 1.5 ms of one core's vector pass); else to
+ * the CPU, where a lone small call is done sooner than a GPU round trip.
+ * engine.backend cuda sends every call to the GPU (README, "haplik inside
+ * HaplotypeCaller"). */
+#define HK_GKL_GPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 22)
+
+/* Take a reference for an initNative, creating the state on the first:
+ * reads the file named by HAPLIK_GKL_CONFIG (if set) and opens the engine.
+ * Returns 0, or -1 with the reason in why (the config or the requested GPU;
+ * also logged). */
+int hk_gkl_init(int use_double, int max_threads, char *why, size_t whylen)
+    __attribute__((warn_unused_result));
+/* Give back an initNative's reference (doneNative). More gives than takes
+ * are ignored. */
+void hk_gkl_done(void);
+
+/* For one scoring call: a reference while the state exists (0), or -1 when
+ * no initNative holds one. The caller gives it back with hk_gkl_leave. */
+int hk_gkl_enter(void) __attribute__((warn_unused_result));
+void hk_gkl_leave(void);
+
+/* The rules a call's sequences enter its batch with (between enter and leave). */
+hk_seq_rules_t hk_gkl_seq_rules(void);
+/* Score b (one or more regions) by the rules above: the GPU through the
+ * combiner when usable and worth it, else the CPU on maxThreads threads. A
+ * GPU that fails is given up with one warning and the batch scored on the
+ * CPU. 0, or -1 without memory or threads (logged). */
+int hk_gkl_score(hk_batch_t *b) __attribute__((warn_unused_result));
+
+/* With HK_TRACE set: a JNI call took total_s seconds in all (its batch's
+ * scoring included); the state reports the share of the JNI layer as it
+ * closes. */
+void hk_gkl_note_call(double total_s);
+/* Whether HK_TRACE was set when the state opened. */
+int hk_gkl_tracing(void);
+
+/* Free a batch that hk_gkl_score scored, at any time (a Java thread's exit):
+ * the GPU engine may hold its arrays pinned, and lets go of them here, or
+ * did so already as it closed. */
+void hk_gkl_batch_free(hk_batch_t *b);
+
+#endif

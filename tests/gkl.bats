@@ -1,0 +1,262 @@
+#!/usr/bin/env bats
+# libhaplik_gkl.so: GKL's Pair-HMM JNI interface, driven as HaplotypeCaller drives
+# it by the Java harness in tests/jni/ (GKL's class and method names, GATK's holder
+# classes) on real HaplotypeCaller dumps; and haplik-gatk-libs on a fake GATK jar.
+# Without a JDK (javac, java) or without the library (configure found no jni.h)
+# the harness tests SKIP, saying so.
+
+setup_file() {
+    load test_helper/common-setup
+    _common_setup
+    export GKL_SKIP=
+    if [ -z "${JAVAC:-}" ] || [ -z "${JAVA:-}" ]; then
+        GKL_SKIP="no JDK (javac and java): apt-get install default-jdk-headless, then configure again"
+    elif [ ! -f "${HK_GKL_LIB:-}" ]; then
+        GKL_SKIP="libhaplik_gkl.so not built (configure found no JDK's jni.h)"
+    fi
+    [ -n "$GKL_SKIP" ] && { echo "# SKIP gkl.bats harness: $GKL_SKIP" >&3; return 0; }
+    export CLASSES="$BATS_FILE_TMPDIR/classes" LIBDIR="$BATS_FILE_TMPDIR/lib"
+    mkdir -p "$CLASSES" "$LIBDIR"
+    "$JAVAC" -d "$CLASSES" $(find "$HK_JNI_SRC" -name '*.java')
+    ln -s "$HK_GKL_LIB" "$LIBDIR/libgkl_pairhmm_omp.so"
+    ln -s "$HK_GKL_LIB" "$LIBDIR/libgkl_pairhmm.so"
+    # the CPU backend, so that haplik score's CPU results are the reference
+    printf '{"engine": {"backend": "cpu"}}\n' > "$BATS_FILE_TMPDIR/cpu.json"
+    for d in java avx; do
+        for p in mixed double; do
+            "$HAPLIK" score --quiet --backend cpu --precision "$p" --min-base-quality 0 --decimals 12 \
+                --output-format tsv -o "$BATS_FILE_TMPDIR/$d.$p.tsv" "$DATA/hc-NA12878-20_10000117.$d.hmmresults.txt"
+        done
+    done
+}
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+    # the harness's tests (named "gkl...") need the JDK and the library
+    if [ -n "$GKL_SKIP" ] && [[ "$BATS_TEST_DESCRIPTION" == gkl* ]]; then skip "SKIPPED: $GKL_SKIP"; fi
+}
+
+harness() {
+    HAPLIK_GKL_CONFIG="${HAPLIK_GKL_CONFIG-$BATS_FILE_TMPDIR/cpu.json}" \
+        "$JAVA" -Xss4m -Djava.library.path="$LIBDIR" -cp "$CLASSES" GklHarness "$@"
+}
+
+@test "gkl: the java dump through gkl_pairhmm_omp, mixed: within 2e-5 of GATK, equal to haplik score" {
+    run --separate-stderr harness gkl_pairhmm_omp replay "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
+        2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_output --partial "ok gkl_pairhmm_omp mixed: 2 regions, 284 pairs"
+}
+
+@test "gkl: useDouble gives haplik's double precision" {
+    run --separate-stderr harness gkl_pairhmm_omp replay "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
+        2e-5 "$BATS_FILE_TMPDIR/java.double.tsv" double
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_output --partial "ok gkl_pairhmm_omp double: 2 regions, 284 pairs"
+}
+
+@test "gkl: within 2e-5 of GKL's own AVX results (the avx dump), through gkl_pairhmm" {
+    run --separate-stderr harness gkl_pairhmm replay "$DATA/hc-NA12878-20_10000117.avx.hmmresults.txt" \
+        2e-5 "$BATS_FILE_TMPDIR/avx.mixed.tsv" mixed
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_output --partial "ok gkl_pairhmm mixed: 2 regions, 284 pairs"
+}
+
+@test "gkl: a wrong expectation fails the harness (the comparison can fail)" {
+    # the double table as the mixed run's reference: they differ by more than 1e-12
+    run --separate-stderr harness gkl_pairhmm_omp replay "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
+        2e-5 "$BATS_FILE_TMPDIR/java.double.tsv" mixed
+    assert_failure
+    assert_output --partial "FAIL gkl_pairhmm_omp mixed"
+}
+
+@test "gkl: initNative logs one line naming haplik, the pass and the threads" {
+    run --separate-stderr harness gkl_pairhmm_omp replay "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
+        2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed
+    assert_success
+    [[ "$stderr" =~ haplik:\ Pair-HMM\ [0-9.]+:\ cpu\ [a-z0-9]+\ x\ 4\ threads\;\ mixed\ precision ]] \
+        || fail "no init line in: $stderr"
+}
+
+@test "gkl: 8 Java threads, one object each, give one thread's results" {
+    run --separate-stderr harness gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 8 20
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_output --partial "ok gkl_pairhmm_omp: 8 threads"
+}
+
+@test "gkl: the default backend (auto) without a GPU: the CPU, and one notice per process" {
+    HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp threads \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 8 20
+    echo "$output"; echo "$stderr"
+    assert_success
+    if "$HAPLIK" devices 2>/dev/null | grep -q '^0'; then return 0; fi
+    [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
+    # no GPU here: one notice for the whole process, though the library opens twice
+    HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_success
+    [ "$(grep -c 'haplik: Pair-HMM' <<< "$stderr")" -ge 3 ] || fail "expected several opens: $stderr"
+    [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
+}
+
+@test "gkl: every bad call raises its Java exception, and the library goes on" {
+    run --separate-stderr harness gkl_pairhmm_omp errors "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    echo "$output"; echo "$stderr"
+    assert_success
+    refute_output --partial FAIL
+    assert_output --partial "ok likelihood array one too short: IllegalArgumentException"
+    assert_output --partial "ok null overallGCP: NullPointerException"
+    assert_output --partial "ok readQuals shorter than the bases: IllegalArgumentException"
+    assert_output --partial "ok read base 0x58: IllegalArgumentException"
+    assert_output --partial "ok computeLikelihoodsNative before any initNative: IllegalStateException"
+    assert_output --partial "ok good calls after the bad ones"
+}
+
+@test "gkl: initNative many times, doneNative per object: one object's end spares the others" {
+    run --separate-stderr harness gkl_pairhmm_omp lifecycle "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_output --partial "ok one object's doneNative leaves another's scoring intact"
+    assert_output --partial "ok initNative again after the last doneNative"
+}
+
+@test "gkl: a bad HAPLIK_GKL_CONFIG stops initNative with IllegalStateException" {
+    printf '{"model": {"precision": "quad"}}\n' > "$BATS_TEST_TMPDIR/bad.json"
+    HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/bad.json" run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_failure
+    assert_stderr --partial "IllegalStateException: haplik Pair-HMM: HAPLIK_GKL_CONFIG=$BATS_TEST_TMPDIR/bad.json"
+    assert_stderr --partial "model.precision"
+}
+
+@test "gkl: engine.backend cuda without a usable GPU stops initNative" {
+    if "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; then skip "SKIPPED: this machine has a usable GPU"; fi
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/cuda.json"
+    HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/cuda.json" run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_failure
+    assert_stderr --partial "IllegalStateException: haplik Pair-HMM: engine.backend cuda: no usable GPU"
+}
+
+@test "gkl: the library exports GKL's three natives and nothing else" {
+    [ -f "${HK_GKL_LIB:-}" ] || skip "SKIPPED: libhaplik_gkl.so not built"
+    run nm -D --defined-only "$HK_GKL_LIB"
+    assert_success
+    run bash -c "nm -D --defined-only '$HK_GKL_LIB' | awk '{print \$3}' | grep -v '^\$' | sort"
+    assert_output "Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative
+Java_com_intel_gkl_pairhmm_IntelPairHmm_doneNative
+Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative"
+}
+
+# ---- haplik-gatk-libs ----
+
+fake_jar() {   # $1: the jar; the rest: members
+    python3 - "$@" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for m in sys.argv[2:]:
+        z.writestr(m, "dummy " + m)
+PY
+}
+
+@test "haplik-gatk-libs: puts haplik and the jar's other GKL libraries in DIR, prints the gatk line" {
+    fake_jar "$BATS_TEST_TMPDIR/gatk-package-4.6.2.0-local.jar" com/intel/gkl/native/libgkl_utils.so \
+        com/intel/gkl/native/libgkl_pairhmm.so com/intel/gkl/native/libgkl_pairhmm_omp.so \
+        com/intel/gkl/native/libgkl_smithwaterman.so com/intel/gkl/native/libgkl_compression.so \
+        com/intel/gkl/native/libgkl_utils.dylib org/broadinstitute/hellbender/Main.class
+    echo "fake library" > "$BATS_TEST_TMPDIR/libhaplik_gkl.so"
+    sum=$(md5sum < "$BATS_TEST_TMPDIR/gatk-package-4.6.2.0-local.jar")
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/libhaplik_gkl.so" \
+        "$BATS_TEST_TMPDIR/gatk-package-4.6.2.0-local.jar" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_output "USE_LIBRARY_PATH=1 gatk --java-options \"-Djava.library.path=$BATS_TEST_TMPDIR/out\" HaplotypeCaller -R REF.fasta -I READS.bam -O OUT.vcf.gz --pair-hmm-implementation AVX_LOGLESS_CACHING_OMP --native-pair-hmm-threads 4"
+    assert_dir_only "$BATS_TEST_TMPDIR/out" libgkl_utils.so libgkl_smithwaterman.so libgkl_compression.so \
+        libgkl_pairhmm_omp.so libgkl_pairhmm.so
+    [ "$(cat "$BATS_TEST_TMPDIR/out/libgkl_pairhmm_omp.so")" = "fake library" ]
+    [ "$(readlink "$BATS_TEST_TMPDIR/out/libgkl_pairhmm.so")" = libgkl_pairhmm_omp.so ]
+    [ "$(cat "$BATS_TEST_TMPDIR/out/libgkl_utils.so")" = "dummy com/intel/gkl/native/libgkl_utils.so" ]
+    [ "$(md5sum < "$BATS_TEST_TMPDIR/gatk-package-4.6.2.0-local.jar")" = "$sum" ]
+    # again into the same folder: replaced in place
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/libhaplik_gkl.so" \
+        "$BATS_TEST_TMPDIR/gatk-package-4.6.2.0-local.jar" "$BATS_TEST_TMPDIR/out"
+    assert_success
+    assert_dir_only "$BATS_TEST_TMPDIR/out" libgkl_utils.so libgkl_smithwaterman.so libgkl_compression.so \
+        libgkl_pairhmm_omp.so libgkl_pairhmm.so
+}
+
+@test "haplik-gatk-libs: a jar without GKL's libraries, or no jar, is an error and writes nothing" {
+    echo "fake library" > "$BATS_TEST_TMPDIR/lib.so"
+    fake_jar "$BATS_TEST_TMPDIR/other.jar" org/example/Main.class
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/lib.so" "$BATS_TEST_TMPDIR/other.jar" "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_stderr "haplik: error: $BATS_TEST_TMPDIR/other.jar: no GKL native libraries inside (com/intel/gkl/native/lib*.so): not a GATK local jar?"
+    [ ! -e "$BATS_TEST_TMPDIR/out" ]
+    fake_jar "$BATS_TEST_TMPDIR/noutils.jar" com/intel/gkl/native/libgkl_compression.so
+    mkdir "$BATS_TEST_TMPDIR/out"
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/lib.so" "$BATS_TEST_TMPDIR/noutils.jar" "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_stderr --partial "has no com/intel/gkl/native/libgkl_utils.so"
+    assert_dir_only "$BATS_TEST_TMPDIR/out"
+    echo "not a zip" > "$BATS_TEST_TMPDIR/bad.jar"
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/lib.so" "$BATS_TEST_TMPDIR/bad.jar" "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_dir_only "$BATS_TEST_TMPDIR/out"
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/lib.so" "$BATS_TEST_TMPDIR/missing.jar" "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_stderr "haplik: error: $BATS_TEST_TMPDIR/missing.jar: cannot read the GATK jar"
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$BATS_TEST_TMPDIR/nolib.so" "$BATS_TEST_TMPDIR/noutils.jar" "$BATS_TEST_TMPDIR/out"
+    assert_failure 2
+    assert_stderr --partial "nolib.so: haplik's library not found"
+}
+
+# ---- on a GPU host (skipped elsewhere, saying so) ----
+
+has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
+
+@test "gkl GPU: the dumps through the GPU are within 2e-5 of GATK and 1e-5 of haplik's CPU" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/cuda.json"
+    HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/cuda.json" run --separate-stderr harness gkl_pairhmm_omp replay \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed 1e-5
+    echo "$output"; echo "$stderr"
+    assert_success
+    assert_stderr --partial "cuda on"
+}
+
+@test "gkl GPU: 16 Java threads' calls are gathered into shared GPU launches" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    for backend in cuda auto; do
+        printf '{"engine": {"backend": "%s"}}\n' "$backend" > "$BATS_TEST_TMPDIR/gpu.json"
+        HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
+            threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
+        echo "$backend: $output"; echo "$stderr" | grep -v 'trace engine'
+        assert_success
+        line=$(grep 'haplik: trace gkl:' <<< "$stderr" | tail -1)
+        [[ "$line" =~ ([0-9]+)\ calls\ on\ the\ CPU\;\ ([0-9]+)\ on\ the\ GPU,\ in\ ([0-9]+)\ engine\ calls ]] \
+            || fail "no trace line: $stderr"
+        gpu_calls=${BASH_REMATCH[2]} launches=${BASH_REMATCH[3]}
+        [ "$gpu_calls" -gt 0 ] || fail "$backend: no call went to the GPU: $line"
+        [ "$launches" -lt "$gpu_calls" ] || fail "$backend: no calls were gathered: $line"
+    done
+}
+
+@test "haplik-gatk-libs: the folder it prepares serves HaplotypeCaller's Pair-HMM classes" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
+    run --separate-stderr "$HK_GATK_LIBS" --lib "$HK_GKL_LIB" "$BATS_TEST_TMPDIR/gatk.jar" "$BATS_TEST_TMPDIR/dir"
+    assert_success
+    for lib in gkl_pairhmm_omp gkl_pairhmm; do
+        LIBDIR="$BATS_TEST_TMPDIR/dir" run --separate-stderr harness "$lib" replay \
+            "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed
+        echo "$output"; echo "$stderr"
+        assert_success
+        assert_output --partial "ok $lib mixed: 2 regions, 284 pairs"
+    done
+}

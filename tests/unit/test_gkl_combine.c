@@ -1,0 +1,190 @@
+/* test_gkl_combine.c - the JNI library's combiner of concurrent calls
+ * (src/gkl/hk_gkl_combine.h), run without a GPU:
+ *   1. many threads score many small one-region batches through the
+ *      combiner on the CPU engine: every result is bit for bit the one
+ *      the batch gets scored alone;
+ *   2. a scorer that holds its first call until every other thread waits:
+ *      the next call then takes all of them at once (the gathering is seen,
+ *      not hoped for), and max_pairs splits what exceeds it;
+ *   3. a scorer that fails: every waiting caller hears of it. */
+#include "gkl/hk_gkl_combine.h"
+#include "hk_config.h"
+#include "hk_engine.h"
+#include "hk_model.h"
+#include "tap.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define THREADS 16
+#define PER_THREAD 24
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+/* One region of 1-6 reads x 1-4 haplotypes, 10-150 bases, mutated copies. */
+static void make_batch(hk_batch_t *b)
+{
+    static const char acgt[] = "ACGT";
+    const hk_seq_rules_t rules = { .min_base_quality = 6, .gcp = -1 };
+    char hap[200], read[200], q[200], ins[200], del[200], gcp[200];
+    const char *bad;
+    hk_batch_init(b);
+    hk_batch_set_no_text(b, 1);
+    if (hk_batch_begin_region(b, NULL, 0)) abort();
+    const int nh = 1 + (int)(next_rand() % 4), nr = 1 + (int)(next_rand() % 6);
+    const uint32_t hlen = 30 + next_rand() % 120;
+    for (uint32_t i = 0; i < hlen; i++) hap[i] = acgt[next_rand() % 4];
+    for (int h = 0; h < nh; h++) {
+        hap[next_rand() % hlen] = acgt[next_rand() % 4];
+        if (hk_batch_add_hap(b, &rules, hap, hlen, &bad)) abort();
+    }
+    for (int r = 0; r < nr; r++) {
+        const uint32_t rlen = 10 + next_rand() % (hlen - 10 + 1);
+        const uint32_t at = next_rand() % (hlen - rlen + 1);
+        for (uint32_t i = 0; i < rlen; i++) {
+            read[i] = next_rand() % 20 ? hap[at + i] : acgt[next_rand() % 4];
+            q[i] = (char)(33 + 6 + next_rand() % 35);
+            ins[i] = del[i] = (char)(33 + 40 + next_rand() % 6);
+            gcp[i] = '+';
+        }
+        if (hk_batch_add_read(b, &rules, read, q, ins, del, gcp, rlen, &bad)) abort();
+    }
+    if (hk_batch_end_region(b)) abort();
+}
+
+static hk_batch_t batches[THREADS * PER_THREAD];
+static double *alone[THREADS * PER_THREAD];
+static hk_model_t model;
+
+typedef struct {
+    hk_gkl_combine_t *c;
+    int               first, n;   /* batches [first, first + n) */
+    int               failures;
+} worker_arg_t;
+
+static void *worker(void *p)
+{
+    worker_arg_t *a = p;
+    for (int k = a->first; k < a->first + a->n; k++) {
+        for (size_t i = 0; i < batches[k].n_pairs; i++) batches[k].lk[i] = NAN;
+        if (hk_gkl_combine_score(a->c, &batches[k])) a->failures++;
+    }
+    return NULL;
+}
+
+static int run_threads(hk_gkl_combine_t *c, int threads, int per_thread)
+{
+    pthread_t t[THREADS];
+    worker_arg_t a[THREADS];
+    int failures = 0;
+    for (int i = 0; i < threads; i++) {
+        a[i] = (worker_arg_t){ c, i * per_thread, per_thread, 0 };
+        pthread_create(&t[i], NULL, worker, &a[i]);
+    }
+    for (int i = 0; i < threads; i++) {
+        pthread_join(t[i], NULL);
+        failures += a[i].failures;
+    }
+    return failures;
+}
+
+static int same_as_alone(int n)
+{
+    for (int k = 0; k < n; k++)
+        if (memcmp(batches[k].lk, alone[k], batches[k].n_pairs * sizeof(double))) return 0;
+    return 1;
+}
+
+static int engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+{
+    return hk_engine_score(e, b, n, done, arg);
+}
+
+/* Scorer 2: the first call waits until the others have all queued. */
+static hk_gkl_combine_t *gated;
+static atomic_int gated_calls;
+static size_t biggest_call;
+static int gated_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+{
+    if (atomic_fetch_add(&gated_calls, 1) == 0)
+        while (hk_gkl_combine_waiting(gated) < THREADS - 1) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+        }
+    if (n > biggest_call) biggest_call = n;
+    return engine_score(e, b, n, done, arg);
+}
+
+/* Scorer 3: fails every call without reporting a batch. */
+static int failing_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+{
+    (void)e; (void)b; (void)n; (void)done; (void)arg;
+    return -1;
+}
+
+int main(void)
+{
+    hk_config_t cfg;
+    hk_config_init(&cfg);
+    cfg.backend = HK_BACKEND_CPU;
+    cfg.threads = 2;
+    model = cfg.model;
+    int status;
+    hk_engine_t *e = hk_engine_open(&cfg, &status);
+    if (!e) return 1;
+    const int n = THREADS * PER_THREAD;
+    size_t total_pairs = 0;
+    for (int k = 0; k < n; k++) {
+        make_batch(&batches[k]);
+        total_pairs += batches[k].n_pairs;
+        if (hk_model_score_batch(&model, &batches[k], 1)) return 1;
+        alone[k] = malloc(batches[k].n_pairs * sizeof(double));
+        memcpy(alone[k], batches[k].lk, batches[k].n_pairs * sizeof(double));
+    }
+
+    /* 1: the CPU engine, all threads at once */
+    hk_gkl_combine_t *c = hk_gkl_combine_open(engine_score, e, 1000);
+    TAP_OK(run_threads(c, THREADS, PER_THREAD) == 0, "%d threads x %d calls: none failed", THREADS, PER_THREAD);
+    TAP_OK(same_as_alone(n), "%zu pairs of %d batches: combined results equal each batch scored alone", total_pairs, n);
+    size_t calls, done;
+    hk_gkl_combine_counts(c, &calls, &done);
+    TAP_OK(done == (size_t)n && calls >= 1 && calls <= (size_t)n, "%zu batches in %zu engine calls", done, calls);
+    hk_gkl_combine_close(c);
+
+    /* 2: the gathering, made certain */
+    gated = hk_gkl_combine_open(gated_score, e, (size_t)-1);
+    TAP_OK(run_threads(gated, THREADS, 1) == 0, "gated: %d threads, one call each", THREADS);
+    hk_gkl_combine_counts(gated, &calls, &done);
+    TAP_OK(calls == 2 && biggest_call == THREADS - 1,
+           "the %d callers that waited went in one engine call (calls %zu, largest %zu batches)", THREADS - 1, calls,
+           biggest_call);
+    TAP_OK(same_as_alone(THREADS), "gated: results equal each batch scored alone");
+    hk_gkl_combine_close(gated);
+    /* the same with a bound of one batch's pairs: the waiting callers go one call each */
+    gated = hk_gkl_combine_open(gated_score, e, 1);
+    atomic_store(&gated_calls, 0);
+    biggest_call = 0;
+    TAP_OK(run_threads(gated, THREADS, 1) == 0 && same_as_alone(THREADS), "max_pairs 1: all scored");
+    hk_gkl_combine_counts(gated, &calls, &done);
+    TAP_OK(calls == THREADS && biggest_call == 1, "max_pairs 1: %zu calls of at most %zu batch", calls, biggest_call);
+    hk_gkl_combine_close(gated);
+
+    /* 3: a failing engine: every caller hears it, none hangs */
+    c = hk_gkl_combine_open(failing_score, e, 1000);
+    TAP_OK(run_threads(c, THREADS, 2) == THREADS * 2, "a failing scorer: all %d calls report the failure", THREADS * 2);
+    hk_gkl_combine_close(c);
+
+    for (int k = 0; k < n; k++) { hk_batch_free(&batches[k]); free(alone[k]); }
+    hk_engine_close(e);
+    hk_config_free(&cfg);
+    return TAP_DONE();
+}
