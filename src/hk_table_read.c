@@ -53,6 +53,7 @@ static int fill(hk_tread_t *t)
 
 int hk_tread_getline(hk_tread_t *t)
 {
+    if (!t->buf && fill(t)) return -1;
     for (;;) {
         char *s = t->buf + t->pos, *nl = t->len > t->pos ? memchr(s, '\n', t->len - t->pos) : NULL;
         if (nl || (t->eof && t->pos < t->len)) {
@@ -74,14 +75,16 @@ int hk_tread_getline(hk_tread_t *t)
 
 /* ---- opening ---- */
 
+/* What htslib's detection may call a table: text of some kind (a json
+ * table starting {"htsget" would be "htsget"); anything else is binary. */
 static int is_binary(enum htsExactFormat f)
 {
     switch (f) {
-    case binary_format: case bam: case bai: case cram: case crai: case bcf: case csi: case gzi:
-    case tbi: case hts_crypt4gh_format: case d4_format:
-        return 1;
-    default:
+    case text_format: case empty_format: case sam: case vcf: case bed: case fasta_format:
+    case fastq_format: case htsget:
         return 0;
+    default:
+        return 1;
     }
 }
 
@@ -230,9 +233,11 @@ cJSON *hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n
     hk_scan_fault_t f;
     int rc = hk_json_scan_value(text, len, &f);
     if (rc == HK_SCAN_UTF8) {
-        char *fixed = repaired(t, text, &len);
+        const char *fixed = repaired(t, text, &len);
         free(text);
-        if (!(text = fixed ? strdup(fixed) : NULL)) return NULL;
+        if (!fixed) return NULL;
+        if (!(text = malloc(len + 1))) { hk_log_error("out of memory"); return NULL; }
+        memcpy(text, fixed, len + 1);
         rc = hk_json_scan_value(text, len, &f);
     }
     if (rc != HK_SCAN_OK) json_fault(t, &f, np);
