@@ -48,7 +48,7 @@ void hk_batch_free(hk_batch_t *b)
     hk_batch_clear(b);
     void *arrays[] = { b->regions, b->read_off, b->read_line, b->read_gaps, b->hap_line, b->read_text,
                        b->read_base, b->read_q, b->read_i, b->read_d, b->read_g, b->hap_off, b->hap_text,
-                       b->hap_base, b->hap_pd, b->lk, b->expected };
+                       b->hap_base, b->hap_pd, b->lk, b->expected, b->pair_line };
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free_array(b, arrays[i]);
     const int no_text = b->no_text;
     void (*on_release)(void *, const void *) = b->on_release;
@@ -153,7 +153,8 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     }
     if ((cap = caps->pairs) > b->m_pairs) {
         if (grow(b, (void **)&b->lk, sizeof *b->lk, b->m_pairs, cap) ||
-            grow(b, (void **)&b->expected, sizeof *b->expected, b->m_pairs, cap))
+            grow(b, (void **)&b->expected, sizeof *b->expected, b->m_pairs, cap) ||
+            grow(b, (void **)&b->pair_line, sizeof *b->pair_line, b->m_pairs, cap))
             return HK_BATCH_ENOMEM;
         b->m_pairs = cap;
     }
@@ -182,6 +183,7 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     TOUCH(b->hap_line, had.haps, b->m_haps, sizeof *b->hap_line);
     TOUCH(b->lk, had.pairs, b->m_pairs, sizeof *b->lk);
     TOUCH(b->expected, had.pairs, b->m_pairs, sizeof *b->expected);
+    TOUCH(b->pair_line, had.pairs, b->m_pairs, sizeof *b->pair_line);
 #undef TOUCH
     if (nthreads > 16) nthreads = 16;
     if (nthreads < 1 || job.total < ((size_t)1 << 22)) nthreads = 1;
@@ -202,6 +204,7 @@ int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
     memset(r, 0, sizeof *r);
     if (name && !(r->name = strdup(name))) return HK_BATCH_ENOMEM;
     r->line = line;
+    r->input = b->input;
     r->read0 = (uint32_t)b->n_reads;
     r->hap0 = (uint32_t)b->n_haps;
     r->pair0 = b->n_pairs;
@@ -667,12 +670,16 @@ int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int f
     size_t cap = next_cap(b->n_pairs + np, b->m_pairs);
     if (cap != b->m_pairs) {
         if (grow(b, (void **)&b->lk, sizeof *b->lk, cap, cap) ||
-            grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap))
+            grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap) ||
+            grow(b, (void **)&b->pair_line, sizeof *b->pair_line, cap, cap))
             return HK_BATCH_ENOMEM;
         b->m_pairs = cap;
     }
     if (fill_expected)
-        for (size_t i = 0; i < np; i++) b->expected[b->n_pairs + i] = NAN;
+        for (size_t i = 0; i < np; i++) {
+            b->expected[b->n_pairs + i] = NAN;
+            b->pair_line[b->n_pairs + i] = 0;
+        }
     b->n_pairs += np;
     r->cells = rsum * hsum;
     b->cells += r->cells;

@@ -59,6 +59,7 @@ typedef struct {
     uint32_t n_haps;
     uint64_t pair0;    /* index of the region's first result in lk[] */
     uint64_t cells;    /* sum over pairs of read length * haplotype length */
+    uint32_t input;    /* the batch's `input` when the region began (which input holds it) */
 } hk_region_t;
 
 typedef struct {
@@ -90,6 +91,10 @@ typedef struct {
     double   *expected;              /* the input's own value per pair, NaN if none */
 
     long     *read_line, *hap_line;  /* input line of each read / hap (for errors) */
+    long     *pair_line;             /* input line of each pair's own record (a results
+                                        file's); 0: the pair has none, its read's line tells */
+    uint32_t  input;                 /* set by the owner: the input being read, copied into
+                                        each region begun (the table names it) */
 
     uint64_t  cells;                 /* sum of the regions' cells */
     uint64_t  n_recomputed;          /* pairs the scorer recomputed in double */

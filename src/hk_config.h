@@ -17,7 +17,7 @@
 #include "hk_model.h"
 
 /* Values of the CHOICE keys: the index of the name in the key's list. */
-enum { HK_OUT_JSON = 0, HK_OUT_JSONL = 1, HK_OUT_TSV = 2 };
+enum { HK_OUT_JSON = 0, HK_OUT_JSONL = 1, HK_OUT_TSV = 2, HK_OUT_AUTO = 3 };
 enum { HK_COMPRESS_AUTO = 0, HK_COMPRESS_NONE = 1, HK_COMPRESS_BGZF = 2 };
 enum { HK_BACKEND_AUTO = 0, HK_BACKEND_CUDA = 1, HK_BACKEND_CPU = 2 };
 
@@ -25,7 +25,7 @@ enum { HK_BACKEND_AUTO = 0, HK_BACKEND_CUDA = 1, HK_BACKEND_CPU = 2 };
 
 typedef struct {
     char   input_format[16];        /* "auto", "gatk", "batch": the reader parses it */
-    int    output_format;           /* HK_OUT_* */
+    int    output_format;           /* HK_OUT_*; AUTO: from the output's name, else json */
     int    compression;             /* HK_COMPRESS_* */
     int    decimals;                /* digits after the point */
     int    sequences;               /* write reads and haplotypes */

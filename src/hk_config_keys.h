@@ -22,8 +22,8 @@
 #define HK_CONFIG_KEYS(X)                                                                        \
     X(INPUT_FORMAT, "input.format", NAME, input_format, 0, 0, "auto|pdhmm|gatk|batch", "auto",    \
       "format", "F", "input format; auto detects it from the content")                           \
-    X(OUTPUT_FORMAT, "output.format", CHOICE, output_format, 0, 0, "json|jsonl|tsv", "json",      \
-      "output-format", "F", "table format: one JSON document, JSON Lines, or a long TSV table")   \
+    X(OUTPUT_FORMAT, "output.format", CHOICE, output_format, 0, 0, "json|jsonl|tsv|auto", "auto", \
+      "output-format", "F", "table format (JSON, JSON Lines, long TSV); auto: from -o's extension, else json") \
     X(OUTPUT_COMPRESSION, "output.compression", CHOICE, compression, 0, 0, "auto|none|bgzf",      \
       "auto", "compression", "C", "BGZF (htslib, threaded); auto: when the output ends in .gz")  \
     X(OUTPUT_DECIMALS, "output.decimals", INT, decimals, 0, 12, NULL, "6", "decimals", "N",       \

@@ -238,7 +238,10 @@ static int emit_region(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b)
         if (hk_walk_place_read(w, b, s->recs[k * H], 1) < 0) return -1;
     if (hk_walk_end_region(w, b, s->recs[0], s->recs[s->n_done - 1]) < 0) return -1;
     const hk_region_t *rg = hk_batch_last_region(b);
-    for (size_t i = 0; i < s->n_done; i++) b->expected[rg->pair0 + i] = hk_walk_line(w, s->recs[i])->expected;
+    for (size_t i = 0; i < s->n_done; i++) {
+        b->expected[rg->pair0 + i] = hk_walk_line(w, s->recs[i])->expected;
+        b->pair_line[rg->pair0 + i] = hk_walk_line_no(w, s->recs[i]);
+    }
     memmove(s->recs, s->recs + s->n_done, (s->n - s->n_done) * sizeof *s->recs);
     s->n -= s->n_done;
     s->n_done = 0;

@@ -1,6 +1,7 @@
 /* hk_log.c - see hk_log.h. */
 #include "hk_log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,11 @@
 
 static int log_quiet;
 static _Thread_local int errors_muted;
+/* Every line is printed under log_mu, so that "an error was printed" and
+ * "nothing came after it" hold across threads. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static int error_printed;    /* then notices and progress are dropped */
+static int progress_open;    /* a progress line without its line end is on stderr */
 
 void hk_log_set_quiet(int quiet) { log_quiet = quiet; }
 int  hk_log_quiet(void) { return log_quiet; }
@@ -50,15 +56,25 @@ static void escape_controls(char *dst, size_t cap, const char *src)
     dst[o] = '\0';
 }
 
-static void log_line(const char *kind, const char *fmt, va_list ap)
+enum { LINE_NOTICE, LINE_ERROR, LINE_PROGRESS };
+
+static void log_line(int what, const char *fmt, va_list ap)
 {
     /* build the line first so that concurrent threads never interleave it */
     char msg[2048], line[4 * sizeof msg + 32];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    int n = snprintf(line, sizeof line, "haplik: %s", kind);
+    int n = snprintf(line, sizeof line, "haplik: %s", what == LINE_ERROR ? "error: " : "");
     if (n < 0 || (size_t)n >= sizeof line) n = 0;
     escape_controls(line + n, sizeof line - (size_t)n, msg);
-    fprintf(stderr, "%s\n", line);
+    pthread_mutex_lock(&log_mu);
+    if (what == LINE_ERROR || !error_printed) {
+        if (what == LINE_PROGRESS) fprintf(stderr, "\r%s", line);
+        else fprintf(stderr, "%s%s\n", progress_open ? "\n" : "", line);
+        progress_open = what == LINE_PROGRESS;
+        error_printed |= what == LINE_ERROR;
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&log_mu);
 }
 
 void hk_log_error(const char *fmt, ...)
@@ -66,7 +82,7 @@ void hk_log_error(const char *fmt, ...)
     if (errors_muted) return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("error: ", fmt, ap);
+    log_line(LINE_ERROR, fmt, ap);
     va_end(ap);
 }
 
@@ -75,6 +91,23 @@ void hk_log_notice(const char *fmt, ...)
     if (log_quiet) return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("", fmt, ap);
+    log_line(LINE_NOTICE, fmt, ap);
     va_end(ap);
+}
+
+void hk_log_progress(const char *fmt, ...)
+{
+    if (log_quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(LINE_PROGRESS, fmt, ap);
+    va_end(ap);
+}
+
+void hk_log_progress_end(void)
+{
+    pthread_mutex_lock(&log_mu);
+    if (progress_open) fputc('\n', stderr);
+    progress_open = 0;
+    pthread_mutex_unlock(&log_mu);
 }

@@ -9,7 +9,13 @@
 #define HK_LOG_H
 
 void hk_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A notice, or a progress line (rewritten in place with \r, ended by the
+ * next line or hk_log_progress_end). Once an error is printed, notices and
+ * progress are dropped: the error stays the last line on stderr, whichever
+ * thread reports what when. */
 void hk_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_log_progress_end(void);
 void hk_log_set_quiet(int quiet);
 int  hk_log_quiet(void);
 /* Errors of the calling thread not printed while set: for work done ahead of

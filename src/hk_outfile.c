@@ -26,6 +26,7 @@ struct hk_outfile {
     char *label;     /* for messages: the path, or the spool and what it is for */
     int   spool_fd;  /* >= 0: spooled, copied to this descriptor on commit */
     FILE *fp;
+    int   streamed;  /* written as it goes: a descriptor, device or FIFO that is no file */
     struct pending *slot;   /* its entry in the list of pending files, NULL if none */
 };
 
@@ -198,14 +199,37 @@ static hk_outfile_t *fail_open(hk_outfile_t *o)
     return NULL;
 }
 
-/* Standard output or another descriptor: spooled in $TMPDIR (unlinked at once). */
+/* A descriptor that is not a regular file (a pipe, a terminal): written as
+ * the table is made, through a duplicate of it. */
+static hk_outfile_t *open_stream(hk_outfile_t *o, int fd, const char *what)
+{
+    const int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (!(o->label = strdup(what))) {
+        hk_log_error("out of memory");
+        if (dfd >= 0) close(dfd);
+        return fail_open(o);
+    }
+    if (dfd < 0 || !(o->fp = fdopen(dfd, "w"))) {
+        hk_log_error("%s: cannot write: %s", what, strerror(errno));
+        if (dfd >= 0) close(dfd);
+        return fail_open(o);
+    }
+    o->streamed = 1;
+    setvbuf(o->fp, NULL, _IOFBF, 1 << 16);
+    return o;
+}
+
+/* Standard output or another descriptor: streamed when it is not a regular
+ * file, else spooled in $TMPDIR (unlinked at once). */
 static hk_outfile_t *open_spool(hk_outfile_t *o, int fd)
 {
     const char *what = fd == 1 ? "standard output" : fd == 2 ? "standard error" : o->path;
+    struct stat st;
     if ((fd <= 2 && std_closed[fd]) || fcntl(fd, F_GETFD) < 0) {
         hk_log_error("%s is closed: there is nowhere to write the output (give -o FILE)", what);
         return fail_open(o);
     }
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) return open_stream(o, fd, what);
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
     size_t len = strlen(dir) + 32, llen = len + strlen(what) + 32;
@@ -241,6 +265,7 @@ static hk_outfile_t *open_direct(hk_outfile_t *o, const char *dest)
         if (fd >= 0) close(fd);
         return fail_open(o);
     }
+    o->streamed = 1;
     return o;
 }
 
@@ -319,6 +344,8 @@ hk_outfile_t *hk_outfile_open(const char *path)
 }
 
 FILE *hk_outfile_fp(hk_outfile_t *o) { return o->fp; }
+int hk_outfile_renamed(const hk_outfile_t *o) { return o->target != NULL; }
+int hk_outfile_streams(const hk_outfile_t *o) { return o->streamed; }
 const char *hk_outfile_path(const hk_outfile_t *o) { return o->label ? o->label : o->path; }
 
 /* ---- commit ---- */
@@ -357,13 +384,19 @@ static int copy_spool(hk_outfile_t *o)
 /* Flush and close a file output (not a spool). */
 static int close_output(hk_outfile_t *o)
 {
-    int rc = 0;
     /* no fsync: rename gives all-or-nothing against failures of haplik; a
-     * fsync of a large table would cost more than writing it */
-    if (ferror(o->fp) || fflush(o->fp)) rc = -1;
-    if (fclose(o->fp)) rc = -1;
+     * fsync of a large table would cost more than writing it. The cause is
+     * errno only as the failing call left it: a stream's error flag set by
+     * an earlier write (reported there) has no errno of its own now. */
+    int err = 0, rc = 0;
+    if (ferror(o->fp)) rc = -1;
+    errno = 0;
+    if (!rc && fflush(o->fp)) { rc = -1; err = errno; }
+    errno = 0;
+    if (fclose(o->fp) && !rc) { rc = -1; err = errno; }
     o->fp = NULL;
-    if (rc) hk_log_error("%s: write failed: %s", o->path, strerror(errno));
+    if (rc && err) hk_log_error("%s: write failed: %s", o->path, strerror(err));
+    else if (rc) hk_log_error("%s: write failed", o->path);
     return rc;
 }
 

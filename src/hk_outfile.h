@@ -6,10 +6,15 @@
  * was called, removes it. A destination reached through a symbolic link is
  * the link's target (the link stays); a replaced file keeps its permission
  * bits. Standard output ("-" or NULL) and paths naming an open descriptor
- * (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) are spooled to an
+ * (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) are streamed when
+ * the descriptor is a pipe, a terminal or another stream (written as the
+ * table is made: the exit status, and the table's own end, tell a complete
+ * run); when it is redirected to a regular file they are spooled to an
  * unlinked temporary file in $TMPDIR and copied to the descriptor on commit,
- * so a failed run writes nothing there either. Devices and FIFOs are written
- * directly; nothing is ever renamed over them.
+ * so a failed run writes nothing there. Devices and FIFOs named as paths are
+ * written directly (streamed); nothing is ever renamed over them. A stream
+ * whose reader has gone (a closed pipe) ends the process by SIGPIPE, quietly,
+ * once hk_outfile_catch_signals is in place.
  */
 #ifndef HK_OUTFILE_H
 #define HK_OUTFILE_H
@@ -24,6 +29,11 @@ typedef struct hk_outfile hk_outfile_t;
 hk_outfile_t *hk_outfile_open(const char *path);
 FILE *hk_outfile_fp(hk_outfile_t *o);
 const char *hk_outfile_path(const hk_outfile_t *o);
+/* Whether o is a file renamed into place on commit (else a spool or a stream). */
+int hk_outfile_renamed(const hk_outfile_t *o);
+/* Whether o is written as it goes (a pipe, terminal, device or FIFO): the
+ * writer flushes what it has, batch by batch. */
+int hk_outfile_streams(const hk_outfile_t *o);
 /* Flush, close and move into place; frees o. 0, or -1 (logged; nothing left). */
 int hk_outfile_commit(hk_outfile_t *o) __attribute__((warn_unused_result));
 /* Commit o[0..n) all or none: every file is flushed and closed first; then

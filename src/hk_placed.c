@@ -160,5 +160,8 @@ void hk_placed_set(hk_placed_t *q, int part, int nparts)
     const size_t z = q->pair_lo + np * (size_t)(part + 1) / (size_t)nparts;
     for (size_t i = a; i < z; i++) b->lk[i] = NAN;
     if (q->fill_expected)
-        for (size_t i = a; i < z; i++) b->expected[i] = NAN;
+        for (size_t i = a; i < z; i++) {
+            b->expected[i] = NAN;
+            b->pair_line[i] = 0;   /* no record of its own: the read's line */
+        }
 }

@@ -38,6 +38,7 @@ typedef struct {
 
 struct hk_table {
     hk_outfile_t *out;
+    hk_outfile_t *meta;       /* the sidecar (a tsv table in a file), else NULL */
     FILE         *fp;
     BGZF         *bgzf;       /* the sink when compressing, else fp */
     const hk_table_format_t *fmt;
@@ -49,7 +50,10 @@ struct hk_table {
     uint64_t      index;      /* regions formatted */
     char          header[1024];
     int           started;    /* the header is written */
+    int           stream;     /* flush after each batch: the output is a pipe or terminal */
+    int           expected_set;   /* merge said whether a tsv has the expected columns */
     char          model[256], pd_model[128];   /* score: the header's model, by the input's */
+    char         *model_as;   /* merge: the inputs' model (owned), for the lazy start */
     int           failed;     /* a write failed (under mu while the I/O thread runs) */
     pthread_t       io;
     int             io_up, io_stop;
@@ -100,20 +104,42 @@ int hk_textbuf_puts(textbuf_t *buf, const char *s) { return hk_textbuf_put(buf, 
 
 /* Write a buffer to the file and empty it; -1 (logged) on failure. Called by
  * one thread at a time: the I/O thread while it runs, else the table's owner. */
+static void write_failed(const hk_table_t *t, int err)
+{
+    /* errno is the cause only when the failing call set it: BGZF compresses
+     * and writes in threads of its own, whose errno this thread never sees */
+    if (err) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(err));
+    else hk_log_error("%s: write failed (compressed output: the cause was not reported)",
+                      hk_outfile_path(t->out));
+}
+
 static int flush_buf(const hk_table_t *t, textbuf_t *buf)
 {
     int rc = 0;
+    errno = 0;
     if (buf->failed) {
         hk_log_error("out of memory writing the table");
         rc = -1;
     } else if (buf->len && (t->bgzf ? bgzf_write(t->bgzf, buf->p, buf->len) != (ssize_t)buf->len
                                     : fwrite(buf->p, 1, buf->len, t->fp) != buf->len)) {
-        hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
+        write_failed(t, errno);
         rc = -1;
     }
     buf->len = 0;
     buf->failed = 0;
     return rc;
+}
+
+/* A streamed table: what is written so far goes out now. */
+static int flush_stream(const hk_table_t *t)
+{
+    if (!t->stream) return 0;
+    errno = 0;
+    if (t->bgzf ? bgzf_flush(t->bgzf) != 0 : fflush(t->fp) != 0) {
+        write_failed(t, errno);
+        return -1;
+    }
+    return 0;
 }
 
 static void *io_main(void *arg)
@@ -127,6 +153,7 @@ static void *io_main(void *arg)
         if (!s->pending) break;               /* stopped, and everything is written */
         pthread_mutex_unlock(&t->mu);
         for (int k = 0; k < s->n && !failed; k++) failed = flush_buf(t, &s->buf[k]) != 0;
+        if (!failed) failed = flush_stream(t) != 0;
         for (int k = 0; k < s->n; k++) s->buf[k].len = 0;   /* after a failure: discarded */
         pthread_mutex_lock(&t->mu);
         s->pending = 0;
@@ -165,12 +192,43 @@ static const hk_table_format_t *const formats[] = {
     [HK_OUT_JSON] = &hk_table_json, [HK_OUT_JSONL] = &hk_table_jsonl, [HK_OUT_TSV] = &hk_table_tsv,
 };
 
-const char *hk_table_format_name(int format) { return formats[format]->name; }
+const char *hk_table_format_name(int format)
+{
+    return format >= 0 && format < (int)(sizeof formats / sizeof *formats) ? formats[format]->name
+                                                                          : "auto";
+}
 
 static int ends_with(const char *s, const char *tail)
 {
     const size_t n = strlen(s), k = strlen(tail);
     return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* The format a name's extension says, or -1. */
+static int format_of_name(const char *path)
+{
+    if (!path || !strcmp(path, "-")) return -1;
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".gz")) n -= 3;
+    for (int f = 0; f < (int)(sizeof formats / sizeof *formats); f++) {
+        const size_t k = strlen(formats[f]->name);
+        if (n > k + 1 && path[n - k - 1] == '.' && !strncmp(path + n - k, formats[f]->name, k))
+            return f;
+    }
+    return -1;
+}
+
+int hk_table_pick_format(const char *path, int format, int *picked)
+{
+    const int by_name = format_of_name(path);
+    if (format != HK_OUT_AUTO && by_name >= 0 && by_name != format) {
+        hk_log_error("%s: the name says %s but the output format is %s (--output-format or "
+                     "output.format): rename the output or drop the format", path,
+                     formats[by_name]->name, formats[format]->name);
+        return -1;
+    }
+    *picked = format != HK_OUT_AUTO ? format : by_name >= 0 ? by_name : HK_OUT_JSON;
+    return 0;
 }
 
 /* Write what comes before the first region, with this model (before
@@ -189,6 +247,20 @@ static int start(hk_table_t *t, const char *model_json)
     return t->fmt->open(&t->info, head) || flush_buf(t, head) ? -1 : 0;
 }
 
+/* The sidecar of a table in a file whose format keeps header and summary
+ * apart from its rows: beside it, put in place with it. */
+static int open_sidecar(hk_table_t *t, const char *path)
+{
+    if (!t->fmt->sidecar || !hk_outfile_renamed(t->out)) return 0;
+    const size_t n = strlen(path) + sizeof HK_TABLE_SIDECAR_SUFFIX;
+    char *meta = malloc(n);
+    if (!meta) { hk_log_error("out of memory"); return -1; }
+    snprintf(meta, n, "%s%s", path, HK_TABLE_SIDECAR_SUFFIX);
+    t->meta = hk_outfile_open(meta);
+    free(meta);
+    return t->meta ? 0 : -1;
+}
+
 hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
                              const char *model_json, int threads)
 {
@@ -196,9 +268,15 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     if (!t) { hk_log_error("out of memory"); return NULL; }
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
+    if (format == HK_OUT_AUTO && hk_table_pick_format(path, format, &format)) {
+        hk_table_abort(t);
+        return NULL;
+    }
     if (!(t->out = hk_outfile_open(path))) { hk_table_abort(t); return NULL; }
     t->fp = hk_outfile_fp(t->out);
+    t->stream = hk_outfile_streams(t->out);
     t->fmt = formats[format];
+    if (open_sidecar(t, path)) { hk_table_abort(t); return NULL; }
     t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     /* HK_TABLE_THREADS: formatting threads, for measuring how the writer and
      * the reader share the cores (docs/PERFORMANCE.md, eleventh session) */
@@ -224,7 +302,9 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->info.decimals = decimals;
     t->info.sequences = 1;
     t->info.header = t->header;
-    if (model_json && start(t, model_json)) {
+    /* started by the first row or the end: a tsv's columns depend on the rows */
+    if (model_json && !(t->model_as = strdup(model_json))) {
+        hk_log_error("out of memory");
         hk_table_abort(t);
         return NULL;
     }
@@ -232,13 +312,16 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     return t;
 }
 
-hk_table_t *hk_table_open(const char *path, const hk_config_t *c)
+hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
+                          int n_inputs)
 {
     /* the header waits for the first batch, which says which model scored it */
     hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, NULL,
                                      c->threads);
     if (!t) return NULL;
     t->info.sequences = c->sequences;
+    t->info.inputs = inputs;
+    t->info.n_inputs = n_inputs;
     hk_table_model_json(t->model, sizeof t->model, &c->model);
     pd_model_json(t->pd_model, sizeof t->pd_model, &c->model);
     return t;
@@ -250,6 +333,7 @@ static int submit(hk_table_t *t, textset_t *s, int n)
     s->n = n;
     if (!t->io_up) {
         for (int k = 0; k < n && !t->failed; k++) t->failed = flush_buf(t, &s->buf[k]) != 0;
+        if (!t->failed) t->failed = flush_stream(t) != 0;
         return t->failed ? -1 : 0;
     }
     pthread_mutex_lock(&t->mu);
@@ -283,8 +367,10 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
 {
     textset_t *set = &t->set[t->cur];
     if (wait_written(t, set)) return -1;
-    if (!t->started && start(t, b->pdhmm ? t->pd_model : t->model)) return -1;
-    if (t->index == 0 && b->n_pairs && b->expected) t->info.expected = !isnan(b->expected[0]);
+    if (!t->started) {
+        if (b->n_pairs && b->expected) t->info.expected = !isnan(b->expected[0]);
+        if (start(t, b->pdhmm ? t->pd_model : t->model)) return -1;
+    }
     int n = (int)(b->n_pairs / PAIRS_PER_THREAD);
     if (n > t->threads) n = t->threads;
     if (n > (int)b->n_regions) n = (int)b->n_regions;
@@ -304,12 +390,22 @@ int hk_table_write(hk_table_t *t, const hk_batch_t *b)
     return submit(t, set, n);
 }
 
+void hk_table_set_expected(hk_table_t *t, int expected)
+{
+    t->info.expected = expected;
+    t->expected_set = 1;
+}
+
 int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
 {
     textset_t *set = &t->set[t->cur];
     if (!t->copying) {
         if (wait_written(t, set)) return -1;
         t->copying = 1;
+    }
+    if (!t->started) {
+        if (!t->expected_set && t->fmt->sidecar) t->info.expected = hk_table_tsv_expected_row(rest, len);
+        if (start(t, t->model_as ? t->model_as : t->model)) return -1;
     }
     textbuf_t *buf = &set->buf[0];
     /* a format's copy fails only for memory; write failures are logged where they happen */
@@ -356,23 +452,36 @@ int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
         if (submit(t, &t->set[t->cur], 1)) { hk_table_abort(t); return -1; }
     }
     io_stop(t);
-    if (!t->started && start(t, t->model)) { hk_table_abort(t); return -1; }
+    if (!t->started && start(t, t->model_as ? t->model_as : t->model)) { hk_table_abort(t); return -1; }
     textbuf_t summary = { 0 }, *buf = &t->set[0].buf[0];
     buf->len = 0;
     int rc = t->failed || put_summary(&summary, s) || summary.failed ||
              hk_textbuf_put(&summary, "", 1) ||
              t->fmt->summary(&t->info, buf, summary.p, t->index) || flush_buf(t, buf);
-    free(summary.p);
     if (!rc && t->bgzf) {
+        errno = 0;
         rc = bgzf_close(t->bgzf) != 0;
         t->bgzf = NULL;
-        if (rc) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(errno));
+        if (rc) write_failed(t, errno);
     }
+    if (!rc && t->meta) {   /* the sidecar: header and summary */
+        textbuf_t side = { 0 };
+        FILE *fp = hk_outfile_fp(t->meta);
+        errno = 0;
+        rc = t->fmt->sidecar(&t->info, &side, summary.p) || side.failed;
+        if (rc) hk_log_error("out of memory writing the table");
+        else if (fwrite(side.p, 1, side.len, fp) != side.len) {
+            hk_log_error("%s: write failed: %s", hk_outfile_path(t->meta), strerror(errno));
+            rc = -1;
+        }
+        free(side.p);
+    }
+    free(summary.p);
     if (rc) { hk_table_abort(t); return -1; }
-    hk_outfile_t *out = t->out;
-    t->out = NULL;
+    hk_outfile_t *out[2] = { t->out, t->meta };
+    t->out = t->meta = NULL;
     hk_table_abort(t);
-    return hk_outfile_commit(out);
+    return hk_outfile_commit_all(out, out[1] ? 2 : 1);
 }
 
 void hk_table_abort(hk_table_t *t)
@@ -381,6 +490,8 @@ void hk_table_abort(hk_table_t *t)
     io_stop(t);
     if (t->bgzf) bgzf_close(t->bgzf);
     hk_outfile_abort(t->out);
+    hk_outfile_abort(t->meta);
+    free(t->model_as);
     for (int i = 0; i < N_SETS; i++)
         for (int k = 0; k < MAX_FORMAT_THREADS; k++) free(t->set[i].buf[k].p);
     pthread_cond_destroy(&t->cv);

@@ -8,11 +8,18 @@
  *          line 2 "regions": [, one region object per line (each but the
  *          last ending with a comma), "],", then "summary": {...}}
  *   jsonl  one region object per line, last {"summary": {...}, header...}
- *   tsv    line 1 "#haplik-likelihoods {header}", the column names, one
- *          row per pair (region_index first), last "#summary {...}"
+ *   tsv    one header row (the column names), then one row per pair:
+ *          input, line, region_index, region_name, read_index,
+ *          haplotype_index, log10_likelihood [, expected, difference];
+ *          nothing else. Header and summary go into the sidecar
+ *          NAME.meta.json: {"haplik-likelihoods": {header}, "summary": {...}},
+ *          put in place with the table, all or nothing; a tsv written to a
+ *          stream (standard output, a pipe, a device) has none.
  * Every json region line starts with {"index": N. Plain text, or BGZF
  * (output.compression, or an output named *.gz). Written through hk_outfile:
- * complete or absent.
+ * a file is complete or absent; standard output that is a pipe or a
+ * terminal is streamed, batch by batch, its end (the json or jsonl summary)
+ * marking a complete run.
  */
 #ifndef HK_TABLE_H
 #define HK_TABLE_H
@@ -34,19 +41,40 @@ typedef struct {
 
 typedef struct hk_table hk_table_t;
 
-/* Open a table for scoring with c's format, compression, decimals, sequences
- * and model; path NULL or "-" for standard output. NULL on failure (logged). */
-hk_table_t *hk_table_open(const char *path, const hk_config_t *c);
+/* The sidecar of a tsv table is its name followed by this. */
+#define HK_TABLE_SIDECAR_SUFFIX ".meta.json"
+
+/* The format of a table written to path (NULL or "-": standard output) when
+ * the settings ask for `format` (HK_OUT_AUTO: none asked): the one its name's
+ * extension says (.json, .jsonl, .tsv, each optionally followed by .gz),
+ * else `format`, else json. A format asked for that contradicts the
+ * extension is a usage error (logged, naming both): -1. */
+int hk_table_pick_format(const char *path, int format, int *picked)
+    __attribute__((warn_unused_result));
+
+/* Open a table for scoring with c's format (HK_OUT_AUTO: hk_table_pick_format),
+ * compression, decimals, sequences and model; path NULL or "-" for standard
+ * output. inputs[0, n_inputs) are the inputs' names as given (a region's
+ * `input` indexes them; the tsv's `input` column); the table keeps the
+ * pointers, which must outlive it. NULL on failure (logged). */
+hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
+                          int n_inputs);
 /* Open a table as merge writes it (decimals -1: unknown, written as null):
- * the model is the JSON text of the inputs'
- * model; compression as output.compression. */
+ * the model is the JSON text of the inputs' model; compression as
+ * output.compression; format not HK_OUT_AUTO (see hk_table_pick_format). */
 hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
                              const char *model_json, int threads);
 /* Append the regions of b, indexed from the count written so far. */
 int hk_table_write(hk_table_t *t, const hk_batch_t *b) __attribute__((warn_unused_result));
+/* Whether a tsv table has the expected and difference columns (merge: call
+ * before the first hk_table_copy; else the first row copied tells, by its
+ * number of fields, and a table with no row has none). */
+void hk_table_set_expected(hk_table_t *t, int expected);
 /* Append a region (json, jsonl) or a row (tsv) read from a table of the same
- * format: rest is its text after its index, which becomes `index`. -1 (logged,
- * with the output's name and errno's text for a write) on failure. */
+ * format, with the index `index`: json and jsonl: rest is the region's text
+ * after its index; tsv: rest is the whole row (no line end), whose third
+ * field (region_index) is replaced. -1 (logged, with the output's name and
+ * the cause for a write) on failure. */
 int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
     __attribute__((warn_unused_result));
 /* The format's name ("json", "jsonl", "tsv"). */

@@ -30,6 +30,8 @@ typedef struct {
     int         decimals;
     int         expected;      /* the input carries expected values (tsv columns) */
     const char *header;        /* "\"format\": ..., \"decimals\": N": the header's members */
+    const char *const *inputs; /* the inputs' names as given (a region's `input` indexes them) */
+    int         n_inputs;
 } hk_table_info_t;
 
 typedef struct {
@@ -40,13 +42,20 @@ typedef struct {
     int (*region)(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batch_t *b, size_t ri,
                   uint64_t index);
     /* A region (json, jsonl) or row (tsv) of a table of this format, copied
-     * with a new index: rest is its text after its old index. */
+     * with a new index: rest is its text after its old index (json, jsonl),
+     * or the whole row (tsv). */
     int (*copy)(const hk_table_info_t *t, hk_textbuf_t *buf, uint64_t index, const char *rest,
                 size_t len);
     /* The end: summary is the summary object's JSON text; regions written. */
     int (*summary)(const hk_table_info_t *t, hk_textbuf_t *buf, const char *summary,
                    uint64_t regions);
+    /* The sidecar file's text (header and summary), for a format whose table
+     * holds rows alone; NULL: the table carries them itself. */
+    int (*sidecar)(const hk_table_info_t *t, hk_textbuf_t *buf, const char *summary);
 } hk_table_format_t;
+
+/* Whether a tsv row has the expected and difference columns. */
+int hk_table_tsv_expected_row(const char *row, size_t len);
 
 extern const hk_table_format_t hk_table_json, hk_table_jsonl, hk_table_tsv;
 

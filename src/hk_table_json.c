@@ -194,6 +194,7 @@ static int jsonl_summary(const hk_table_info_t *t, hk_textbuf_t *buf, const char
            hk_textbuf_puts(buf, "}\n");
 }
 
-const hk_table_format_t hk_table_json = { "json", json_open, json_region, json_copy, json_summary };
+const hk_table_format_t hk_table_json = { "json", json_open, json_region, json_copy, json_summary,
+                                         NULL };
 const hk_table_format_t hk_table_jsonl = { "jsonl", jsonl_open, jsonl_region, jsonl_copy,
-                                           jsonl_summary };
+                                           jsonl_summary, NULL };
