@@ -53,7 +53,8 @@ static void usage(FILE *fp)
         "needs its sidecar TABLE.meta.json. OUT may not be one of the tables.\n\n"
         "Options:\n"
         "  -o, --output FILE        write to FILE [standard output]\n"
-        "      --output-format F    json, jsonl or tsv [that of the first table]\n"
+        "      --output-format F    json, jsonl or tsv [OUT's extension (.json, .jsonl, .tsv,\n"
+        "                           each optionally .gz), else that of the first table]\n"
         "      --compression C      auto (BGZF when OUT ends in .gz), none or bgzf [auto]\n"
         "      --quiet              no notices\n"
         "  -h, --help               this help\n");
@@ -131,19 +132,26 @@ static int take_summary(merge_t *m, const char *path, const cJSON *s)
 /* Copy rec, a record of t, into the output with its new index. */
 static int copy_record(merge_t *m, const hk_tread_t *t, const hk_tread_rec_t *rec)
 {
+    const char *text = rec->rest;
+    size_t len = rec->rest_len;
     if (m->format == HK_OUT_TSV) {
+        /* the columns of the first table with rows; a table without rows (an
+         * empty shard) need not have them */
         const int expected = hk_tread_tsv_expected(t);
         if (m->expected < 0) {
             m->expected = expected;
             m->expected_from = hk_tread_path(t);
+            hk_table_set_expected(m->out, expected);
         } else if (expected != m->expected) {
             hk_log_error("%s:1: columns differ from those of %s (%s the expected and difference "
                          "columns)", hk_tread_path(t), m->expected_from,
                          m->expected ? "with" : "without");
             return -1;
         }
+        text = rec->head;   /* the whole row, whose region_index the writer replaces */
+        len = (size_t)(rec->rest + rec->rest_len - rec->head);
     }
-    if (hk_table_copy(m->out, m->index + rec->index, rec->rest, rec->rest_len)) {
+    if (hk_table_copy(m->out, m->index + rec->index, text, len)) {
         m->write_failed = 1;   /* logged by the table writer, with the errno of the write */
         return -1;
     }
@@ -264,6 +272,20 @@ static int parse_options(int argc, char **argv, const char **output, int *format
     return 0;
 }
 
+/* The output's format: the one asked for (format, -1 or HK_OUT_AUTO when
+ * none), else the one the output's name says (hk_table_pick_format), else
+ * that of the first table. -1 (logged) when the name and the format asked
+ * for disagree. */
+static int pick_format(const char *output, int format, int first_format, int *picked)
+{
+    if (format >= 0 && format != HK_OUT_AUTO) return hk_table_pick_format(output, format, picked);
+    /* the first table's format, unless the name says another */
+    hk_log_mute_errors(1);
+    const int other = hk_table_pick_format(output, first_format, picked);
+    hk_log_mute_errors(0);
+    return other ? hk_table_pick_format(output, HK_OUT_AUTO, picked) : 0;
+}
+
 /* Whether the output is one of the inputs, by name or as a file (a link):
  * moving the merged table into place would replace it. Logged. */
 static int output_is_input(const char *output, char **inputs, int n)
@@ -300,7 +322,8 @@ int hk_cmd_merge(int argc, char **argv)
     if (!t || !(h = hk_tread_header(t, 1, &where, &line)) || take_header(&m, where, line, h))
         goto done;
     const int first_format = hk_tread_format(t);
-    m.format = format >= 0 ? format : first_format;
+    if (pick_format(output, format, first_format, &m.format)) goto done;
+    const int first_expected = hk_tread_tsv_expected(t);
     if ((m.format == HK_OUT_TSV) != (first_format == HK_OUT_TSV)) {
         hk_log_error("merge: %s: a %s table cannot be merged into a %s table", argv[optind],
                      hk_table_format_name(first_format), hk_table_format_name(m.format));
@@ -323,6 +346,8 @@ int hk_cmd_merge(int argc, char **argv)
             goto done;
         }
     }
+    /* no table had a row: the first one's columns */
+    if (m.format == HK_OUT_TSV && m.expected < 0) hk_table_set_expected(m.out, first_expected);
     status = write_summary(&m) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
 done:
     hk_tread_close(t);

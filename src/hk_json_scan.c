@@ -34,7 +34,7 @@ static const char *fail_shape(scan_t *sc, const char *p, const char *what)
 
 static inline const char *ws(const scan_t *sc, const char *p)
 {
-    while (p < sc->end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    while (p < sc->end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
     return p;
 }
 

@@ -34,7 +34,7 @@ typedef struct {
 } hk_scan_fault_t;
 
 /* Whether s[0, n) is exactly one JSON value, surrounded by nothing but space,
- * tab or CR. HK_SCAN_* (fault filled unless OK). */
+ * tab, CR or LF (JSON white space). HK_SCAN_* (fault filled unless OK). */
 int hk_json_scan_value(const char *s, size_t n, hk_scan_fault_t *fault)
     __attribute__((warn_unused_result));
 
