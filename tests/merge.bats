@@ -14,10 +14,11 @@ setup() {
 score() { hk score --backend cpu --quiet "$@"; }
 
 # refused TABLE...: merge exits 2 with one line "haplik: error: ..." and writes
-# nothing; $stderr is kept for more checks.
+# nothing (the output named without extension: of the first table's format);
+# $stderr is kept for more checks.
 refused() {
     rm -rf out && mkdir out
-    run -2 --separate-stderr hk merge --quiet -o out/m.json "$@"
+    run -2 --separate-stderr hk merge --quiet -o out/m "$@"
     [[ "$stderr" == "haplik: error: "* && "$stderr" != *$'\n'* ]] ||
         fail "merge $*: not one error line: $stderr"
     assert_dir_only out
@@ -142,4 +143,124 @@ open("pairs.jsonl", "w").write("\n".join(lines) + "\n")'
         refused t.json bad.jsonl
         [[ "$stderr" == "haplik: error: bad.jsonl:1: "* ]] || fail "$bad: $stderr"
     done
+}
+
+# with_row FILE N TEXT: FILE with its line N replaced by TEXT (\t decoded).
+with_row() {
+    python3 -c 'import sys
+f, n, text = sys.argv[1], int(sys.argv[2]), sys.argv[3].replace("\\t", "\t")
+lines = open(f).read().split("\n")
+lines[n - 1] = text
+open(sys.argv[4], "w").write("\n".join(lines))' "$@"
+    cp "$1.meta.json" "$4.meta.json"
+}
+
+@test "tsv: an empty shard merges with shards that have the expected columns, in any place" {
+    score -o e.tsv empty.in
+    score -o g.tsv g.txt
+    score -o g.json g.txt
+    for order in "e.tsv g.tsv" "g.tsv e.tsv" "e.tsv g.tsv e.tsv g.tsv" "e.tsv e.tsv"; do
+        run -0 hk merge --quiet -o m.tsv $order
+        [ -e m.tsv.meta.json ] || fail "$order: no sidecar"
+        run -0 python3 -c 'import csv, json, sys
+rows = list(csv.DictReader(open("m.tsv"), delimiter="\t"))
+meta = json.load(open("m.tsv.meta.json"))
+g = json.load(open("g.json"))
+n = sys.argv[1:].count("g.tsv")
+assert meta["summary"]["pairs"] == len(rows) == n * g["summary"]["pairs"], (meta["summary"], len(rows))
+assert meta["summary"]["regions"] == n * len(g["regions"])
+assert [int(r["region_index"]) for r in rows] == sorted(int(r["region_index"]) for r in rows)
+want = [v for r in g["regions"] for row in r["log10_likelihoods"] for v in row] * n
+assert [float(r["log10_likelihood"]) for r in rows] == want
+assert len(meta["summary"]["parts"]) == len(sys.argv) - 1' $order
+    done
+    # a shard without GATK values (tiny.in) has other columns: refused, naming both
+    score -o b.tsv "$DATA/tiny.in"
+    refused g.tsv b.tsv
+    assert_stderr "haplik: error: b.tsv:1: columns differ from those of g.tsv (with the expected and difference columns)"
+}
+
+@test "tsv: every row is checked against the column contract before it is copied" {
+    score -o g.tsv g.txt
+    local row
+    row=$(sed -n 3p g.tsv)
+    local input line region name read hap lk want diff
+    for f in input:1 line:2 region:3 name:4 read:5 hap:6 lk:7 want:8 diff:9; do
+        printf -v "${f%:*}" '%s' "$(cut -f"${f#*:}" <<< "$row")"
+    done
+    local bad
+    for bad in "$input\t$line\t$region\t$name\t$read\t$hap\t$lk\t$want" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\t$lk\t$want\t$diff\t1" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\tminus one\t$want\t$diff" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\t$lk\tnan\t$diff" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\t$lk\t$want\tinf" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\t0x1p3\t$want\t$diff" \
+               "$input\tx\t$region\t$name\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t0\t$region\t$name\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t$line\t-1\t$name\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t$line\t7\t$name\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t$line\t$region\tchr1\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t$line\t$region\t$name\t$read\t0\t$lk\t$want\t$diff" \
+               "$input\t$line\t$region\t$name\t$read\t$((hap + 1))\t$lk\t$want\t$diff" \
+               "$input\t$line\t$region\t$name\t01\t$hap\t$lk\t$want\t$diff" \
+               "a\\qb\t$line\t$region\t$name\t$read\t$hap\t$lk\t$want\t$diff" \
+               "$input\t$line\t$region\t$name\t$read\t$hap\t$lk\t$want\t$diff\r" \
+               "" ; do
+        with_row g.tsv 3 "$bad" bad.tsv
+        refused bad.tsv
+        [[ "$stderr" == "haplik: error: bad.tsv:3: "* ]] || fail "$bad: $stderr"
+    done
+    # a row lost (the count in the sidecar), a region's last row lost, a header row changed
+    sed 3d g.tsv > lost.tsv; cp g.tsv.meta.json lost.tsv.meta.json
+    refused g.tsv lost.tsv
+    assert_stderr --partial "lost.tsv:4: not a haplik row: read 1 haplotype 1 cannot follow read 1 haplotype 0"
+    sed '$d' g.tsv > last.tsv; cp g.tsv.meta.json last.tsv.meta.json
+    refused last.tsv
+    assert_stderr --partial "last.tsv:"
+    sed '1s/log10_likelihood/lk/' g.tsv > head.tsv; cp g.tsv.meta.json head.tsv.meta.json
+    refused head.tsv
+    assert_stderr --partial "head.tsv:1: not the columns of a haplik tsv table"
+    # the sidecar: missing, not JSON, another model
+    cp g.tsv alone.tsv
+    refused g.tsv alone.tsv
+    assert_stderr --partial "alone.tsv: a tsv table's model and summary are in its sidecar alone.tsv.meta.json, which is missing"
+    cp g.tsv side.tsv; head -c 100 g.tsv.meta.json > side.tsv.meta.json
+    refused g.tsv side.tsv
+    assert_stderr --partial "side.tsv.meta.json:1: not valid JSON"
+    score --precision double -o d.tsv g.txt
+    refused g.tsv d.tsv
+    assert_stderr --partial "d.tsv.meta.json:1: model"
+    # names are escaped text: a valid escape and UTF-8 pass, a raw control byte does not
+    python3 -c 'import sys
+lines = open("g.tsv", encoding="utf-8").read().split("\n")
+for i in range(1, len(lines) - 1):
+    f = lines[i].split("\t"); f[3] = "HG002#1#chr20\\t\\xff\u00e9"; lines[i] = "\t".join(f)
+open("named.tsv", "w", encoding="utf-8").write("\n".join(lines))'
+    cp g.tsv.meta.json named.tsv.meta.json
+    run -0 hk merge --quiet -o m.tsv g.tsv named.tsv
+    run -0 python3 -c 'import csv; rows = list(csv.DictReader(open("m.tsv"), delimiter="\t"))
+assert rows[-1]["region_name"] == "HG002#1#chr20\\t\\xff\u00e9", rows[-1]'
+    sed '3s/\t\t0\t/\tchr\x01\t0\t/' g.tsv > ctl.tsv; cp g.tsv.meta.json ctl.tsv.meta.json
+    refused ctl.tsv
+    assert_stderr --partial "ctl.tsv:3: not a haplik row: region_name a raw control character"
+}
+
+@test "tsv: a table on a pipe has no sidecar, and merge says so" {
+    score -o g.tsv g.txt
+    refused <(cat g.tsv) g.tsv
+    [[ "$stderr" == *"/dev/fd/"*"which is missing"* ]] || fail "$stderr"
+    run -2 --separate-stderr sh -c '"$0" merge g.tsv - < g.tsv' "$HAPLIK"
+    assert_stderr --partial "a table streamed to standard output has none"
+}
+
+@test "the merged table's format: asked for, else OUT's extension, else the first table's" {
+    score -o t.json "$DATA/tiny.in"
+    hk merge --quiet -o m.jsonl t.json
+    run -0 $TABLE valid m.jsonl
+    [ "$(head -c 10 m.jsonl)" = '{"index": ' ] || fail "m.jsonl is not jsonl"
+    hk merge --quiet -o m.out t.json
+    [ "$(head -c 9 m.out)" = '{"format"' ] || fail "m.out is not json"
+    run -2 --separate-stderr hk merge --output-format json -o m.jsonl t.json
+    assert_stderr --partial "m.jsonl: the name says jsonl but the output format is json"
+    [ ! -e m.jsonl.tmp ] 
 }
