@@ -188,6 +188,7 @@ void hk_tread_close(hk_tread_t *t)
     free(t->buf);
     free(t->fixed);
     free(t->name);
+    free(t->input);
     cJSON_Delete(t->header_doc);
     cJSON_Delete(t->ahead_doc);
     cJSON_Delete(t->summary_doc);

@@ -40,6 +40,8 @@ struct hk_tread {
     uint64_t    read, hap, n_haps;   /* the last row's read and haplotype; haplotypes per read (0: unknown) */
     char       *name;         /* the region's name, as escaped in its rows */
     size_t      name_len, name_cap;
+    char       *input;        /* the last row's input, checked */
+    size_t      input_len, input_cap;
 };
 
 /* The next line into t->s: 1, 0 at the end, -1 (logged). */

@@ -82,6 +82,20 @@ static const char *text_fault(const char *s, size_t n)
     return NULL;
 }
 
+/* Keep a copy of s[0, n) in *buf. */
+static int keep(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (n + 1 > *cap) {
+        char *b = realloc(*buf, n + 1);
+        if (!b) { hk_log_error("out of memory"); return -1; }
+        *buf = b;
+        *cap = n + 1;
+    }
+    memcpy(*buf, s, n);
+    *len = n;
+    return 0;
+}
+
 static int row_fault(const hk_tread_t *t, const char *what, int field)
 {
     if (field >= 0)
@@ -114,26 +128,30 @@ static int in_order(hk_tread_t *t, uint64_t read, uint64_t hap)
 
 int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
 {
-    const char *f[N_FIELDS];
+    const char *f[N_FIELDS + 1];
     size_t len[N_FIELDS];
-    const char *p = t->s, *end = t->s + t->n;
+    const char *const end = t->s + t->n;
     int k = 0;
-    for (;;) {
-        const char *tab = memchr(p, '\t', (size_t)(end - p));
-        if (k == t->columns) return row_fault(t, "more fields than the table's columns", -1);
-        f[k] = p;
-        len[k++] = (size_t)((tab ? tab : end) - p);
-        if (!tab) break;
-        p = tab + 1;
-    }
-    if (k < t->columns) return row_fault(t, "fewer fields than the table's columns", -1);
+    /* the fields: short, so a plain loop beats a memchr per field */
+    f[0] = t->s;
+    for (const char *p = t->s; p < end; p++)
+        if (*p == '\t') {
+            if (k + 1 == t->columns) return row_fault(t, "more fields than the table's columns", -1);
+            len[k] = (size_t)(p - f[k]);
+            f[++k] = p + 1;
+        }
+    len[k] = (size_t)(end - f[k]);
+    if (++k < t->columns) return row_fault(t, "fewer fields than the table's columns", -1);
     uint64_t line, region, read, hap;
     const char *why;
-    if ((why = text_fault(f[F_INPUT], len[F_INPUT]))) return row_fault(t, why, F_INPUT);
+    /* a table's rows repeat their input's name: checked when it changes */
+    if (!t->input || len[F_INPUT] != t->input_len || memcmp(f[F_INPUT], t->input, t->input_len)) {
+        if ((why = text_fault(f[F_INPUT], len[F_INPUT]))) return row_fault(t, why, F_INPUT);
+        if (keep(&t->input, &t->input_len, &t->input_cap, f[F_INPUT], len[F_INPUT])) return -1;
+    }
     if (count_field(f[F_LINE], len[F_LINE], &line) || line == 0)
         return row_fault(t, "is not a line number", F_LINE);
     if (count_field(f[F_REGION], len[F_REGION], &region)) return row_fault(t, "is not a count", F_REGION);
-    if ((why = text_fault(f[F_NAME], len[F_NAME]))) return row_fault(t, why, F_NAME);
     if (count_field(f[F_READ], len[F_READ], &read)) return row_fault(t, "is not a count", F_READ);
     if (count_field(f[F_HAP], len[F_HAP], &hap)) return row_fault(t, "is not a count", F_HAP);
     for (int i = F_LK; i < t->columns; i++)
@@ -153,14 +171,9 @@ int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
         if (region_end(t)) return -1;
         if (read || hap)
             return row_fault(t, "a region's first row is not read 0, haplotype 0", -1);
-        if (len[F_NAME] + 1 > t->name_cap) {
-            char *b = realloc(t->name, len[F_NAME] + 1);
-            if (!b) { hk_log_error("out of memory"); return -1; }
-            t->name = b;
-            t->name_cap = len[F_NAME] + 1;
-        }
-        memcpy(t->name, f[F_NAME], len[F_NAME]);
-        t->name_len = len[F_NAME];
+        /* the name: checked in a region's first row, the others must repeat it */
+        if ((why = text_fault(f[F_NAME], len[F_NAME]))) return row_fault(t, why, F_NAME);
+        if (keep(&t->name, &t->name_len, &t->name_cap, f[F_NAME], len[F_NAME])) return -1;
         t->regions++;
         t->n_haps = 0;
     } else {

@@ -12,7 +12,9 @@
 #   PAIRS      pairs in the dump [400000]: 8 json shards of ~70 bytes a pair
 #   FORMATS    [json jsonl tsv]
 # Environment: HAPLIK (the binary [./haplik]), REF (a reference binary),
-#   RUNS [3], BENCH_DIR (keep the tables there instead of a temporary folder).
+#   RUNS [3], BENCH_DIR (keep the tables there instead of a temporary folder),
+#   REPEAT (each shard is the scored table merged with itself REPEAT times [1]:
+#   large shards from a smaller dump).
 set -euo pipefail
 
 gen=${1:?usage: $0 GENERATOR [PAIRS [FORMATS]]}
@@ -33,9 +35,14 @@ elapsed() { local t0; t0=$(now); "$@"; echo "$(now) - $t0" | bc; }
 range() { sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{printf "%.3f-%.3f", $1, $2}'; }
 
 [ -s dump.in ] || python3 "$gen" --pairs "$pairs" --seed 1 > dump.in
-echo "dump: $(stat -c %s dump.in) bytes, $pairs pairs; host: $(nproc) cores; $(date -u +%FT%TZ)"
+echo "dump: $(stat -c %s dump.in) bytes, $pairs pairs, shards of ${REPEAT:-1} copies; host: $(nproc) cores; $(date -u +%FT%TZ)"
 for fmt in $formats; do
-    [ -s "shard.$fmt" ] || "$haplik" score --backend cpu --quiet --output-format "$fmt" -o "shard.$fmt" dump.in
+    if [ ! -s "shard.$fmt" ]; then
+        "$haplik" score --backend cpu --quiet --output-format "$fmt" -o "one.$fmt" dump.in
+        copies=()
+        for i in $(seq 1 "${REPEAT:-1}"); do copies+=("one.$fmt"); done
+        "$haplik" merge --quiet --output-format "$fmt" -o "shard.$fmt" "${copies[@]}"
+    fi
     tables=()
     for i in $(seq 1 $shards); do
         cp "shard.$fmt" "s$i.$fmt"
@@ -59,8 +66,9 @@ for fmt in $formats; do
     ratio=$(echo "scale=2; $best_merge / $best_cp" | bc)
     echo "$fmt: $shards tables, $bytes bytes: cp $cp_range s, merge $merge_range s (best merge / best cp: $ratio)"
     if [ -n "$ref" ]; then
-        "$ref" merge --quiet --output-format "$fmt" -o "ref.$fmt" "${tables[@]}"
-        if cmp -s "merged.$fmt" "ref.$fmt"; then echo "$fmt: merged table identical to REF's"
+        if ! "$ref" merge --quiet --output-format "$fmt" -o "ref.$fmt" "${tables[@]}" 2> ref.err; then
+            echo "$fmt: REF cannot merge these tables: $(head -1 ref.err)"
+        elif cmp -s "merged.$fmt" "ref.$fmt"; then echo "$fmt: merged table identical to REF's"
         else echo "$fmt: merged table DIFFERS from REF's"; fi
     fi
 done
