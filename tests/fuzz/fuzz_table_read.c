@@ -44,6 +44,10 @@ static void check_json(const char *s, size_t n)
     cJSON *j = cJSON_ParseWithLengthOpts(z, n + 1, NULL, 1);
     size_t at;
     CHECK(j != NULL);
+    /* hk_text_json_strict reads lines: a table's LF (white space between
+     * values: none can be inside a string the scanner passed) as a space */
+    for (size_t i = 0; i < n; i++)
+        if (z[i] == '\n') z[i] = ' ';
     CHECK(hk_text_json_strict(z, n, &at) == NULL);
     CHECK(hk_text_utf8_valid_len(z, n) == n);
     cJSON_Delete(j);
