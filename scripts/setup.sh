@@ -3,7 +3,8 @@
 #
 #   bash scripts/setup.sh            build dependencies (apt), then autoreconf, configure, make
 #   bash scripts/setup.sh --tests    also what the tests need: bats, bgzip, python3, clang for the
-#                                    fuzz targets, and the workflow tests' Snakemake and SLURM
+#                                    fuzz targets, the workflow tests' Snakemake and SLURM, and
+#                                    the data-frame readers of tests/readers.bats
 #                                    (scripts/install-workflow-deps.sh)
 #
 # Idempotent. apt needs root: the script uses sudo when it is not root. Extra configure
@@ -36,6 +37,7 @@ if [ -n "$missing" ]; then
 fi
 if [ "$tests" = 1 ]; then
     as_root bash scripts/install-workflow-deps.sh
+    as_root bash scripts/install-reader-deps.sh   # pandas, polars, data.table, DuckDB
 fi
 
 if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then

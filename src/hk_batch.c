@@ -107,9 +107,11 @@ hk_batch_caps_t hk_batch_caps(const hk_batch_t *b)
                               .hap_pos = b->m_hap_pos, .pairs = b->m_pairs };
 }
 
+#define TOUCH_MAX_ARRAYS 24   /* more than the batch's arrays */
+
 typedef struct {
-    char  *p[16];
-    size_t len[16];
+    char  *p[TOUCH_MAX_ARRAYS];
+    size_t len[TOUCH_MAX_ARRAYS];
     int    n;
     size_t total;
     int    part, nparts;

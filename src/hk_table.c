@@ -104,13 +104,27 @@ int hk_textbuf_puts(textbuf_t *buf, const char *s) { return hk_textbuf_put(buf, 
 
 /* Write a buffer to the file and empty it; -1 (logged) on failure. Called by
  * one thread at a time: the I/O thread while it runs, else the table's owner. */
+/* The cause of a failed BGZF write. BGZF writes in a thread of its own,
+ * whose errno this thread never sees (the errno here is stale: "Success",
+ * or some earlier lookup's "No such file or directory"); as much again
+ * written to the same file, a temporary one that is discarded anyway, meets
+ * the same condition (a full disk, the file size limit, an I/O error).
+ * 0 when it cannot be told: a stream is not written to for this. */
+static int probe_cause(const hk_table_t *t)
+{
+    static const char block[1 << 16];
+    if (hk_outfile_streams(t->out)) return 0;
+    const int fd = fileno(t->fp);
+    errno = 0;
+    if (lseek(fd, 0, SEEK_END) < 0) return errno;
+    return write(fd, block, sizeof block) < 0 ? errno : 0;
+}
+
+/* Log a failed write; err: its cause, 0 if unknown. */
 static void write_failed(const hk_table_t *t, int err)
 {
-    /* errno is the cause only when the failing call set it: BGZF compresses
-     * and writes in threads of its own, whose errno this thread never sees */
     if (err) hk_log_error("%s: write failed: %s", hk_outfile_path(t->out), strerror(err));
-    else hk_log_error("%s: write failed (compressed output: the cause was not reported)",
-                      hk_outfile_path(t->out));
+    else hk_log_error("%s: write failed (the system gave no cause)", hk_outfile_path(t->out));
 }
 
 static int flush_buf(const hk_table_t *t, textbuf_t *buf)
@@ -122,7 +136,7 @@ static int flush_buf(const hk_table_t *t, textbuf_t *buf)
         rc = -1;
     } else if (buf->len && (t->bgzf ? bgzf_write(t->bgzf, buf->p, buf->len) != (ssize_t)buf->len
                                     : fwrite(buf->p, 1, buf->len, t->fp) != buf->len)) {
-        write_failed(t, errno);
+        write_failed(t, t->bgzf ? probe_cause(t) : errno);
         rc = -1;
     }
     buf->len = 0;
@@ -136,7 +150,7 @@ static int flush_stream(const hk_table_t *t)
     if (!t->stream) return 0;
     errno = 0;
     if (t->bgzf ? bgzf_flush(t->bgzf) != 0 : fflush(t->fp) != 0) {
-        write_failed(t, errno);
+        write_failed(t, t->bgzf ? probe_cause(t) : errno);
         return -1;
     }
     return 0;
@@ -462,7 +476,7 @@ int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
         errno = 0;
         rc = bgzf_close(t->bgzf) != 0;
         t->bgzf = NULL;
-        if (rc) write_failed(t, errno);
+        if (rc) write_failed(t, probe_cause(t));
     }
     if (!rc && t->meta) {   /* the sidecar: header and summary */
         textbuf_t side = { 0 };
