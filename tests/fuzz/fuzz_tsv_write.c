@@ -9,7 +9,7 @@
  * NUL, when there is one) the input file's name's bytes.
  *   bit  0    a results file (gatk format, with GATK's value in expected) instead
  *             of the batch format
- *   bits 1-2  decimals: 0, 1, 6, 17
+ *   bits 1-2  decimals: 0, 1, 6, 12 (the range output.decimals allows)
  *   bit  3    --precision float (non-finite values written as empty fields)
  *
  * Besides crashes and sanitizer reports, it checks that scoring succeeds,
@@ -67,7 +67,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 2000) return 0;
-    static const int digits[4] = { 0, 1, 6, 17 };
+    static const int digits[4] = { 0, 1, 6, 12 };   /* output.decimals allows 0..12 */
     const unsigned opt = data[0];
     const char *p = (const char *)data + 1, *end = p + size - 1;
     const char *nul = memchr(p, '\0', (size_t)(end - p));
