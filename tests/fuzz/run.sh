@@ -12,10 +12,14 @@
 # fuzz_reader.c for the option byte that starts each input, and the round trip
 # through split), format_NAME (the same with the format forced: one target per
 # format module of src/hk_formats.h), config (hk_config_load and the flags' setters), args (the
-# option parser of score and check, hk_cli_parse_score_opts). Each target's
+# option parser of score and check, hk_cli_parse_score_opts), table_read (merge's
+# table reader, hk_table_read.h, and its JSON scanner checked against cJSON; see
+# fuzz_table_read.c), tsv_write (the tsv writer, read back by merge's reader: see
+# fuzz_tsv_write.c). Each target's
 # stderr is closed (-close_fd_mask=2): the library's error messages are noise
 # there; libFuzzer's own reports still come through.
-# Environment: CC (default clang, else clang-14), FUZZ_WORK (keep the build,
+# Environment: CC (default clang, else clang-14), FUZZ_TARGETS (run only these,
+# e.g. "table_read tsv_write"; each then gets SECONDS / their number), FUZZ_WORK (keep the build,
 # the grown corpora and any crash there instead of a temporary folder),
 # FUZZ_ARGS (more libFuzzer flags).
 set -euo pipefail
@@ -56,7 +60,7 @@ libs="$(pkg-config --libs htslib libcjson) $isal_libs -lz -lm -lpthread"
 formats=$(sed -n 's/^ *X(\([a-z0-9_]*\), *\([A-Z0-9_]*\)).*/\1:\2/p' "$src/src/hk_formats.h")
 targets="reader"
 for f in $formats; do targets="$targets format_${f%%:*}"; done
-targets="$targets config args"
+targets="$targets config args table_read tsv_write"
 objs=()
 for f in "$src"/src/*.c; do
     b=$(basename "$f" .c)
@@ -67,7 +71,7 @@ for f in "$src"/src/*.c; do
     if (( ${#objs[@]} % 2 == 0 )); then wait; fi
 done
 wait
-for t in reader config args; do
+for t in reader config args table_read tsv_write; do
     "$cc" $cflags -fsanitize=fuzzer -I"$here" "$here/fuzz_$t.c" "${objs[@]}" $libs -o "$work/bin/fuzz_$t"
 done
 for f in $formats; do
@@ -87,6 +91,7 @@ fi
 
 # ---- fuzz: every target an equal share of the time (the readers: 3 of 5 with two formats) ----
 status=0
+[ -z "${FUZZ_TARGETS:-}" ] || targets=$FUZZ_TARGETS
 n_targets=$(echo $targets | wc -w)
 for t in $targets; do
     secs=$(( total / n_targets ))

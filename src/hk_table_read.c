@@ -1,0 +1,658 @@
+/* hk_table_read.c - see hk_table_read.h. Lines come from one large buffer
+ * filled by bgzf_read (which reads plain files straight through, and
+ * decompresses gzip and BGZF, the latter on several threads), so a line is
+ * handed over where it lies, without a copy; the tsv rows' checks are in
+ * hk_table_read_tsv.c. */
+#include "hk_table_read_internal.h"
+#include "hk_config.h"
+#include "hk_json_scan.h"
+#include "hk_log.h"
+#include "hk_text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <htslib/bgzf.h>
+#include <htslib/hfile.h>
+#include <htslib/hts.h>
+
+#define READ_BLOCK   (4u << 20)   /* bytes asked of bgzf_read at a time */
+#define MAX_THREADS  8            /* BGZF decompression threads */
+#define MAX_SIDECAR  (64u << 20)  /* a sidecar larger than this is not one of haplik's */
+
+/* ---- lines ---- */
+
+static int fill(hk_tread_t *t)
+{
+    if (t->pos) {
+        memmove(t->buf, t->buf + t->pos, t->len - t->pos);
+        t->len -= t->pos;
+        t->pos = 0;
+    }
+    if (t->cap - t->len < READ_BLOCK + 1) {
+        const size_t cap = t->cap ? 2 * t->cap : 2 * READ_BLOCK;
+        char *b = realloc(t->buf, cap);
+        if (!b) { hk_log_error("out of memory reading %s", t->path); return -1; }
+        t->buf = b;
+        t->cap = cap;
+    }
+    const ssize_t got = bgzf_read(t->bg, t->buf + t->len, t->cap - t->len - 1);
+    if (got < 0) {
+        hk_log_error("%s:%ld: read error (truncated compressed stream?)", t->path, t->line + 1);
+        return -1;
+    }
+    if (got == 0) t->eof = 1;
+    t->len += (size_t)got;
+    return 0;
+}
+
+int hk_tread_getline(hk_tread_t *t)
+{
+    if (!t->buf && fill(t)) return -1;
+    for (;;) {
+        char *s = t->buf + t->pos, *nl = t->len > t->pos ? memchr(s, '\n', t->len - t->pos) : NULL;
+        if (nl || (t->eof && t->pos < t->len)) {
+            size_t n = nl ? (size_t)(nl - s) : t->len - t->pos;
+            t->pos += n + (nl != NULL);
+            if (n && s[n - 1] == '\r') n--;   /* a table that went through a CRLF system */
+            t->cut = s + n;
+            t->cut_byte = s[n];
+            s[n] = '\0';
+            t->s = s;
+            t->n = n;
+            t->line++;
+            return 1;
+        }
+        if (t->eof) return 0;
+        if (fill(t)) return -1;
+    }
+}
+
+/* ---- opening ---- */
+
+/* What htslib's detection may call a table: text of some kind (a json
+ * table starting {"htsget" would be "htsget"); anything else is binary. */
+static int is_binary(enum htsExactFormat f)
+{
+    switch (f) {
+    case text_format: case empty_format: case sam: case vcf: case bed: case fasta_format:
+    case fastq_format: case htsget:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Start reading hf (owned from here); -1 (logged) for what is no table. */
+static int start(hk_tread_t *t, hFILE *hf)
+{
+    /* htslib recognises xz, bzip2 and zstd, but reads text only plain or
+     * through BGZF: detect first */
+    htsFormat f;
+    if (hts_detect_format(hf, &f) < 0) {
+        hk_log_error("%s: %s", t->path, strerror(errno));
+        hclose_abruptly(hf);
+        return -1;
+    }
+    if (f.compression != no_compression && f.compression != gzip && f.compression != bgzf) {
+        char *what = hts_format_description(&f);
+        hk_log_error("%s:1: unsupported compression (%s): haplik reads plain text, gzip or BGZF "
+                     "tables", t->path, what ? what : "unknown");
+        free(what);
+        hclose_abruptly(hf);
+        return -1;
+    }
+    if (is_binary(f.format)) {
+        char *what = hts_format_description(&f);
+        hk_log_error("%s:1: binary content (%s), not a haplik table", t->path,
+                     what ? what : "unknown format");
+        free(what);
+        hclose_abruptly(hf);
+        return -1;
+    }
+    if (!(t->bg = bgzf_hopen(hf, "r"))) {
+        hk_log_error("%s: %s", t->path, strerror(errno ? errno : EIO));
+        hclose_abruptly(hf);
+        return -1;
+    }
+    if (f.compression == bgzf) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores > MAX_THREADS) cores = MAX_THREADS;
+        if (cores > 1) (void)bgzf_mt(t->bg, (int)cores, 256);
+    }
+    return 0;
+}
+
+/* The format from the first line: a json table's ends with a comma (its
+ * header's members), a tsv table's is its column names. */
+static int detect(hk_tread_t *t)
+{
+    if (!strncmp(t->s, "#haplik-likelihoods ", 20)) {
+        hk_log_error("%s:1: a tsv table of an earlier haplik (with # lines), which merge no longer "
+                     "reads: score its input again", t->path);
+        return -1;
+    }
+    if (!strncmp(t->s, "input\t", 6)) return hk_tread_tsv_start(t);
+    t->format = t->n && t->s[t->n - 1] == ',' ? HK_OUT_JSON : HK_OUT_JSONL;
+    if (t->format == HK_OUT_JSONL) {
+        t->pending = 1;   /* the first line is a region or the summary */
+        t->at = AT_REGIONS;
+        return 0;
+    }
+    /* {"format": ..., "decimals": N, */
+    t->header_doc = hk_tread_parse(t, "", t->s, t->n - 1, "}");
+    if (!t->header_doc || hk_tread_check_header(t, t->header_doc)) return -1;
+    t->header = t->header_doc;
+    t->header_where = t->path;
+    t->header_line = 1;
+    t->at = AT_OPEN;
+    return 0;
+}
+
+hk_tread_t *hk_tread_open(const char *path)
+{
+    hk_tread_t *t = calloc(1, sizeof *t);
+    if (!t) { hk_log_error("out of memory"); return NULL; }
+    t->path = path;
+    t->spool = -1;
+    errno = 0;
+    hFILE *hf = strcmp(path, "-") ? hopen(path, "r") : hdopen(dup(STDIN_FILENO), "r");
+    if (!hf) {
+        hk_log_error("%s: %s", path, strerror(errno ? errno : EIO));
+        goto fail;
+    }
+    if (start(t, hf)) goto fail;
+    const int got = hk_tread_getline(t);
+    if (got < 0) goto fail;
+    if (!got) {
+        hk_log_error("%s: empty file, not a haplik table", path);
+        goto fail;
+    }
+    if (detect(t)) goto fail;
+    return t;
+fail:
+    hk_tread_close(t);
+    return NULL;
+}
+
+void hk_tread_close(hk_tread_t *t)
+{
+    if (!t) return;
+    if (t->bg) bgzf_close(t->bg);
+    if (t->spool >= 0) close(t->spool);
+    free(t->buf);
+    free(t->fixed);
+    free(t->name);
+    free(t->input);
+    cJSON_Delete(t->header_doc);
+    cJSON_Delete(t->ahead_doc);
+    cJSON_Delete(t->summary_doc);
+    free(t->sidecar);
+    free(t);
+}
+
+const char *hk_tread_path(const hk_tread_t *t) { return t->path; }
+int hk_tread_format(const hk_tread_t *t) { return t->format; }
+long hk_tread_line(const hk_tread_t *t) { return t->line; }
+uint64_t hk_tread_regions(const hk_tread_t *t) { return t->regions; }
+int hk_tread_tsv_expected(const hk_tread_t *t) { return t->expected; }
+
+/* ---- JSON text ---- */
+
+/* s with ill-formed UTF-8 repaired (into t->fixed), told once. NULL: memory. */
+static char *repaired(hk_tread_t *t, const char *s, size_t *n)
+{
+    free(t->fixed);
+    if (!(t->fixed = hk_text_utf8_fix(s, *n, n))) { hk_log_error("out of memory"); return NULL; }
+    if (!t->fixed_told++)
+        hk_log_notice("%s:%ld: text that is not UTF-8 is written as U+FFFD", t->path, t->line);
+    return t->fixed;
+}
+
+static void json_fault(const hk_tread_t *t, const hk_scan_fault_t *f, size_t skip)
+{
+    const size_t at = f->at > skip ? f->at - skip : 0;
+    if (f->shape) hk_log_error("%s:%ld: not a haplik region: %s", t->path, t->line, f->what);
+    else hk_log_error("%s:%ld: not valid JSON: %s at byte %zu", t->path, t->line, f->what, at + 1);
+}
+
+cJSON *hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n, const char *suffix)
+{
+    const size_t np = strlen(prefix), ns = strlen(suffix);
+    char *text = malloc(np + n + ns + 1);
+    cJSON *j = NULL;
+    if (!text) { hk_log_error("out of memory"); return NULL; }
+    memcpy(text, prefix, np);
+    memcpy(text + np, s, n);
+    memcpy(text + np + n, suffix, ns + 1);
+    size_t len = np + n + ns;
+    hk_scan_fault_t f;
+    int rc = hk_json_scan_value(text, len, &f);
+    if (rc == HK_SCAN_UTF8) {
+        const char *fixed = repaired(t, text, &len);
+        free(text);
+        if (!fixed) return NULL;
+        if (!(text = malloc(len + 1))) { hk_log_error("out of memory"); return NULL; }
+        memcpy(text, fixed, len + 1);
+        rc = hk_json_scan_value(text, len, &f);
+    }
+    if (rc != HK_SCAN_OK) json_fault(t, &f, np);
+    else if (!(j = cJSON_ParseWithLength(text, len))) hk_log_error("out of memory");
+    free(text);
+    return j;
+}
+
+/* ---- header and summary ---- */
+
+static int is_count(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0 &&
+           v->valuedouble == floor(v->valuedouble);
+}
+
+int hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
+{
+    const char *where = t->sidecar ? t->sidecar : t->path;
+    const long line = t->sidecar ? 1 : t->line;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(h, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(h, "format_version");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(h, "model");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "haplik-likelihoods") ||
+        !cJSON_IsObject(model)) {
+        hk_log_error("%s:%ld: not a haplik likelihood table", where, line);
+        return -1;
+    }
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
+        hk_log_error("%s:%ld: table format_version %g is not supported (1 is)", where, line,
+                     cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
+        return -1;
+    }
+    return 0;
+}
+
+/* What is wrong with the summary s (written into buf), or NULL. */
+static const char *summary_fault(const hk_tread_t *t, const cJSON *s, char *buf, size_t n)
+{
+    static const char *const counts[] = { "regions", "pairs", "cells", "double_recomputed" };
+    if (!cJSON_IsObject(s)) return "summary is not an object";
+    for (int i = 0; i < 4; i++)
+        if (!is_count(cJSON_GetObjectItemCaseSensitive(s, counts[i]))) {
+            snprintf(buf, n, "summary.%s is missing or not a count", counts[i]);
+            return buf;
+        }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "seconds");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return "summary.seconds is missing or not a number of seconds";
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s, "backend")))
+        return "summary.backend is missing or not a name";
+    const cJSON *d, *devs = cJSON_GetObjectItemCaseSensitive(s, "devices");
+    int names = cJSON_IsArray(devs);
+    cJSON_ArrayForEach(d, devs) names &= cJSON_IsString(d);
+    if (!names) return "summary.devices is missing or not a list of names";
+    /* a table cut after a region, and the rest of another pasted on */
+    const double regions = cJSON_GetObjectItemCaseSensitive(s, "regions")->valuedouble;
+    const double pairs = cJSON_GetObjectItemCaseSensitive(s, "pairs")->valuedouble;
+    if (regions != (double)t->regions) {
+        snprintf(buf, n, "summary.regions is %.0f but the table holds %llu regions", regions,
+                 (unsigned long long)t->regions);
+        return buf;
+    }
+    if (pairs != (double)t->pairs) {
+        snprintf(buf, n, "summary.pairs is %.0f but the table holds %llu pairs", pairs,
+                 (unsigned long long)t->pairs);
+        return buf;
+    }
+    return NULL;
+}
+
+int hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where, long line)
+{
+    char buf[160];
+    const char *fault = summary_fault(t, s, buf, sizeof buf);
+    if (fault) {
+        hk_log_error("%s:%ld: %s", where, line, fault);
+        return -1;
+    }
+    t->summary = s;
+    t->summary_where = where;
+    t->summary_line = line;
+    return 0;
+}
+
+const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *line)
+{
+    if (where) *where = t->summary_where;
+    if (line) *line = t->summary_line;
+    return t->summary;
+}
+
+/* A jsonl table's summary line, with the header: {"summary": {...}, "format": ...}. */
+static int jsonl_summary(hk_tread_t *t)
+{
+    cJSON *j = hk_tread_parse(t, "", t->s, t->n, "");
+    if (!j) return -1;
+    cJSON_Delete(t->summary_doc);
+    t->summary_doc = j;
+    if (hk_tread_check_header(t, j)) return -1;
+    if (!t->header) {
+        t->header = j;
+        t->header_where = t->path;
+        t->header_line = t->line;
+    }
+    t->at = AT_END;
+    return hk_tread_check_summary(t, cJSON_GetObjectItemCaseSensitive(j, "summary"), t->path,
+                                  t->line);
+}
+
+/* Whether the line's first member is "summary" (a jsonl table's last line). */
+static int is_summary_line(const char *s)
+{
+    s += strspn(s, " \t");
+    if (*s++ != '{') return 0;
+    s += strspn(s, " \t");
+    return !strncmp(s, "\"summary\"", 9);
+}
+
+/* ---- the first table's header, read ahead ---- */
+
+/* The last line of the plain regular file open at fd, into a new string. */
+static char *last_line_of(const hk_tread_t *t, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st)) { hk_log_error("%s: %s", t->path, strerror(errno)); return NULL; }
+    size_t want = 1u << 16;
+    for (;;) {
+        const size_t size = (size_t)st.st_size, n = want < size ? want : size;
+        char *b = malloc(n + 1);
+        if (!b) { hk_log_error("out of memory"); return NULL; }
+        if (pread(fd, b, n, (off_t)(size - n)) != (ssize_t)n) {
+            hk_log_error("%s: %s", t->path, errno ? strerror(errno) : "file changed while read");
+            free(b);
+            return NULL;
+        }
+        size_t end = n;
+        while (end && (b[end - 1] == '\n' || b[end - 1] == '\r')) end--;
+        const char *nl = end ? memrchr(b, '\n', end) : NULL;
+        if (nl || n == size) {
+            const size_t from = nl ? (size_t)(nl - b) + 1 : 0;
+            memmove(b, b + from, end - from);
+            b[end - from] = '\0';
+            return b;
+        }
+        free(b);
+        want *= 4;
+    }
+}
+
+/* Copy what is left of t (buffered and unread) into an unlinked temporary
+ * file and read on from there: a pipe cannot be read twice. */
+static int spool(hk_tread_t *t)
+{
+    const char *dir = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/haplik-merge.XXXXXX", dir && *dir ? dir : "/tmp");
+    const int fd = mkstemp(tmpl);
+    if (fd < 0) {
+        hk_log_error("%s: cannot make a temporary copy of the table: %s", tmpl, strerror(errno));
+        return -1;
+    }
+    unlink(tmpl);
+    /* everything read so far is still in the buffer: only the first line was taken */
+    t->pos = 0;
+    if (t->cut) *t->cut = t->cut_byte;
+    for (;;) {
+        const char *p = t->buf;
+        size_t n = t->len;
+        while (n) {
+            const ssize_t w = write(fd, p, n);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                hk_log_error("%s: cannot make a temporary copy of the table: %s", t->path,
+                             strerror(w < 0 ? errno : ENOSPC));
+                close(fd);
+                return -1;
+            }
+            p += w;
+            n -= (size_t)w;
+        }
+        t->len = 0;
+        if (t->eof) break;
+        if (fill(t)) { close(fd); return -1; }
+    }
+    bgzf_close(t->bg);
+    t->bg = NULL;
+    hFILE *hf = lseek(fd, 0, SEEK_SET) == 0 ? hdopen(dup(fd), "r") : NULL;
+    if (!hf || !(t->bg = bgzf_hopen(hf, "r"))) {
+        hk_log_error("%s: cannot read the temporary copy of the table: %s", t->path, strerror(errno));
+        if (hf) hclose_abruptly(hf);
+        close(fd);
+        return -1;
+    }
+    t->spool = fd;
+    t->pos = t->len = 0;
+    t->eof = 0;
+    t->line = 0;
+    return hk_tread_getline(t) == 1 ? 0 : -1;
+}
+
+/* The last line of a compressed file, read through from the start. */
+static char *last_line_read(const hk_tread_t *t)
+{
+    hk_tread_t *u = hk_tread_open(t->path);
+    char *last = NULL;
+    if (!u) return NULL;
+    int got;
+    size_t n = 0;
+    while ((got = hk_tread_getline(u)) > 0) n = u->n, last = u->s;
+    char *copy = got == 0 && last ? strndup(last, n) : NULL;
+    hk_tread_close(u);
+    return copy;
+}
+
+/* The header from the last line of a jsonl table, its errors muted: NULL
+ * when it is not there or not right (the caller then finds why in turn). */
+static cJSON *header_ahead(hk_tread_t *t)
+{
+    const int plain = !bgzf_compression(t->bg);
+    int fd = t->spool;
+    if (fd < 0 && plain) fd = open(t->path, O_RDONLY);
+    char *last = fd >= 0 && plain ? last_line_of(t, fd) : last_line_read(t);
+    if (fd >= 0 && fd != t->spool) close(fd);
+    cJSON *j = NULL;
+    if (last && is_summary_line(last)) {
+        hk_tread_t probe = *t;
+        probe.fixed = NULL;
+        probe.fixed_told = 1;   /* told when the line is read in turn */
+        if ((j = hk_tread_parse(&probe, "", last, strlen(last), "")) &&
+            hk_tread_check_header(&probe, j)) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
+        free(probe.fixed);
+    }
+    free(last);
+    return j;
+}
+
+const cJSON *hk_tread_header(hk_tread_t *t, int ahead, const char **where, long *line)
+{
+    if (!t->header && ahead && t->format == HK_OUT_JSONL) {
+        struct stat st;
+        if (t->spool < 0 && (strcmp(t->path, "-") == 0 || stat(t->path, &st) || !S_ISREG(st.st_mode)) &&
+            spool(t))
+            return NULL;
+        hk_log_mute_errors(1);
+        cJSON *j = header_ahead(t);
+        hk_log_mute_errors(0);
+        if (!j) {
+            /* read it in turn: the first fault is reported where it is */
+            hk_tread_rec_t rec;
+            int rc;
+            while ((rc = hk_tread_next(t, &rec)) > 0) continue;
+            if (rc == 0) hk_log_error("%s: the table changed while it was read", t->path);
+            return NULL;
+        }
+        t->ahead_doc = j;
+        t->header = j;
+        t->header_where = t->path;
+        t->header_line = 0;
+    }
+    if (where) *where = t->header_where;
+    if (line) *line = t->header_line;
+    return t->header;
+}
+
+/* ---- records ---- */
+
+/* A json or jsonl region line: checked, and handed over. */
+static int region(hk_tread_t *t, hk_tread_rec_t *rec)
+{
+    const char *s = t->s;
+    size_t n = t->n;
+    hk_scan_region_t r;
+    hk_scan_fault_t f;
+    int rc = hk_json_scan_region(s, n, &r, &f);
+    if (rc == HK_SCAN_UTF8) {
+        if (!(s = repaired(t, s, &n))) return -1;
+        rc = hk_json_scan_region(s, n, &r, &f);
+    }
+    if (rc != HK_SCAN_OK) {
+        json_fault(t, &f, 0);
+        return -1;
+    }
+    if (r.index != t->regions) {
+        hk_log_error("%s:%ld: not a haplik region: its index %llu is not its place (%llu)", t->path,
+                     t->line, (unsigned long long)r.index, (unsigned long long)t->regions);
+        return -1;
+    }
+    t->regions++;
+    t->pairs += r.n_reads * r.n_haps;
+    *rec = (hk_tread_rec_t){ .index = r.index, .head = "", .rest = s + r.rest,
+                             .rest_len = n - r.rest, .pairs = r.n_reads * r.n_haps };
+    return 1;
+}
+
+/* One line of a json table: 1 a record, 0 none (go on), -1 a fault. */
+static int json_line(hk_tread_t *t, hk_tread_rec_t *rec)
+{
+    switch (t->at) {
+    case AT_OPEN:
+        if (strcmp(t->s, "\"regions\": [")) {
+            hk_log_error("%s:%ld: expected \"regions\": [", t->path, t->line);
+            return -1;
+        }
+        t->at = AT_REGIONS;
+        return 0;
+    case AT_REGIONS:
+        if (!strcmp(t->s, "],")) {
+            if (t->comma) {
+                hk_log_error("%s:%ld: the last region line ends with a comma", t->path, t->line - 1);
+                return -1;
+            }
+            t->at = AT_SUMMARY;
+            return 0;
+        }
+        if (t->regions && !t->comma) {
+            hk_log_error("%s:%ld: no comma after the region before", t->path, t->line);
+            return -1;
+        }
+        if ((t->comma = t->n && t->s[t->n - 1] == ',')) t->s[--t->n] = '\0';
+        return region(t, rec);
+    case AT_SUMMARY: {
+        /* "summary": {...}} */
+        cJSON *w = hk_tread_parse(t, "{", t->s, t->n, "");
+        if (!w) return -1;
+        cJSON_Delete(t->summary_doc);
+        t->summary_doc = w;
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "summary");
+        if (!s) {
+            hk_log_error("%s:%ld: expected the summary", t->path, t->line);
+            return -1;
+        }
+        t->at = AT_END;
+        return hk_tread_check_summary(t, s, t->path, t->line);
+    }
+    default:
+        hk_log_error("%s:%ld: unexpected line after the summary", t->path, t->line);
+        return -1;
+    }
+}
+
+int hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec)
+{
+    for (;;) {
+        int got = 1;
+        if (t->pending) t->pending = 0;
+        else if ((got = hk_tread_getline(t)) < 0) return -1;
+        if (!got) {
+            if (t->format == HK_OUT_TSV) return hk_tread_tsv_end(t);
+            if (t->at != AT_END) {
+                hk_log_error("%s:%ld: truncated table (no summary)", t->path, t->line);
+                return -1;
+            }
+            return 0;
+        }
+        int rc;
+        if (t->format == HK_OUT_TSV) rc = hk_tread_tsv_row(t, rec);
+        else if (t->format == HK_OUT_JSON) rc = json_line(t, rec);
+        else if (t->at == AT_END) {
+            hk_log_error("%s:%ld: unexpected line after the summary", t->path, t->line);
+            rc = -1;
+        } else rc = is_summary_line(t->s) ? jsonl_summary(t) : region(t, rec);
+        if (rc) return rc;
+    }
+}
+
+/* ---- the sidecar of a tsv table ---- */
+
+int hk_tread_sidecar(hk_tread_t *t)
+{
+    const size_t n = strlen(t->path);
+    if (!(t->sidecar = malloc(n + sizeof ".meta.json"))) { hk_log_error("out of memory"); return -1; }
+    memcpy(t->sidecar, t->path, n);
+    memcpy(t->sidecar + n, ".meta.json", sizeof ".meta.json");
+    FILE *fp = strcmp(t->path, "-") ? fopen(t->sidecar, "rb") : NULL;
+    if (!fp) {
+        hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which is missing%s%s",
+                     t->path, t->sidecar, strcmp(t->path, "-") ? ": " : " (a table streamed "
+                     "to standard output has none)", strcmp(t->path, "-") ? strerror(errno) : "");
+        return -1;
+    }
+    char *text = malloc(MAX_SIDECAR + 1);
+    const size_t got = text ? fread(text, 1, MAX_SIDECAR + 1, fp) : 0;
+    const int err = ferror(fp);
+    fclose(fp);
+    if (!text || err || got > MAX_SIDECAR) {
+        hk_log_error("%s: %s", t->sidecar, !text ? "out of memory" : err ? "read error"
+                                                                       : "too large for a sidecar");
+        free(text);
+        return -1;
+    }
+    size_t len = got;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    hk_tread_t probe = *t;   /* messages name the sidecar */
+    probe.path = t->sidecar;
+    probe.line = 1;
+    probe.fixed = NULL;
+    cJSON *j = hk_tread_parse(&probe, "", text, len, "");
+    free(text);
+    free(probe.fixed);
+    if (!j) return -1;
+    t->header_doc = j;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "haplik-likelihoods");
+    if (!cJSON_IsObject(h)) {
+        hk_log_error("%s:1: not a haplik table's sidecar (no \"haplik-likelihoods\" object)",
+                     t->sidecar);
+        return -1;
+    }
+    if (hk_tread_check_header(t, h)) return -1;
+    t->header = h;
+    t->header_where = t->sidecar;
+    t->header_line = 1;
+    return 0;
+}

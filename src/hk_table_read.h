@@ -1,0 +1,80 @@
+/* hk_table_read.h - merge's table reader, beside the table writers
+ * (hk_table.h): reads a likelihood table that haplik wrote, in any of its
+ * formats, and checks every record against its format's contract while it
+ * streams, without building it in memory.
+ *
+ *   json   line 1 the header's members, "regions": [, one region per line,
+ *          "],", "summary": {...}}
+ *   jsonl  one region per line; the last line the summary with the header
+ *   tsv    one row of column names, one row per pair; header and summary in
+ *          the sidecar FILE.meta.json ({"haplik-likelihoods": {...},
+ *          "summary": {...}}), which a tsv table given as a file must have
+ *
+ * A record is a json/jsonl region line or a tsv row, handed over as its text
+ * around its region index so that the caller can copy it with another index.
+ * Each is checked before it is handed over: a region line is one JSON object
+ * of the region's shape (hk_json_scan.h); a tsv row has the columns of its
+ * table, each of its type (counts, numbers or empty, escaped text), its
+ * region index the one before or the next, and its read and haplotype indices
+ * in order. At the end the summary is checked against what was read (regions,
+ * pairs). Text that is not UTF-8 in a json/jsonl line (written by earlier
+ * versions) is repaired to U+FFFD with a notice. Plain, gzip or BGZF; a pipe
+ * works (the first table's header, which a jsonl table keeps last, is then
+ * found through a temporary copy). Every fault is logged once as FILE:LINE:
+ * what; nothing here exits.
+ */
+#ifndef HK_TABLE_READ_H
+#define HK_TABLE_READ_H
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hk_tread hk_tread_t;
+
+/* One record: its region index in its table, and its text before and after
+ * that index (head empty but for tsv, where it is the fields before
+ * region_index with their tab; rest starts after the index's digits). Valid
+ * until the next call on the table. */
+typedef struct {
+    uint64_t    index;
+    const char *head, *rest;
+    size_t      head_len, rest_len;
+    uint64_t    pairs;          /* pairs it holds */
+} hk_tread_rec_t;
+
+/* Open the table at path ("-": standard input), read its first line and find
+ * its format. NULL on failure (logged). Close with hk_tread_close. */
+hk_tread_t *hk_tread_open(const char *path);
+/* Discard; accepts NULL. */
+void hk_tread_close(hk_tread_t *t);
+
+const char *hk_tread_path(const hk_tread_t *t);
+/* HK_OUT_* */
+int hk_tread_format(const hk_tread_t *t);
+/* The line last read (for messages), from 1. */
+long hk_tread_line(const hk_tread_t *t);
+
+/* The header object (format, model, decimals, ...), checked to be a haplik
+ * table of a format version this reader knows; where it was found in *where
+ * and *line (the table or the sidecar; line 0 when read ahead). A jsonl table
+ * keeps it on its last line: NULL until that is read, unless ahead, when it
+ * is read first (a file is read twice, a pipe through a temporary copy).
+ * NULL when not (yet) known, or on failure (logged). Owned by t. */
+const cJSON *hk_tread_header(hk_tread_t *t, int ahead, const char **where, long *line);
+
+/* tsv: whether the table has the expected and difference columns; -1 when it
+ * has no rows and so need not agree with other tables. */
+int hk_tread_tsv_expected(const hk_tread_t *t);
+
+/* The next record: 1, 0 at the table's end (its summary then read and
+ * checked), -1 on a fault (logged). */
+int hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec) __attribute__((warn_unused_result));
+
+/* After hk_tread_next returned 0: the summary object, and where it was (the
+ * table's line, or the sidecar's). Owned by t. */
+const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *line);
+/* Regions read. */
+uint64_t hk_tread_regions(const hk_tread_t *t);
+
+#endif

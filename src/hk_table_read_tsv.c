@@ -1,0 +1,204 @@
+/* hk_table_read_tsv.c - the tsv part of the table reader (hk_table_read.h):
+ * every row checked against the columns' contract (README, "The tsv table")
+ * before merge copies it. */
+#include "hk_table_read_internal.h"
+#include "hk_config.h"
+#include "hk_json_scan.h"
+#include "hk_log.h"
+#include "hk_text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COLUMNS "input\tline\tregion_index\tregion_name\tread_index\thaplotype_index\tlog10_likelihood"
+#define EXPECTED "\texpected\tdifference"
+
+/* Fields of a row, in order. */
+enum { F_INPUT, F_LINE, F_REGION, F_NAME, F_READ, F_HAP, F_LK, F_EXPECTED, F_DIFFERENCE, N_FIELDS };
+
+static const char *const field_names[N_FIELDS] = {
+    "input", "line", "region_index", "region_name", "read_index", "haplotype_index",
+    "log10_likelihood", "expected", "difference",
+};
+
+int hk_tread_tsv_start(hk_tread_t *t)
+{
+    t->format = HK_OUT_TSV;
+    if (!strcmp(t->s, COLUMNS)) t->expected = 0;
+    else if (!strcmp(t->s, COLUMNS EXPECTED)) t->expected = 1;
+    else {
+        hk_log_error("%s:1: not the columns of a haplik tsv table (%s[%s])", t->path, COLUMNS,
+                     EXPECTED);
+        return -1;
+    }
+    t->columns = t->expected ? N_FIELDS : F_EXPECTED;
+    t->at = AT_REGIONS;
+    return hk_tread_sidecar(t);
+}
+
+/* A count: digits, no leading zero, at most 2^53. */
+static int count_field(const char *s, size_t n, uint64_t *v)
+{
+    if (!n || n > 16 || (s[0] == '0' && n > 1)) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        x = x * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (x > (1ull << 53)) return -1;
+    *v = x;
+    return 0;
+}
+
+static int is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Escaped text (input, region_name): UTF-8 without raw control bytes, each
+ * backslash one of \t \n \r \\ \xNN. NULL, or what is wrong. */
+static const char *text_fault(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            int valid;
+            i += hk_text_utf8_next(s + i, n - i, &valid);
+            if (!valid) return "text that is not UTF-8";
+            continue;
+        }
+        if (c < 0x20) return "a raw control character";
+        if (c != '\\') { i++; continue; }
+        if (i + 1 < n && (s[i + 1] == 't' || s[i + 1] == 'n' || s[i + 1] == 'r' || s[i + 1] == '\\')) {
+            i += 2;
+            continue;
+        }
+        if (i + 3 < n && s[i + 1] == 'x' && is_hex(s[i + 2]) && is_hex(s[i + 3])) {
+            i += 4;
+            continue;
+        }
+        return "a backslash that starts no escape";
+    }
+    return NULL;
+}
+
+/* Keep a copy of s[0, n) in *buf. */
+static int keep(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (n + 1 > *cap) {
+        char *b = realloc(*buf, n + 1);
+        if (!b) { hk_log_error("out of memory"); return -1; }
+        *buf = b;
+        *cap = n + 1;
+    }
+    memcpy(*buf, s, n);
+    *len = n;
+    return 0;
+}
+
+static int row_fault(const hk_tread_t *t, const char *what, int field)
+{
+    if (field >= 0)
+        hk_log_error("%s:%ld: not a haplik row: %s %s", t->path, t->line, field_names[field], what);
+    else
+        hk_log_error("%s:%ld: not a haplik row: %s", t->path, t->line, what);
+    return -1;
+}
+
+/* The region ends: its last read must have all its haplotypes. */
+static int region_end(const hk_tread_t *t)
+{
+    if (t->regions && t->n_haps && t->hap + 1 != t->n_haps) {
+        hk_log_error("%s:%ld: region %llu ends with %llu of its %llu haplotypes in its last read",
+                     t->path, t->line, (unsigned long long)(t->regions - 1),
+                     (unsigned long long)(t->hap + 1), (unsigned long long)t->n_haps);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether (read, hap) may follow the row before in the same region. */
+static int in_order(hk_tread_t *t, uint64_t read, uint64_t hap)
+{
+    if (read == t->read) return hap == t->hap + 1 && (!t->n_haps || hap < t->n_haps);
+    if (read != t->read + 1 || hap != 0) return 0;
+    if (!t->n_haps) t->n_haps = t->hap + 1;   /* the first read gave the count */
+    return t->hap + 1 == t->n_haps;
+}
+
+int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
+{
+    const char *f[N_FIELDS + 1];
+    size_t len[N_FIELDS];
+    const char *const end = t->s + t->n;
+    int k = 0;
+    /* the fields: short, so a plain loop beats a memchr per field */
+    f[0] = t->s;
+    for (const char *p = t->s; p < end; p++)
+        if (*p == '\t') {
+            if (k + 1 == t->columns) return row_fault(t, "more fields than the table's columns", -1);
+            len[k] = (size_t)(p - f[k]);
+            f[++k] = p + 1;
+        }
+    len[k] = (size_t)(end - f[k]);
+    if (++k < t->columns) return row_fault(t, "fewer fields than the table's columns", -1);
+    uint64_t line, region, read, hap;
+    const char *why;
+    /* a table's rows repeat their input's name: checked when it changes */
+    if (!t->input || len[F_INPUT] != t->input_len || memcmp(f[F_INPUT], t->input, t->input_len)) {
+        if ((why = text_fault(f[F_INPUT], len[F_INPUT]))) return row_fault(t, why, F_INPUT);
+        if (keep(&t->input, &t->input_len, &t->input_cap, f[F_INPUT], len[F_INPUT])) return -1;
+    }
+    if (count_field(f[F_LINE], len[F_LINE], &line) || line == 0)
+        return row_fault(t, "is not a line number", F_LINE);
+    if (count_field(f[F_REGION], len[F_REGION], &region)) return row_fault(t, "is not a count", F_REGION);
+    if (count_field(f[F_READ], len[F_READ], &read)) return row_fault(t, "is not a count", F_READ);
+    if (count_field(f[F_HAP], len[F_HAP], &hap)) return row_fault(t, "is not a count", F_HAP);
+    for (int i = F_LK; i < t->columns; i++)
+        if (len[i] && !hk_json_is_number(f[i], len[i]))
+            return row_fault(t, "is not a number or empty", i);
+    if (t->regions && region == t->regions - 1) {
+        if (len[F_NAME] != t->name_len || memcmp(f[F_NAME], t->name, t->name_len))
+            return row_fault(t, "region_name differs from the region's first row's", -1);
+        if (!in_order(t, read, hap)) {
+            hk_log_error("%s:%ld: not a haplik row: read %llu haplotype %llu cannot follow read %llu "
+                         "haplotype %llu", t->path, t->line, (unsigned long long)read,
+                         (unsigned long long)hap, (unsigned long long)t->read,
+                         (unsigned long long)t->hap);
+            return -1;
+        }
+    } else if (region == t->regions) {
+        if (region_end(t)) return -1;
+        if (read || hap)
+            return row_fault(t, "a region's first row is not read 0, haplotype 0", -1);
+        /* the name: checked in a region's first row, the others must repeat it */
+        if ((why = text_fault(f[F_NAME], len[F_NAME]))) return row_fault(t, why, F_NAME);
+        if (keep(&t->name, &t->name_len, &t->name_cap, f[F_NAME], len[F_NAME])) return -1;
+        t->regions++;
+        t->n_haps = 0;
+    } else {
+        hk_log_error("%s:%ld: not a haplik row: region_index %llu is not %llu or %llu", t->path,
+                     t->line, (unsigned long long)region,
+                     (unsigned long long)(t->regions ? t->regions - 1 : 0),
+                     (unsigned long long)t->regions);
+        return -1;
+    }
+    t->read = read;
+    t->hap = hap;
+    t->pairs++;
+    const char *after = f[F_REGION] + len[F_REGION];
+    *rec = (hk_tread_rec_t){ .index = region, .head = t->s, .head_len = (size_t)(f[F_REGION] - t->s),
+                             .rest = after, .rest_len = (size_t)(end - after), .pairs = 1 };
+    return 1;
+}
+
+int hk_tread_tsv_end(hk_tread_t *t)
+{
+    if (region_end(t)) return -1;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(t->header_doc, "summary");
+    if (!s) {
+        hk_log_error("%s:1: not a haplik table's sidecar (no summary)", t->sidecar);
+        return -1;
+    }
+    return hk_tread_check_summary(t, s, t->sidecar, 1);
+}
