@@ -127,7 +127,7 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     first_wrote=$(grep -n -m1 'wrote batch' <<< "$stderr" | cut -d: -f1)
     (( first_scored < first_wrote ))
     grep -q 'trace .* table finished' <<< "$stderr"
-    # and when reading ended, with the cores busy until then (issue 14's yardstick)
+    # and when reading ended, with the cores busy until then
     grep -Eq 'trace reading ended at [0-9.]+ ms with [0-9.]+ s of the process.s CPU time: [0-9.]+ cores busy while reading' <<< "$stderr"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Trust (issue 13): no input is ever destroyed, every command is all or nothing.
-# Each test names the class of docs/RELIABILITY.md ("Trust") it guards; each failed on 0.1.
+# No input is ever destroyed, every command is all or nothing.
+# Each test names the class of docs/RELIABILITY.md ("Inputs never destroyed") it guards; each failed on 0.1.0.
 
 setup() {
     load test_helper/common-setup; _common_setup

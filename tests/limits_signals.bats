@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Hardening (issue 5): absurd input gets a clear error early; SIGINT / SIGTERM during
+# Absurd input gets a clear error early; SIGINT / SIGTERM during
 # score, split and merge, and a full disk, leave no output and no temporary file behind.
 # See docs/RELIABILITY.md. Optional tools (skipped without): /usr/bin/time, xz, bzip2,
 # zstd, unshare (a private mount namespace for the full-disk test).
@@ -185,7 +185,7 @@ kill_and_check() {
     done
 }
 
-# split reads a regular file only (it is read twice; FIFOs are refused: tests/trust_io.bats),
+# split reads a regular file only (it is read twice; FIFOs are refused: tests/all_or_nothing.bats),
 # so it cannot be held mid-write: it is interrupted at several moments instead, and must
 # leave all its shards or none, and never a temporary file.
 all_or_none_after() {
