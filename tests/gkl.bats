@@ -232,7 +232,7 @@ has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
 @test "gkl GPU: 16 Java threads' calls are gathered into shared GPU launches" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    for backend in cuda auto; do
+    for backend in cuda; do
         printf '{"engine": {"backend": "%s"}}\n' "$backend" > "$BATS_TEST_TMPDIR/gpu.json"
         HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
             threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5

@@ -185,13 +185,15 @@ hk_seq_rules_t hk_gkl_seq_rules(void)
     return hk_model_seq_rules(&cfg.model);
 }
 
-/* Whether b goes to the GPU: always with engine.backend cuda; with auto, a
- * call made while others are in progress (they are gathered into shared
- * launches), or one big enough alone. */
-static int worth_gpu(const hk_batch_t *b, int precision, int threads, int others)
+/* Whether b goes to the GPU: always with engine.backend cuda (calls made at
+ * once are gathered into shared launches); with auto only a call big enough
+ * alone. Gathering HaplotypeCaller's region-sized calls measured slower than
+ * the CPU passes on the same host (docs/PERFORMANCE.md), so auto leaves them
+ * on the CPU. */
+static int worth_gpu(const hk_batch_t *b, int precision, int threads)
 {
     if (!gpu || atomic_load(&gpu_failed) || precision != gpu_precision) return 0;
-    return cfg.backend == HK_BACKEND_CUDA || others > 0 || hk_gkl_combine_busy(combine) ||
+    return cfg.backend == HK_BACKEND_CUDA ||
            b->cells >= HK_GKL_GPU_MIN_CELLS_PER_THREAD * (uint64_t)threads;
 }
 
@@ -200,10 +202,10 @@ int hk_gkl_score(hk_batch_t *b)
     hk_model_t m = cfg.model;
     m.precision = atomic_load(&use_double) ? HK_PREC_DOUBLE : cpu_precision;
     const int threads = atomic_load(&max_threads);
-    const int others = atomic_fetch_add(&in_flight, 1);
+    atomic_fetch_add(&in_flight, 1);
     const double t0 = tracing ? hk_log_now() : 0;
     int rc = 1;
-    if (worth_gpu(b, m.precision, threads, others)) {
+    if (worth_gpu(b, m.precision, threads)) {
         if ((rc = hk_gkl_combine_score(combine, b)) == 0) atomic_fetch_add(&on_gpu, 1);
         else if (!atomic_exchange(&gpu_failed, 1))
             hk_log_notice("warning: the GPU failed (the error is above); scoring on the CPU from now on");
