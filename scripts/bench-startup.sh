@@ -37,5 +37,6 @@ for l in "${lists[@]}"; do
 done | tee /tmp/hk-startup.txt
 echo "medians (engine_open_ms, wall_s):"
 awk '{sub(/ wall_s.*/, "", $0); print}' /tmp/hk-startup.txt | sort -u | while read -r label; do
-    grep -F "$label wall_s" /tmp/hk-startup.txt | awk -v l="$label" '{w[NR]=$3; o[NR]=$5} END {n=asort(w); asort(o); printf "  %-50s %8.1f ms %7.3f s\n", l, o[int((n+1)/2)], w[int((n+1)/2)]}'
+    med() { grep -F "$label wall_s" /tmp/hk-startup.txt | awk -v c="$1" '{print $c}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+    printf "  %-50s %8.1f ms %7.3f s\n" "$label" "$(med 5)" "$(med 3)"   # POSIX awk: no asort
 done
