@@ -288,11 +288,15 @@ static void test_subnormal_range(void)
     }
     b.pdhmm = 1;
     std::vector<double> ws(hk_pdhmm_ws_size(b.max_hap_len) / sizeof(double) + 1);
-    for (int cols = 1; cols <= 2 && built; cols++) {
-        hk_pd_set_columns(cols);
+    if (built) {
+        const int cols = 1;   /* one haplotype column per step: the kernels' only form */
         std::vector<double> lk;
         unsigned bins = 0;
-        if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, cols, lk, &bins)) { built = false; break; }
+        if (hk_pdhmm_score_batch(&b, 1) || emulate(&b, lk, &bins)) {
+            hk_batch_free(&b);
+            TAP_OK(0, "building and scoring the subnormal-range batch");
+            return;
+        }
         size_t in_range = 0, bad_pairs = 0, rescued = 0;
         double worst = 0;
         for (size_t g = 0; g < b.n_regions; g++) {
