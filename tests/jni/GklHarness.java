@@ -123,10 +123,11 @@ public final class GklHarness {
     /** haplik score's log10_likelihood column, in table order. */
     static double[] tsv(String path) throws IOException {
         List<Double> v = new ArrayList<>();
-        for (String line : Files.readAllLines(Paths.get(path))) {
-            if (line.startsWith("#") || line.startsWith("region_index")) continue;
-            v.add(Double.parseDouble(line.split("\t", -1)[4]));
-        }
+        List<String> lines = Files.readAllLines(Paths.get(path));
+        int col = java.util.Arrays.asList(lines.get(0).split("\t", -1)).indexOf("log10_likelihood");
+        if (col < 0) fail(path + ": no log10_likelihood column in the header row");
+        for (String line : lines.subList(1, lines.size()))
+            v.add(Double.parseDouble(line.split("\t", -1)[col]));
         double[] a = new double[v.size()];
         for (int i = 0; i < a.length; i++) a[i] = v.get(i);
         return a;

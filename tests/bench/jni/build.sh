@@ -15,7 +15,9 @@ command -v javac >/dev/null || die "javac not found (install a JDK, e.g. Debian'
 jh=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 [ -f "$jh/include/jni.h" ] || die "no jni.h under $jh/include (set JAVA_HOME to a JDK)"
 mkdir -p "$kit/classes"
-( cd "$here" && find . -name '*.java' -print0 | xargs -0 javac -Xlint:all -Werror --release 11 -d "$kit/classes" )
+# the binding and holder classes are the test harness's own (tests/jni), the benchmark's beside them
+( cd "$here/../../jni" && find "$here" com org -name '*.java' -print0 |
+    xargs -0 javac -Xlint:all -Werror --release 11 -d "$kit/classes" )
 "${CC:-gcc}" -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I"$jh/include" -I"$jh/include/linux" \
     "$here/hk_copyonly.c" -o "$kit/libhk_copyonly.so"
 if [ "$runtime" = --runtime ]; then
