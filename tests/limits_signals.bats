@@ -253,7 +253,7 @@ on_full_disk() {
     for cmd in "score --backend cpu --quiet $DATA/tiny.in" "merge --quiet $IN/t-tiny.json"; do
         [ -f "$IN/t-tiny.json" ] || "$HAPLIK" score --backend cpu --quiet -o "$IN/t-tiny.json" "$DATA/tiny.in"
         run -3 --separate-stderr sh -c "\"\$0\" $cmd > /dev/full" "$HAPLIK"
-        [ "$stderr" = "haplik: error: writing standard output: No space left on device" ] ||
+        [ "$stderr" = "haplik: error: standard output: write failed: No space left on device" ] ||
             fail "$cmd: stderr: $stderr"
     done
 }
