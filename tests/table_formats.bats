@@ -70,8 +70,8 @@ PY
 import json
 def summary(path):
     lines = open(path).read().splitlines()
-    if path.endswith(".tsv"):
-        return json.loads(lines[-1][len("#summary "):])
+    if path.endswith(".tsv"):   # the tsv table's summary is in its sidecar
+        return json.load(open(path + ".meta.json"))["summary"]
     if path.endswith(".jsonl"):
         return json.loads(lines[-1])["summary"]
     return json.load(open(path))["summary"]
