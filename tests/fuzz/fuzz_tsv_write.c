@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (opt & 8) c.model.precision = HK_PREC_FLOAT;
     char *inputs[1] = { path };
     hk_run_stats_t stats;
-    const int status = hk_run(&c, inputs, 1, out, 0, &stats);
+    const int status = hk_run(&c, inputs, 1, NULL, out, 0, &stats);
     hk_config_free(&c);
     unlink(path);
     CHECK(status == 0);
