@@ -22,7 +22,7 @@
 static void check_ranges(const hk_config_t *c)
 {
     CHECK(hk_reader_parse_format(c->input_format) >= 0);
-    CHECK(c->output_format >= HK_OUT_JSON && c->output_format <= HK_OUT_TSV);
+    CHECK(c->output_format >= HK_OUT_JSON && c->output_format <= HK_OUT_AUTO);
     CHECK(c->compression >= HK_COMPRESS_AUTO && c->compression <= HK_COMPRESS_BGZF);
     CHECK(c->decimals >= 0 && c->decimals <= 12);
     CHECK(c->sequences == 0 || c->sequences == 1);
