@@ -107,6 +107,16 @@ hk_batch_caps_t hk_batch_caps(const hk_batch_t *b)
                               .hap_pos = b->m_hap_pos, .pairs = b->m_pairs };
 }
 
+size_t hk_batch_bytes(const hk_batch_t *b)
+{
+    const size_t text = b->no_text ? 0 : 1;
+    return b->m_read_pos * (5 + text) + b->m_hap_pos * (2 + text) +
+           b->m_reads * (sizeof *b->read_off + sizeof *b->read_line + sizeof *b->read_gaps) +
+           b->m_haps * (sizeof *b->hap_off + sizeof *b->hap_line) +
+           b->m_pairs * (sizeof *b->lk + sizeof *b->expected + sizeof *b->pair_line) +
+           b->m_regions * sizeof *b->regions;
+}
+
 #define TOUCH_MAX_ARRAYS 24   /* more than the batch's arrays */
 
 typedef struct {

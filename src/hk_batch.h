@@ -219,6 +219,8 @@ typedef struct {
 
 /* The capacities b has now. */
 hk_batch_caps_t hk_batch_caps(const hk_batch_t *b);
+/* The bytes of b's arrays, as allocated. */
+size_t hk_batch_bytes(const hk_batch_t *b);
 /* Grow b to at least caps and touch the new memory with nthreads threads, so
  * that filling it later (one thread) takes no page faults. 0 or
  * HK_BATCH_ENOMEM. */

@@ -42,6 +42,8 @@ extern "C" {
       "cells per GPU chunk; 0: by the batch (gpu_vs_cpu, pdhmm_vs_cpu: many small chunks)") \
     X(ALL_GPUS_VISIBLE, TESTS, 0, 0, 1, NULL, \
       "1: CUDA sees every GPU, not only those the run uses (scripts/bench-startup.sh compares)") \
+    X(OPEN_DELAY_MS, TESTS, 0, 0, 60000, NULL, \
+      "ms added to the engine's start-up (score.bats: reading runs ahead of a slow start-up)") \
     X(BATCH_END, TUNING, 0, 0, 1, "overlap|wait", \
       "wait: hand each batch on only once every batch before it is set") \
     X(TABLE_THREADS, TUNING, 0, 1, 256, NULL, \

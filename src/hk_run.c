@@ -2,8 +2,11 @@
  *
  * Three stages overlap, each in its own thread, passing batches:
  *   read (parse the inputs) -> score (engine) -> write (table, check, progress).
- * A fixed pool of batches bounds memory at NBATCH batches. Start-up of the
- * engine (CUDA context creation) overlaps with parsing the first batches; the
+ * A pool of NBATCH batches bounds memory. Start-up of the engine (CUDA's
+ * driver and contexts: longer the more GPUs) overlaps with parsing: while it
+ * lasts the pool may grow, up to an eighth of the host's memory, so that
+ * reading runs ahead rather than waiting for the devices (docs/PERFORMANCE.md,
+ * "start-up"). The
  * scorer takes every batch queued when it is free in one engine call (those
  * that piled up during start-up, typically), and each batch goes on to the
  * writer as soon as its own results are final. Once the last batch is scored
@@ -32,11 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NBATCH 8
+#define NBATCH 8        /* the pool once the engine is open */
+#define MAX_BATCHES 256 /* the most it grows to while the engine opens */
 #define NTRACE 256
 
 typedef struct {
-    hk_batch_t *item[NBATCH + 1];
+    hk_batch_t *item[MAX_BATCHES + 1];
     int head, n;
 } queue_t;
 
@@ -51,7 +55,10 @@ typedef struct {
     int    check;             /* compare with expected values */
     hk_table_t *table;        /* NULL: no table (check without -o) */
     hk_engine_t *engine;
-    hk_batch_t *pool;         /* the NBATCH batches */
+    hk_batch_t *pool;         /* MAX_BATCHES slots; the first n_pool in use */
+    int    n_pool;            /* (mu) batches made so far */
+    int    max_pool;          /* (reader) how many may be made while the engine opens */
+    int    engine_opening;    /* (mu) the engine is still being opened */
 
     /* the read stage's own */
     hk_reader_t *rd;          /* the input being walked */
@@ -104,7 +111,7 @@ static void trace(run_t *r, const char *what, long arg)
 static void q_push(run_t *r, queue_t *q, hk_batch_t *b)
 {
     pthread_mutex_lock(&r->mu);
-    q->item[(q->head + q->n++) % (NBATCH + 1)] = b;
+    q->item[(q->head + q->n++) % (MAX_BATCHES + 1)] = b;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
 }
@@ -113,7 +120,7 @@ static void q_push(run_t *r, queue_t *q, hk_batch_t *b)
 static hk_batch_t *q_take(queue_t *q)
 {
     hk_batch_t *b = q->item[q->head];
-    q->head = (q->head + 1) % (NBATCH + 1);
+    q->head = (q->head + 1) % (MAX_BATCHES + 1);
     q->n--;
     return b;
 }
@@ -154,6 +161,45 @@ static void fail(run_t *r, int status)
     if (!r->status) r->status = status;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+}
+
+static hk_batch_t *new_batch(run_t *r)   /* r->mu held */
+{
+    hk_batch_t *b = &r->pool[r->n_pool++];
+    hk_batch_init(b);
+    /* a table without sequences needs no copy of their text */
+    hk_batch_set_no_text(b, !r->cfg->sequences && !r->check);
+    return b;
+}
+
+/* A free batch for the reader: a new one while the engine is still opening
+ * and the pool may grow, else the next one given back (waits). 0, or -1 when
+ * the run failed. */
+static int take_free(run_t *r, hk_batch_t **b)
+{
+    pthread_mutex_lock(&r->mu);
+    while (r->free_q.n == 0 && !r->status) {
+        if (r->engine_opening && r->n_pool < r->max_pool) {
+            *b = new_batch(r);
+            pthread_mutex_unlock(&r->mu);
+            return 0;
+        }
+        pthread_cond_wait(&r->cv, &r->mu);
+    }
+    if (r->status) { pthread_mutex_unlock(&r->mu); return -1; }
+    *b = q_take(&r->free_q);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* How many batches like this full one an eighth of the host's memory holds. */
+static int pool_limit(const hk_batch_t *full)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t bytes = hk_batch_bytes(full);
+    if (pages <= 0 || page <= 0 || !bytes) return NBATCH;
+    const double n = (double)pages * (double)page / 8.0 / (double)bytes;
+    return n >= MAX_BATCHES ? MAX_BATCHES : n <= NBATCH ? NBATCH : (int)n;
 }
 
 /* A batch read in full: on to the scorer. */
@@ -211,7 +257,7 @@ static void *read_stage(void *arg)
     r->open_early = hk_knob(HK_KNOB_OPEN_EARLY) != 0;
     for (;;) {
         if (!b) {
-            if (q_pop(r, &r->free_q, &b) < 0) goto out;
+            if (take_free(r, &b) < 0) goto out;
             hk_batch_clear(b);
             /* a fresh batch: take its page faults on all cores now rather than
              * one by one in this thread while it fills (a third of reading) */
@@ -248,7 +294,10 @@ static void *read_stage(void *arg)
         pdhmm = b->pdhmm;
         if (b->n_pairs >= r->batch_pairs) {
             /* its arrays grow no more, though its last sequences may still be set */
-            if (!caps.read_pos) caps = hk_batch_caps(b);
+            if (!caps.read_pos) {
+                caps = hk_batch_caps(b);
+                r->max_pool = pool_limit(b);
+            }
             b = NULL;   /* batch_ready has it, or will */
         }
     }
@@ -313,8 +362,11 @@ static void *write_stage(void *arg)
         if (!b) {
             /* every batch is written and the reader is done: give their memory
              * back now, while the devices are being released, not after */
-            for (int i = 0; i < NBATCH; i++) hk_batch_free(&r->pool[i]);
-            trace(r, "batches freed", 0);
+            pthread_mutex_lock(&r->mu);
+            const int n = r->n_pool;
+            pthread_mutex_unlock(&r->mu);
+            for (int i = 0; i < n; i++) hk_batch_free(&r->pool[i]);
+            trace(r, "batches freed", n);
             return NULL;
         }
         const double t0 = hk_log_now();
@@ -342,24 +394,22 @@ static void batch_scored(hk_batch_t *b, void *arg)
 /* Run the pipeline; returns the exit status. */
 static int run(run_t *r, const char *output)
 {
-    hk_batch_t pool[NBATCH];
+    hk_batch_t *pool = calloc(MAX_BATCHES, sizeof *pool);
     pthread_t reader, writer;
     int reader_up = 0, writer_up = 0;
     const hk_config_t *c = r->cfg;
 
+    if (!pool) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
     r->t0 = hk_log_now();
     r->trace = hk_log_tracing();
     hk_engine_prepare_run(c);   /* no other thread yet */
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->pool = pool;
-    for (int i = 0; i < NBATCH; i++) {
-        hk_batch_init(&pool[i]);
-        /* a table without sequences needs no copy of their text */
-        hk_batch_set_no_text(&pool[i], !c->sequences && !r->check);
-        r->free_q.item[i] = &pool[i];
-    }
+    for (int i = 0; i < NBATCH; i++) r->free_q.item[i] = new_batch(r);
     r->free_q.n = NBATCH;
+    r->max_pool = NBATCH;   /* until a full batch shows their size */
+    r->engine_opening = 1;
     r->progress = !hk_log_quiet() && isatty(STDERR_FILENO);
     r->parse_threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     /* Scoring on the CPU takes every core for far longer than reading the
@@ -372,8 +422,14 @@ static int run(run_t *r, const char *output)
     int status = 0;
     const double t_open = hk_log_now();
     r->engine = hk_engine_open(c, &status);
+    const long delay_ms = hk_knob(HK_KNOB_OPEN_DELAY_MS);   /* tests: a start-up as slow as many GPUs' */
+    if (delay_ms > 0) nanosleep(&(struct timespec){ delay_ms / 1000, delay_ms % 1000 * 1000000L }, NULL);
     r->t_open = hk_log_now() - t_open;
-    trace(r, "engine open", 0);
+    pthread_mutex_lock(&r->mu);
+    r->engine_opening = 0;
+    const int read_ahead = r->n_pool - NBATCH;
+    pthread_mutex_unlock(&r->mu);
+    trace(r, "engine open, batches read ahead", read_ahead);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
         if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_EXIT_RUNTIME); goto join; }
@@ -381,7 +437,7 @@ static int run(run_t *r, const char *output)
     if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_EXIT_RUNTIME); goto join; }
     writer_up = 1;
     for (;;) {
-        hk_batch_t *b[NBATCH];
+        hk_batch_t *b[MAX_BATCHES];
         int end, n = q_pop_all(r, &r->score_q, b, &end);
         if (n < 0) break;
         const double t0 = hk_log_now();
@@ -421,7 +477,8 @@ join:
                       hk_engine_backend(r->engine), r->t_write);
     hk_table_abort(r->table);
     hk_engine_close(r->engine);
-    for (int i = 0; i < NBATCH; i++) hk_batch_free(&pool[i]);   /* after a failure */
+    for (int i = 0; i < r->n_pool; i++) hk_batch_free(&pool[i]);   /* after a failure */
+    free(pool);
     trace(r, "engine closed", 0);
     for (int i = 0; i < r->n_trace; i++)
         fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);

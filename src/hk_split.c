@@ -104,6 +104,9 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
      * that a shard could not carry as it is */
     const hk_seq_rules_t raw = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 1 };
     if (!(rd = hk_reader_open(path, format, raw))) goto fail;
+    /* the reader's threads: a plan of a dump of gigabytes is a pass at the
+     * speed of `score`'s reading, not of one core */
+    hk_reader_set_threads(rd, (int)sysconf(_SC_NPROCESSORS_ONLN));
     size_t got;
     hk_status_t st;
     while (!(st = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS, &got)) && got > 0) {

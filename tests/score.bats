@@ -131,6 +131,17 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     grep -Eq 'trace reading ended at [0-9.]+ ms with [0-9.]+ s of the process.s CPU time: [0-9.]+ cores busy while reading' <<< "$stderr"
 }
 
+@test "reading runs ahead of a slow engine start-up, with the same table" {
+    echo '{"engine": {"max_batch_pairs": 300}}' > small.json
+    hk score --quiet --config small.json -o whole.json "$DATA/1m.in"
+    HK_OPEN_DELAY_MS=1500 HK_TRACE=1 run -0 --separate-stderr hk score --config small.json -o out.json "$DATA/1m.in"
+    $TABLE same whole.json out.json
+    # more batches were read while the engine opened than the pool's 8
+    ahead=$(sed -n 's/.*trace .* engine open, batches read ahead \([0-9]*\)$/\1/p' <<< "$stderr")
+    (( ahead > 0 ))
+    assert_equal "$(grep -c 'trace .* scored batch' <<< "$stderr")" "$(grep -c 'trace .* read batch' <<< "$stderr")"
+}
+
 @test "score asks for 2 CUDA hardware queues whatever the input; the user's setting and --backend cpu are left alone" {
     if hk version | grep -q 'no CUDA engine'; then skip "built without CUDA"; fi
     unset CUDA_DEVICE_MAX_CONNECTIONS
