@@ -6,7 +6,7 @@
  * driver and contexts: longer the more GPUs) overlaps with parsing: while it
  * lasts the pool may grow, up to an eighth of the host's memory, so that
  * reading runs ahead rather than waiting for the devices (docs/PERFORMANCE.md,
- * "start-up"). The
+ * "start-up"); those extra batches are freed once written. The
  * scorer takes every batch queued when it is free in one engine call (those
  * that piled up during start-up, typically), and each batch goes on to the
  * writer as soon as its own results are final. Once the last batch is scored
@@ -379,7 +379,12 @@ static void *write_stage(void *arg)
         r->cells += b->cells;
         r->recomputed += b->n_recomputed;
         if (r->progress) show_progress(r, 0);
-        q_push(r, &r->free_q, b);
+        /* a batch beyond the pool's NBATCH was read ahead during start-up:
+         * its memory goes back now rather than being read into again (the
+         * CUDA engine pins a batch's arrays when it comes back, which costs
+         * more, the more GPUs, than packing it once on the host) */
+        if (b - r->pool >= NBATCH) hk_batch_free(b);
+        else q_push(r, &r->free_q, b);
     }
 }
 
