@@ -37,6 +37,7 @@ for l in "${lists[@]}"; do
 done | tee /tmp/hk-startup.txt
 echo "medians (engine_open_ms, wall_s):"
 awk '{sub(/ wall_s.*/, "", $0); print}' /tmp/hk-startup.txt | sort -u | while read -r label; do
-    med() { grep -F "$label wall_s" /tmp/hk-startup.txt | awk -v c="$1" '{print $c}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-    printf "  %-50s %8.1f ms %7.3f s\n" "$label" "$(med 5)" "$(med 3)"   # POSIX awk: no asort
+    # the labels hold spaces: take each value by its name (POSIX awk: no asort)
+    med() { grep -F "$label wall_s" /tmp/hk-startup.txt | sed -n "s/.* $1 \([0-9.]*\).*/\1/p" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+    printf "  %-50s %8.1f ms %7.3f s\n" "$label" "$(med engine_open_ms)" "$(med wall_s)"
 done
