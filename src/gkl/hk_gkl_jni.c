@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,11 @@ typedef struct {
     jfieldID hap_bases;
 } holders_t;
 
+/* The last initNative's holders, read by every call without a lock: each
+ * distinct pair of classes gets a holders_t of its own that is never freed
+ * or changed (GATK has one pair), and initNative publishes it. */
 static pthread_mutex_t holders_lock = PTHREAD_MUTEX_INITIALIZER;
-static holders_t holders;
+static _Atomic(const holders_t *) holders;
 
 /* Throw cls with a formatted message; returns -1 for the caller to pass on. */
 static int throwf(JNIEnv *env, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -82,9 +86,8 @@ static jfieldID byte_field(JNIEnv *env, jclass cls, const char *name, const char
     return f;
 }
 
-/* Record the holder classes. A class seen before keeps its global reference:
- * a call in another thread may be using it (one reference per distinct class
- * is kept for the process's life: GATK has one pair). */
+/* Record the holder classes. A class seen before keeps its global reference
+ * and its holders_t: a call in another thread may be using them. */
 static int set_holders(JNIEnv *env, jclass read_cls, jclass hap_cls)
 {
     holders_t h;
@@ -92,13 +95,26 @@ static int set_holders(JNIEnv *env, jclass read_cls, jclass hap_cls)
         if (!(h.read_f[f] = byte_field(env, read_cls, read_field_names[f], "read holder"))) return -1;
     if (!(h.hap_bases = byte_field(env, hap_cls, "haplotypeBases", "haplotype holder"))) return -1;
     pthread_mutex_lock(&holders_lock);
-    h.read_cls = holders.read_cls && (*env)->IsSameObject(env, holders.read_cls, read_cls)
-                 ? holders.read_cls : (*env)->NewGlobalRef(env, read_cls);
-    h.hap_cls = holders.hap_cls && (*env)->IsSameObject(env, holders.hap_cls, hap_cls)
-                ? holders.hap_cls : (*env)->NewGlobalRef(env, hap_cls);
-    if (h.read_cls && h.hap_cls) holders = h;
+    const holders_t *old = atomic_load(&holders);
+    if (old && (*env)->IsSameObject(env, old->read_cls, read_cls) &&
+        (*env)->IsSameObject(env, old->hap_cls, hap_cls)) {
+        pthread_mutex_unlock(&holders_lock);
+        return 0;
+    }
+    holders_t *n = malloc(sizeof *n);
+    h.read_cls = old && (*env)->IsSameObject(env, old->read_cls, read_cls)
+                 ? old->read_cls : (*env)->NewGlobalRef(env, read_cls);
+    h.hap_cls = old && (*env)->IsSameObject(env, old->hap_cls, hap_cls)
+                ? old->hap_cls : (*env)->NewGlobalRef(env, hap_cls);
+    const int ok = n && h.read_cls && h.hap_cls;
+    if (ok) {
+        *n = h;
+        atomic_store(&holders, n);
+    } else {
+        free(n);
+    }
     pthread_mutex_unlock(&holders_lock);
-    if (!h.read_cls || !h.hap_cls) return throwf(env, OOM, "no memory for a global reference");
+    if (!ok) return throwf(env, OOM, "no memory for a global reference");
     return 0;
 }
 
@@ -314,9 +330,7 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
         return;
     }
     const double t0 = hk_gkl_tracing() ? hk_log_now() : 0;
-    pthread_mutex_lock(&holders_lock);
-    const holders_t h = holders;
-    pthread_mutex_unlock(&holders_lock);
+    const holders_t h = *atomic_load(&holders);
     const jsize nr = (*env)->GetArrayLength(env, reads), nh = (*env)->GetArrayLength(env, haps);
     const jsize no = (*env)->GetArrayLength(env, out);
     const long long pairs = (long long)nr * nh;
