@@ -284,36 +284,51 @@ static int fetch_read(JNIEnv *env, const holders_t *h, jobject o, int k, call_me
     }
     *rlen = n;
     rc = 0;
-out:
-    for (int f = 0; f < N_READ_FIELDS; f++)
-        if (a[f]) (*env)->DeleteLocalRef(env, a[f]);
+out:   /* the arrays' local references go with the caller's frame */
     return rc;
+}
+
+/* Reads whose local references (the holder and its five arrays) one local
+ * frame holds: freeing them a frame at a time instead of one by one takes
+ * six JNI calls a read off the copies (docs/PERFORMANCE.md). */
+#define READS_PER_FRAME 32
+
+/* Read k (holder o) into the batch; -1 with an exception thrown. */
+static int add_read(JNIEnv *env, const holders_t *h, jobject o, jsize k, call_mem_t *m,
+                    const hk_seq_rules_t *rules)
+{
+    jsize len = 0;
+    if (fetch_read(env, h, o, (int)k, m, &len)) return -1;
+    const char *s = m->scratch, *bad;
+    const size_t L = (size_t)len;
+    const int rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
+                                     (uint32_t)len, &bad);
+    if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for read %d", (int)k);
+    if (rc == HK_BATCH_EGAP)
+        return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "
+                      "leave no probability of staying in match", (int)k, (long)((bad - s) % (long)(L ? L : 1)));
+    if (rc == HK_BATCH_EGCP)
+        return throwf(env, IAE, "read %d: overallGCP[%ld] is 0 (no way back from a gap)", (int)k,
+                      (long)((bad - s) % (long)(L ? L : 1)));
+    if (rc) return throwf(env, IAE, "read %d: cannot be scored (length %d)", (int)k, (int)len);
+    return 0;
 }
 
 static int add_reads(JNIEnv *env, const holders_t *h, jobjectArray reads, jsize n, call_mem_t *m,
                      const hk_seq_rules_t *rules)
 {
-    for (jsize k = 0; k < n; k++) {
+    int rc = 0, framed = 0;
+    for (jsize k = 0; k < n && rc == 0; k++) {
+        if (k % READS_PER_FRAME == 0) {
+            if (framed) (*env)->PopLocalFrame(env, NULL);
+            framed = (*env)->PushLocalFrame(env, READS_PER_FRAME * (1 + N_READ_FIELDS)) == 0;
+            if (!framed) return -1;   /* OutOfMemoryError thrown */
+        }
         jobject o = element(env, reads, k, h->read_cls, "read");
-        if (!o) return -1;
-        jsize len = 0;
-        const int got = fetch_read(env, h, o, (int)k, m, &len);
-        (*env)->DeleteLocalRef(env, o);
-        if (got) return -1;
-        const char *s = m->scratch, *bad;
-        const size_t L = (size_t)len;
-        const int rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
-                                         (uint32_t)len, &bad);
-        if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for read %d", (int)k);
-        if (rc == HK_BATCH_EGAP)
-            return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "
-                          "leave no probability of staying in match", (int)k, (long)((bad - s) % (long)(L ? L : 1)));
-        if (rc == HK_BATCH_EGCP)
-            return throwf(env, IAE, "read %d: overallGCP[%ld] is 0 (no way back from a gap)", (int)k,
-                          (long)((bad - s) % (long)(L ? L : 1)));
-        if (rc) return throwf(env, IAE, "read %d: cannot be scored (length %d)", (int)k, (int)len);
+        rc = o ? add_read(env, h, o, k, m, rules) : -1;
     }
-    return 0;
+    if (framed) (*env)->PopLocalFrame(env, NULL);
+    return rc;
 }
 
 JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative(
