@@ -5,15 +5,17 @@
  * The read is cut into strips of N rows; lane k holds row i0 + k of the
  * strip and, at step d, column j = d - k + 1, so the lanes of a step lie on
  * one anti-diagonal. A cell's left neighbour is its own lane's previous
- * step, the cell above is the lane below's previous step and the diagonal
- * the lane below's step before that: each step shifts the previous step's
- * cells up one lane, lane 0 taking row i0 - 1 from the strip before (kept
- * in a row of memory that the strip's last lane overwrites as it goes).
- * Lanes outside the pair's columns are held at 0, column 0's value, so that
- * a lane starts from the boundary the scalar pass starts from. Every cell
- * is HK_CELL on the same operands, and the last row is summed in column
- * order afterwards: the result is the scalar pass's, bit for bit
- * (tests/unit/test_model checks every pass this CPU runs).
+ * step, the cell above is lane k - 1's previous step and the diagonal
+ * lane k - 1's step before that: each step shifts the previous step's
+ * cells up one lane, lane 0 taking row i0 - 1 from the last lane of the
+ * strip before, whose every step is kept in memory. Two strips run at once,
+ * the second N steps behind the first, so that the core has two chains of
+ * dependent steps to overlap. A lane that has not reached column 1 computes
+ * 0 from 0s (column 0's value, from which the scalar pass starts a row);
+ * lanes past the haplotype's end or the read's compute what no cell of the
+ * pair reads. Every cell is HK_CELL on the same operands, and the last row
+ * is summed in column order afterwards: the result is the scalar pass's,
+ * bit for bit (tests/unit/test_model checks every pass this CPU runs).
  */
 #include "hk_cpu.h"
 
