@@ -155,6 +155,26 @@ typedef struct {
  * chose. */
 const hk_cpu_pass_t *hk_cpu_pass(void);
 
+/* ---- the anti-diagonal float pass (hk_cpu_diag.c) ---- */
+
+/* One pair's scaled float sum, bit for bit hk_cpu_forward_f's, computed
+ * across its anti-diagonals in one vector of lanes (rows of the read): no
+ * other pair is needed to fill the lanes. mem holds
+ * hk_cpu_diag_mem_size(hlen) bytes. */
+typedef float (*hk_diag_f_fn)(const hk_lane_pair_t *p, void *mem);
+/* The anti-diagonal pass of a vector of lanes float lanes (4, 8 or 16), the
+ * width of the lane pass of that many; NULL for others. */
+hk_diag_f_fn hk_cpu_diag_f(int lanes);
+size_t hk_cpu_diag_mem_size(uint32_t hlen);
+
+/* Which float groups of a batch go to the anti-diagonal pass: HK_DIAG_AUTO
+ * those whose pairs it scores in fewer steps than the lane pass (few pairs,
+ * or lengths far apart), HK_DIAG_OFF none, HK_DIAG_ALL all. Set from
+ * HK_CPU_DIAG at first use; hk_cpu_set_diag (tests, measurements; not while
+ * a batch is being scored) returns the previous mode. */
+enum { HK_DIAG_AUTO, HK_DIAG_OFF, HK_DIAG_ALL };
+int hk_cpu_set_diag(int mode);
+
 /* The double pass of one pair as a score: log10 of the unscaled sum, or
  * where the sum s underflowed to 0, the rescue's value (ws as for
  * hk_model_rescue_pair). */

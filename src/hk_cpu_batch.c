@@ -12,10 +12,12 @@
  * recomputed in double lanes, a group at a time.
  */
 #include "hk_cpu.h"
+#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_threads.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +39,8 @@ typedef struct {
     const hk_model_t    *m;
     hk_batch_t          *b;
     const hk_cpu_pass_t *pass;
+    hk_diag_f_fn         diag;        /* the pass's anti-diagonal float pass; NULL: none */
+    int                  diag_mode;   /* HK_DIAG_* */
     const pair_ref_t    *order;       /* float pairs, then double ones, each part sorted */
     size_t               n_float;     /* pairs scored in float first */
     size_t               n_double;    /* pairs scored in double from the start */
@@ -54,6 +58,7 @@ typedef struct {
 typedef struct {
     hk_lane_mem_t mem;
     void         *ws;                 /* the rescue's rows */
+    void         *diag;               /* the anti-diagonal pass's rows */
     uint8_t      *gap_rows;           /* each lane's gap rows where its read has only a summary */
     pair_ref_t    redo[HK_MAX_LANES];
     int           n_redo;
@@ -91,6 +96,25 @@ static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g,
     if (job->m->precision == HK_PREC_MIXED) w->recomputed += (unsigned)n;   /* fallbacks or long reads */
 }
 
+/* The anti-diagonal pass's cost of a step against the lane pass's, in
+ * sixteenths (measured: docs/PERFORMANCE.md, "Small regions"). */
+#define DIAG_STEP_COST16 26
+
+/* Whether the n pairs of a float group (n <= lanes) take fewer steps each
+ * across its anti-diagonals than together in the lanes, which all walk the
+ * group's longest read and haplotype. */
+static int diag_cheaper(const hk_lane_pair_t *lp, int n, int lanes)
+{
+    uint64_t rmax = 0, hmax = 0, diag = 0;
+    for (int l = 0; l < n; l++) {
+        const uint64_t r = lp[l].rlen, h = lp[l].hlen;
+        if (r > rmax) rmax = r;
+        if (h > hmax) hmax = h;
+        diag += (r + (uint64_t)lanes - 1) / (uint64_t)lanes * (h + (uint64_t)lanes - 1);
+    }
+    return diag * DIAG_STEP_COST16 < 16 * rmax * hmax;
+}
+
 /* Score n pairs in float; those under the threshold (mixed) wait in redo. */
 static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, int n)
 {
@@ -98,7 +122,10 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
     float sums[HK_MAX_LANES];
     fill_lanes(job->b, g, n, job->pass->n_float, lp, w->gap_rows);
     const unsigned fp_mode = hk_cpu_flush_begin();
-    job->pass->forward_f(lp, &w->mem, sums);
+    if (job->diag && (job->diag_mode == HK_DIAG_ALL || diag_cheaper(lp, n, job->pass->n_float)))
+        for (int l = 0; l < n; l++) sums[l] = job->diag(&lp[l], w->diag);
+    else
+        job->pass->forward_f(lp, &w->mem, sums);
     hk_cpu_flush_end(fp_mode);
     for (int l = 0; l < n; l++) {
         if (hk_cpu_float_kept(job->m, sums[l])) {
@@ -115,6 +142,68 @@ static void run_float(const score_job_t *job, worker_t *w, const pair_ref_t *g, 
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+/* A thread's scoring memory, kept for its next batch: a call of a few dozen
+ * pairs (a HaplotypeCaller region through the GKL library) would otherwise
+ * allocate and free it, and fault its pages in again, every time. It grows
+ * to the largest batch the thread has scored and is freed as the thread
+ * exits. */
+typedef struct {
+    void   *rows, *hcode, *ws, *diag;
+    uint8_t *gap_rows;
+    size_t  rows_n, hcode_n, ws_n, gap_n, diag_n;
+} thread_mem_t;
+
+static pthread_key_t mem_key;
+static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
+static int mem_key_ok;
+
+static void thread_mem_free(void *p)
+{
+    thread_mem_t *t = p;
+    free(t->rows);
+    free(t->hcode);
+    free(t->ws);
+    free(t->gap_rows);
+    free(t->diag);
+    free(t);
+}
+
+static void mem_key_init(void) { mem_key_ok = pthread_key_create(&mem_key, thread_mem_free) == 0; }
+
+/* *p holds at least n bytes (aligned to align when nonzero); its contents
+ * are not kept. 0, or -1 without memory (*p unchanged). */
+static int grow(void **p, size_t *have, size_t n, size_t align)
+{
+    if (n <= *have) return 0;
+    n = n < 2 * *have ? 2 * *have : n;
+    if (align) n = round_up(n, align);
+    void *q = align ? aligned_alloc(align, n) : malloc(n);
+    if (!q) return -1;
+    free(*p);
+    *p = q;
+    *have = n;
+    return 0;
+}
+
+/* This thread's memory for columns of cols vectors of vec bytes, ws_n bytes
+ * of rescue rows, gap_n of gap rows and diag_n of anti-diagonal rows; NULL
+ * without memory. */
+static thread_mem_t *thread_mem(size_t cols, size_t vec, size_t ws_n, size_t gap_n, size_t diag_n)
+{
+    pthread_once(&mem_once, mem_key_init);
+    if (!mem_key_ok) return NULL;
+    thread_mem_t *t = pthread_getspecific(mem_key);
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t))) return NULL;
+        if (pthread_setspecific(mem_key, t)) { free(t); return NULL; }
+    }
+    if (grow(&t->rows, &t->rows_n, 3 * cols * vec, HK_VEC_BYTES) ||
+        grow(&t->hcode, &t->hcode_n, cols * vec, HK_VEC_BYTES) || grow(&t->ws, &t->ws_n, ws_n, 0) ||
+        grow((void **)&t->gap_rows, &t->gap_n, gap_n, 0) || grow(&t->diag, &t->diag_n, diag_n, HK_VEC_BYTES))
+        return NULL;
+    return t;
+}
+
 static void *score_worker(void *arg)
 {
     score_job_t *job = arg;
@@ -126,11 +215,15 @@ static void *score_worker(void *arg)
     size_t vec = (size_t)job->pass->n_float * sizeof(float);
     if ((size_t)job->pass->n_double * sizeof(double) > vec) vec = (size_t)job->pass->n_double * sizeof(double);
     worker_t w = { .n_redo = 0, .recomputed = 0 };
-    w.mem.rows = aligned_alloc(HK_VEC_BYTES, round_up(3 * cols * vec, HK_VEC_BYTES));
-    w.mem.hcode = aligned_alloc(HK_VEC_BYTES, round_up(cols * vec, HK_VEC_BYTES));
-    w.ws = malloc(hk_model_ws_size(b->max_hap_len));
-    w.gap_rows = malloc(HK_MAX_LANES * 3 * (size_t)b->max_read_len + 1);
-    if (!w.mem.rows || !w.mem.hcode || !w.ws || !w.gap_rows) { atomic_store(&job->failed, 1); goto out; }
+    thread_mem_t *tm = thread_mem(cols, vec, hk_model_ws_size(b->max_hap_len),
+                                  HK_MAX_LANES * 3 * (size_t)b->max_read_len + 1,
+                                  job->diag ? hk_cpu_diag_mem_size(b->max_hap_len) : 0);
+    if (!tm) { atomic_store(&job->failed, 1); goto out; }
+    w.mem.rows = tm->rows;
+    w.mem.hcode = tm->hcode;
+    w.ws = tm->ws;
+    w.gap_rows = tm->gap_rows;
+    w.diag = tm->diag;
     const int nf = job->pass->n_float, nd = job->pass->n_double;
     for (;;) {
         const size_t t = atomic_fetch_add(&job->next, 1);
@@ -149,10 +242,6 @@ static void *score_worker(void *arg)
     if (w.n_redo) run_double(job, &w, w.redo, w.n_redo);
     atomic_fetch_add(&job->recomputed, w.recomputed);
 out:
-    free(w.mem.rows);
-    free(w.mem.hcode);
-    free(w.ws);
-    free(w.gap_rows);
     if (me < MAX_TRACED) job->t_end[me] = hk_log_now();
     return NULL;
 }
@@ -166,6 +255,40 @@ static size_t *key_starts(const uint32_t *key, size_t n, size_t n_keys)
     for (size_t k = 0; k < n; k++) start[key[k] + 1]++;
     for (size_t k = 0; k < n_keys; k++) start[k + 1] += start[k];
     return start;
+}
+
+/* A batch sorts its pairs by comparison instead of counting when the
+ * counting sort's table has this many times more entries than it has pairs. */
+#define SMALL_SORT_RATIO 8
+#define SMALL_SORT_MAX   ((size_t)1 << 16)
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pairs of b in the order of their keys, ties in batch order (what the
+ * counting sort gives), into sorted. 0, or -1 without memory. */
+static int small_sort(const hk_batch_t *b, const uint32_t *key, size_t n, pair_ref_t *sorted)
+{
+    uint64_t *kk = malloc(n * sizeof *kk);
+    pair_ref_t *in_order = malloc(n * sizeof *in_order);
+    if (!kk || !in_order) { free(kk); free(in_order); return -1; }
+    size_t k = 0;
+    for (size_t r = 0; r < b->n_regions; r++) {
+        const hk_region_t *rg = &b->regions[r];
+        for (uint32_t i = 0; i < rg->n_reads; i++)
+            for (uint32_t h = 0; h < rg->n_haps; h++, k++) {
+                in_order[k] = (pair_ref_t){ rg->read0 + i, rg->hap0 + h, rg->pair0 + (uint64_t)i * rg->n_haps + h };
+                kk[k] = (uint64_t)key[k] << 32 | k;
+            }
+    }
+    qsort(kk, n, sizeof *kk, cmp_u64);
+    for (k = 0; k < n; k++) sorted[k] = in_order[(uint32_t)kk[k]];
+    free(kk);
+    free(in_order);
+    return 0;
 }
 
 /* Most keys of a one-pass sort (its counts: 8 MiB). */
@@ -201,6 +324,13 @@ static pair_ref_t *order_pairs(const hk_model_t *m, const hk_batch_t *b, size_t 
                 key[k] = (uint32_t)(one_pass ? hap_key * read_keys + rlen : rlen);
             }
         }
+    }
+    if (one_pass && n <= SMALL_SORT_MAX && n * SMALL_SORT_RATIO < hap_keys * read_keys) {
+        /* few pairs against many keys: sorting them costs less than
+         * clearing and summing the counting sort's table */
+        if (small_sort(b, key, n, sorted)) goto fail;
+        free(key);
+        return sorted;
     }
     start = key_starts(key, n, one_pass ? hap_keys * read_keys : read_keys);
     if (!start) goto fail;
@@ -394,6 +524,24 @@ fail:
  * "Where the 16-thread gap goes"). */
 static _Atomic size_t par_order_min = (size_t)1 << 20;
 
+/* HK_DIAG_*: HK_CPU_DIAG's until hk_cpu_set_diag sets it (-1: not read yet). */
+static atomic_int diag_set = -1;
+
+static int diag_mode(void)
+{
+    const int m = atomic_load(&diag_set);
+    if (m >= 0) return m;
+    const long k = hk_knob(HK_KNOB_CPU_DIAG);
+    return k == 1 ? HK_DIAG_OFF : k == 2 ? HK_DIAG_ALL : HK_DIAG_AUTO;
+}
+
+int hk_cpu_set_diag(int mode)
+{
+    const int was = diag_mode();
+    atomic_store(&diag_set, mode);
+    return was;
+}
+
 size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
 {
     return atomic_exchange(&par_order_min, min_pairs);
@@ -405,6 +553,8 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
     for (size_t r = 0; r < b->n_regions; r++) n += (size_t)b->regions[r].n_reads * b->regions[r].n_haps;
     if (n == 0) return 0;
     score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
+    job.diag_mode = diag_mode();
+    job.diag = job.diag_mode == HK_DIAG_OFF ? NULL : hk_cpu_diag_f(job.pass->n_float);
     const int tracing = hk_log_tracing();
     const double t0 = tracing ? hk_log_now() : 0;
     pair_ref_t *order = nthreads > 1 && n >= atomic_load(&par_order_min)

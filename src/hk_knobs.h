@@ -32,6 +32,8 @@ extern "C" {
       "1: print on stderr when each batch was read, scored and written, and the engine's choices") \
     X(CPU_PASS, USERS, 0, 0, 4, "auto|scalar|sse2|avx2|avx512", \
       "the CPU engine's vector pass; auto: the widest this CPU runs") \
+    X(CPU_DIAG, TESTS, 0, 0, 2, "auto|off|all", \
+      "float pairs the CPU scores across anti-diagonals: auto by cost, off none, all every one (gkl.bats compares)") \
     X(OPEN_EARLY, TESTS, 1, 0, 1, NULL, \
       "0: open each input only once the one before is read (score.bats compares both orders)") \
     X(BLOCK_KB, TESTS, 0, 64, 16384, NULL, \

@@ -66,6 +66,16 @@ harness() {
     assert_output --partial "ok gkl_pairhmm mixed: 2 regions, 284 pairs"
 }
 
+@test "gkl: float pairs all across anti-diagonals, or all in lanes (HK_CPU_DIAG): the same values" {
+    for mode in all off; do
+        HK_CPU_DIAG=$mode run --separate-stderr harness gkl_pairhmm_omp replay \
+            "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed
+        echo "$mode: $output"; echo "$stderr"
+        assert_success
+        assert_output --partial "ok gkl_pairhmm_omp mixed: 2 regions, 284 pairs"
+    done
+}
+
 @test "gkl: a wrong expectation fails the harness (the comparison can fail)" {
     # the double table as the mixed run's reference: they differ by more than 1e-12
     run --separate-stderr harness gkl_pairhmm_omp replay "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \

@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,11 @@ typedef struct {
     jfieldID hap_bases;
 } holders_t;
 
+/* The last initNative's holders, read by every call without a lock: each
+ * distinct pair of classes gets a holders_t of its own that is never freed
+ * or changed (GATK has one pair), and initNative publishes it. */
 static pthread_mutex_t holders_lock = PTHREAD_MUTEX_INITIALIZER;
-static holders_t holders;
+static _Atomic(const holders_t *) holders;
 
 /* Throw cls with a formatted message; returns -1 for the caller to pass on. */
 static int throwf(JNIEnv *env, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -82,9 +86,8 @@ static jfieldID byte_field(JNIEnv *env, jclass cls, const char *name, const char
     return f;
 }
 
-/* Record the holder classes. A class seen before keeps its global reference:
- * a call in another thread may be using it (one reference per distinct class
- * is kept for the process's life: GATK has one pair). */
+/* Record the holder classes. A class seen before keeps its global reference
+ * and its holders_t: a call in another thread may be using them. */
 static int set_holders(JNIEnv *env, jclass read_cls, jclass hap_cls)
 {
     holders_t h;
@@ -92,13 +95,26 @@ static int set_holders(JNIEnv *env, jclass read_cls, jclass hap_cls)
         if (!(h.read_f[f] = byte_field(env, read_cls, read_field_names[f], "read holder"))) return -1;
     if (!(h.hap_bases = byte_field(env, hap_cls, "haplotypeBases", "haplotype holder"))) return -1;
     pthread_mutex_lock(&holders_lock);
-    h.read_cls = holders.read_cls && (*env)->IsSameObject(env, holders.read_cls, read_cls)
-                 ? holders.read_cls : (*env)->NewGlobalRef(env, read_cls);
-    h.hap_cls = holders.hap_cls && (*env)->IsSameObject(env, holders.hap_cls, hap_cls)
-                ? holders.hap_cls : (*env)->NewGlobalRef(env, hap_cls);
-    if (h.read_cls && h.hap_cls) holders = h;
+    const holders_t *old = atomic_load(&holders);
+    if (old && (*env)->IsSameObject(env, old->read_cls, read_cls) &&
+        (*env)->IsSameObject(env, old->hap_cls, hap_cls)) {
+        pthread_mutex_unlock(&holders_lock);
+        return 0;
+    }
+    holders_t *n = malloc(sizeof *n);
+    h.read_cls = old && (*env)->IsSameObject(env, old->read_cls, read_cls)
+                 ? old->read_cls : (*env)->NewGlobalRef(env, read_cls);
+    h.hap_cls = old && (*env)->IsSameObject(env, old->hap_cls, hap_cls)
+                ? old->hap_cls : (*env)->NewGlobalRef(env, hap_cls);
+    const int ok = n && h.read_cls && h.hap_cls;
+    if (ok) {
+        *n = h;
+        atomic_store(&holders, n);
+    } else {
+        free(n);
+    }
     pthread_mutex_unlock(&holders_lock);
-    if (!h.read_cls || !h.hap_cls) return throwf(env, OOM, "no memory for a global reference");
+    if (!ok) return throwf(env, OOM, "no memory for a global reference");
     return 0;
 }
 
@@ -268,36 +284,51 @@ static int fetch_read(JNIEnv *env, const holders_t *h, jobject o, int k, call_me
     }
     *rlen = n;
     rc = 0;
-out:
-    for (int f = 0; f < N_READ_FIELDS; f++)
-        if (a[f]) (*env)->DeleteLocalRef(env, a[f]);
+out:   /* the arrays' local references go with the caller's frame */
     return rc;
+}
+
+/* Reads whose local references (the holder and its five arrays) one local
+ * frame holds: freeing them a frame at a time instead of one by one takes
+ * six JNI calls a read off the copies (docs/PERFORMANCE.md). */
+#define READS_PER_FRAME 32
+
+/* Read k (holder o) into the batch; -1 with an exception thrown. */
+static int add_read(JNIEnv *env, const holders_t *h, jobject o, jsize k, call_mem_t *m,
+                    const hk_seq_rules_t *rules)
+{
+    jsize len = 0;
+    if (fetch_read(env, h, o, (int)k, m, &len)) return -1;
+    const char *s = m->scratch, *bad;
+    const size_t L = (size_t)len;
+    const int rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
+                                     (uint32_t)len, &bad);
+    if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for read %d", (int)k);
+    if (rc == HK_BATCH_EGAP)
+        return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "
+                      "leave no probability of staying in match", (int)k, (long)((bad - s) % (long)(L ? L : 1)));
+    if (rc == HK_BATCH_EGCP)
+        return throwf(env, IAE, "read %d: overallGCP[%ld] is 0 (no way back from a gap)", (int)k,
+                      (long)((bad - s) % (long)(L ? L : 1)));
+    if (rc) return throwf(env, IAE, "read %d: cannot be scored (length %d)", (int)k, (int)len);
+    return 0;
 }
 
 static int add_reads(JNIEnv *env, const holders_t *h, jobjectArray reads, jsize n, call_mem_t *m,
                      const hk_seq_rules_t *rules)
 {
-    for (jsize k = 0; k < n; k++) {
+    int rc = 0, framed = 0;
+    for (jsize k = 0; k < n && rc == 0; k++) {
+        if (k % READS_PER_FRAME == 0) {
+            if (framed) (*env)->PopLocalFrame(env, NULL);
+            framed = (*env)->PushLocalFrame(env, READS_PER_FRAME * (1 + N_READ_FIELDS)) == 0;
+            if (!framed) return -1;   /* OutOfMemoryError thrown */
+        }
         jobject o = element(env, reads, k, h->read_cls, "read");
-        if (!o) return -1;
-        jsize len = 0;
-        const int got = fetch_read(env, h, o, (int)k, m, &len);
-        (*env)->DeleteLocalRef(env, o);
-        if (got) return -1;
-        const char *s = m->scratch, *bad;
-        const size_t L = (size_t)len;
-        const int rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
-                                         (uint32_t)len, &bad);
-        if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for read %d", (int)k);
-        if (rc == HK_BATCH_EGAP)
-            return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "
-                          "leave no probability of staying in match", (int)k, (long)((bad - s) % (long)(L ? L : 1)));
-        if (rc == HK_BATCH_EGCP)
-            return throwf(env, IAE, "read %d: overallGCP[%ld] is 0 (no way back from a gap)", (int)k,
-                          (long)((bad - s) % (long)(L ? L : 1)));
-        if (rc) return throwf(env, IAE, "read %d: cannot be scored (length %d)", (int)k, (int)len);
+        rc = o ? add_read(env, h, o, k, m, rules) : -1;
     }
-    return 0;
+    if (framed) (*env)->PopLocalFrame(env, NULL);
+    return rc;
 }
 
 JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative(
@@ -314,9 +345,7 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
         return;
     }
     const double t0 = hk_gkl_tracing() ? hk_log_now() : 0;
-    pthread_mutex_lock(&holders_lock);
-    const holders_t h = holders;
-    pthread_mutex_unlock(&holders_lock);
+    const holders_t h = *atomic_load(&holders);
     const jsize nr = (*env)->GetArrayLength(env, reads), nh = (*env)->GetArrayLength(env, haps);
     const jsize no = (*env)->GetArrayLength(env, out);
     const long long pairs = (long long)nr * nh;

@@ -8,14 +8,26 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The references, counted without the lock so that calls from many threads
+ * do not queue on it: initNative's in the high 32 bits, those plus the calls
+ * in progress in the low ones. Alone on its cache line, as every call writes
+ * it twice. Opening and closing the state (is_open) take the lock. */
+#define INIT_REF ((uint64_t)1 << 32)
+#define REFS(v)  ((uint32_t)(v))
+#define INITS(v) ((uint32_t)((v) >> 32))
+static struct {
+    _Alignas(64) _Atomic uint64_t n;
+    char pad[64 - sizeof(uint64_t)];
+} refs;
+
 /* Everything below is guarded by lock, except the atomics. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long refs;                    /* initNative's references plus calls in progress */
-static long inits;                   /* initNative's references alone */
+static int is_open;
 static hk_config_t cfg;              /* valid while refs > 0; the engine points at it */
 static hk_engine_t *gpu;             /* NULL: the CPU only */
 static hk_gkl_combine_t *combine;
@@ -26,8 +38,7 @@ static atomic_int use_double;        /* GKL's globals: the last initNative's */
 static atomic_int max_threads = 1;
 static atomic_int gpu_failed;        /* given up after a failure (warned once) */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
-static atomic_int in_flight;         /* hk_gkl_score calls in progress */
-static atomic_ullong on_cpu, on_gpu; /* calls scored on each, since the state opened */
+static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
 static atomic_ullong ns_call, ns_score; /* traced: time in JNI calls, and in scoring them */
 
@@ -134,12 +145,16 @@ int hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
 {
     if (threads < 1) threads = 1;
     pthread_mutex_lock(&lock);
-    if (refs == 0 && open_state(dbl, threads, why, whylen)) {
-        pthread_mutex_unlock(&lock);
-        return -1;
+    /* a call that let go of the last reference may not have closed yet:
+     * it closes only what is open with no reference (close_if_unused) */
+    if (!is_open) {
+        if (open_state(dbl, threads, why, whylen)) {
+            pthread_mutex_unlock(&lock);
+            return -1;
+        }
+        is_open = 1;
     }
-    refs++;
-    inits++;
+    atomic_fetch_add(&refs.n, INIT_REF + 1);
     atomic_store(&use_double, dbl);
     atomic_store(&max_threads, threads);
     announce(dbl, threads);
@@ -147,36 +162,38 @@ int hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
     return 0;
 }
 
-/* Give back one reference, closing the state with the last. Lock held. */
-static void unref(void)
-{
-    if (--refs == 0) close_state();
-}
-
-void hk_gkl_done(void)
+/* Close the state where no reference is left. */
+static void close_if_unused(void)
 {
     pthread_mutex_lock(&lock);
-    if (inits > 0) {
-        inits--;
-        unref();
+    if (is_open && REFS(atomic_load(&refs.n)) == 0) {
+        close_state();
+        is_open = 0;
     }
     pthread_mutex_unlock(&lock);
 }
 
+void hk_gkl_done(void)
+{
+    uint64_t v = atomic_load(&refs.n);
+    do {
+        if (INITS(v) == 0) return;   /* more gives than takes */
+    } while (!atomic_compare_exchange_weak(&refs.n, &v, v - INIT_REF - 1));
+    if (REFS(v) == 1) close_if_unused();
+}
+
 int hk_gkl_enter(void)
 {
-    pthread_mutex_lock(&lock);
-    const int ok = inits > 0;
-    if (ok) refs++;
-    pthread_mutex_unlock(&lock);
-    return ok ? 0 : -1;
+    uint64_t v = atomic_load(&refs.n);
+    do {
+        if (INITS(v) == 0) return -1;
+    } while (!atomic_compare_exchange_weak(&refs.n, &v, v + 1));
+    return 0;
 }
 
 void hk_gkl_leave(void)
 {
-    pthread_mutex_lock(&lock);
-    unref();
-    pthread_mutex_unlock(&lock);
+    if (REFS(atomic_fetch_sub(&refs.n, 1)) == 1) close_if_unused();
 }
 
 hk_seq_rules_t hk_gkl_seq_rules(void)
@@ -197,24 +214,35 @@ static int worth_gpu(const hk_batch_t *b, int precision, int threads)
            b->cells >= HK_GKL_GPU_MIN_CELLS_PER_THREAD * (uint64_t)threads;
 }
 
+/* The threads a call is scored on: maxThreads, fewer where each would get
+ * less than HK_GKL_CPU_MIN_CELLS_PER_THREAD (waking a pool thread and
+ * waiting for it costs more than it saves on a small region). */
+static int cpu_threads(const hk_batch_t *b, int threads)
+{
+    const uint64_t most = b->cells / HK_GKL_CPU_MIN_CELLS_PER_THREAD;
+    if ((uint64_t)threads > most) threads = most > 1 ? (int)most : 1;
+    return threads;
+}
+
 int hk_gkl_score(hk_batch_t *b)
 {
     hk_model_t m = cfg.model;
     m.precision = atomic_load(&use_double) ? HK_PREC_DOUBLE : cpu_precision;
     const int threads = atomic_load(&max_threads);
-    atomic_fetch_add(&in_flight, 1);
     const double t0 = tracing ? hk_log_now() : 0;
     int rc = 1;
     if (worth_gpu(b, m.precision, threads)) {
-        if ((rc = hk_gkl_combine_score(combine, b)) == 0) atomic_fetch_add(&on_gpu, 1);
-        else if (!atomic_exchange(&gpu_failed, 1))
+        if ((rc = hk_gkl_combine_score(combine, b)) == 0) {
+            if (tracing) atomic_fetch_add(&on_gpu, 1);
+        } else if (!atomic_exchange(&gpu_failed, 1)) {
             hk_log_notice("warning: the GPU failed (the error is above); scoring on the CPU from now on");
+        }
     }
     if (rc) {
-        rc = hk_model_score_batch(&m, b, threads);
-        atomic_fetch_add(&on_cpu, 1);
+        rc = hk_model_score_batch(&m, b, cpu_threads(b, threads));
+        if (tracing) atomic_fetch_add(&on_cpu, 1);
     }
-    atomic_fetch_sub(&in_flight, 1);
+    /* the counters below are shared by every thread: only a traced run pays for them */
     if (tracing) atomic_fetch_add(&ns_score, (unsigned long long)((hk_log_now() - t0) * 1e9));
     return rc;
 }

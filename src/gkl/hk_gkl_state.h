@@ -24,6 +24,12 @@
  * HaplotypeCaller"). */
 #define HK_GKL_GPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 22)
 
+/* A call on the CPU gets one thread per this many cells, up to maxThreads:
+ * handing part of a small region to a pool thread and waiting for it costs
+ * more than it saves (a few microseconds a thread against roughly a tenth
+ * of a millisecond of one core's vector pass). */
+#define HK_GKL_CPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 18)
+
 /* Take a reference for an initNative, creating the state on the first:
  * reads the file named by HAPLIK_GKL_CONFIG (if set) and opens the engine.
  * Returns 0, or -1 with the reason in why (the config or the requested GPU;

@@ -1,6 +1,7 @@
 /* test_model.c - unit tests of the model, the reader's region rebuilding and
  * number formatting. Run by `make check` with HK_TESTDATA set. */
 #include "hk_model.h"
+#include "hk_cpu.h"   /* the anti-diagonal pass's switch */
 #include "hk_numfmt.h"
 #include "hk_reader.h"
 #include "hk_log.h"
@@ -366,6 +367,18 @@ static void test_passes_bit_identical(void)
                    "%s: %s pass (%s, %d threads%s) equals the scalar pass bit for bit on %zu pairs "
                    "(%zu differ, %llu recomputed)", pname, names[k], hk_model_cpu_pass(), threads,
                    threads > 1 ? ", ordered on all" : "", n, differ, (unsigned long long)b.n_recomputed);
+            /* every float pair across its anti-diagonals instead of in the lanes */
+            for (size_t i = 0; i < n; i++) b.lk[i] = NAN;
+            b.n_recomputed = 0;
+            const int diag_was = hk_cpu_set_diag(HK_DIAG_ALL);
+            scored = ok && hk_model_score_batch(&m, &b, threads) == 0;
+            hk_cpu_set_diag(diag_was);
+            differ = 0;
+            for (size_t i = 0; scored && i < n; i++) differ += memcmp(&ref[i], &b.lk[i], sizeof ref[i]) != 0;
+            TAP_OK(scored && differ == 0 && b.n_recomputed == recomputed,
+                   "%s: %s anti-diagonal pass (every float pair, %d threads) equals the scalar pass bit for "
+                   "bit on %zu pairs (%zu differ, %llu recomputed)", pname, names[k], threads, n, differ,
+                   (unsigned long long)b.n_recomputed);
         }
         free(ref);
         free(ws);
