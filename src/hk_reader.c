@@ -152,15 +152,15 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
                                          "deletion qualities", "gap-continuation qualities" };
     if (w->failed && w->err_line <= e->line) return;
     w->failed = 0;
-    if (e->code == HK_BATCH_EBASE)
+    if (e->code == HK_BATCH_BAD_BASE)
         hk_walk_fail(w, e->line, "%s: invalid base '%c' at position %u (expected A, C, G, T or N%s)",
                      e->is_read ? "read" : "haplotype", e->bad, e->pos + 1,
                      w->rules.unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
-    else if (e->code == HK_BATCH_EGAP)
+    else if (e->code == HK_BATCH_BAD_GAP)
         hk_walk_fail(w, e->line, "read: the insertion and deletion gap-open qualities at position %u "
                      "have error probabilities that sum to 1 or more, which leaves no probability "
                      "for match-to-match", e->pos + 1);
-    else if (e->code == HK_BATCH_EGCP)
+    else if (e->code == HK_BATCH_BAD_GCP)
         hk_walk_fail(w, e->line, "read: the gap-continuation quality at position %u is Q0 ('!'), "
                      "which leaves no probability for gap-to-match: every likelihood would be 0",
                      e->pos + 1);
@@ -206,9 +206,9 @@ int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
 void hk_walk_skip_to(hk_walk_t *w, size_t i) { w->at.pos = i; }
 
 /* Report an error of the append functions (length, memory). */
-static int append_error(hk_walk_t *w, long line, int rc, const char *what)
+static int append_error(hk_walk_t *w, long line, hk_status_t rc, const char *what)
 {
-    if (rc == HK_BATCH_ELONG)
+    if (rc == HK_E_INPUT)
         return hk_walk_fail(w, line, "%s longer than %u bases", what, HK_MAX_SEQ_LEN);
     return hk_walk_oom(w, line);
 }
@@ -234,7 +234,7 @@ static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int f
 int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 {
     const uint32_t len = hk_field_len(hk_walk_line(w, li), field);
-    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_BATCH_ELONG, "read");
+    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_E_INPUT, "read");
     return add_reads(w, b, li, 1, field, len);
 }
 
@@ -257,7 +257,7 @@ int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
 {
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
-    const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
+    const hk_status_t rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
     if (hk_placed_add_run(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) < 0)
         return hk_walk_oom(w, hk_walk_line_no(w, li));

@@ -47,15 +47,15 @@ void hk_split_free(hk_split_plan_t *p)
     free(p);
 }
 
-/* Record the regions of b; their cells go to cells[]. 0, or -1 out of memory. */
-static int add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells)
+/* Record the regions of b; their cells go to cells[]. HK_OK or HK_E_NOMEM. */
+HK_RESULT_USED static hk_status_t add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells)
 {
     if (p->n_reg + b->n_regions > p->m_reg) {
         size_t cap = 2 * (p->n_reg + b->n_regions);
         split_region_t *r = realloc(p->reg, cap * sizeof *r);
         uint64_t *c = r ? realloc(*cells, cap * sizeof *c) : NULL;
         if (r) p->reg = r;
-        if (!c) return -1;
+        if (!c) return HK_E_NOMEM;
         *cells = c;
         p->m_reg = cap;
     }
@@ -63,10 +63,10 @@ static int add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells
         const hk_region_t *rg = &b->regions[i];
         split_region_t *s = &p->reg[p->n_reg];
         *s = (split_region_t){ .first = rg->first_line, .last = rg->last_line, .line = rg->line };
-        if (rg->name && !(s->name = strdup(rg->name))) return -1;
+        if (rg->name && !(s->name = strdup(rg->name))) return HK_E_NOMEM;
         (*cells)[p->n_reg++] = rg->cells;
     }
-    return 0;
+    return HK_OK;
 }
 
 /* Region i goes to the shard that holds the midpoint of its cells. */
@@ -82,9 +82,10 @@ static void assign_shards(hk_split_plan_t *p, const uint64_t *cells)
     }
 }
 
-hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *status)
+hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_plan_t **out)
 {
-    *status = HK_EXIT_RUNTIME;
+    hk_status_t status = HK_E_NOMEM;
+    *out = NULL;
     hk_split_plan_t *p = calloc(1, sizeof *p);
     uint64_t *cells = NULL;
     hk_reader_t *rd = NULL;
@@ -92,7 +93,7 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
     hk_batch_init(&b);
     if (!p || !(p->path = strdup(path))) { hk_log_error("out of memory"); goto fail; }
     p->n_shards = n_shards;
-    *status = HK_EXIT_INPUT;
+    status = HK_E_INPUT;
     /* read twice: a pipe, FIFO or process substitution would show pass 2 nothing */
     if (stat(path, &p->st)) { hk_log_error("%s: %s", path, strerror(errno)); goto fail; }
     if (!S_ISREG(p->st.st_mode)) {
@@ -107,27 +108,26 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
     size_t got;
     hk_status_t st;
     while (!(st = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS, &got)) && got > 0) {
-        if (add_regions(p, &b, &cells)) {
+        if ((status = add_regions(p, &b, &cells))) {
             hk_log_error("out of memory");
-            *status = HK_EXIT_RUNTIME;
             goto fail;
         }
         hk_batch_clear(&b);
     }
-    if (st) { *status = hk_status_exit(st); goto fail; }
+    if (st) { status = st; goto fail; }
     p->format = hk_reader_format(rd);
     hk_reader_close(rd);
     hk_batch_free(&b);
     assign_shards(p, cells);
     free(cells);
-    *status = 0;
-    return p;
+    *out = p;
+    return HK_OK;
 fail:
     hk_reader_close(rd);
     hk_batch_free(&b);
     free(cells);
     hk_split_free(p);
-    return NULL;
+    return status;
 }
 
 /* ---- pass 2 ---- */
@@ -181,16 +181,17 @@ static int input_changed(const hk_split_plan_t *p)
            st.st_mtim.tv_nsec != p->st.st_mtim.tv_nsec;
 }
 
-int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
+hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
 {
     copier_t c = { .p = p, .out = out, .names = names, .cur = -1 };
     c.std_header = hk_reader_format_header(p->format, &c.prefix);
     int *written = calloc((size_t)p->n_shards, sizeof *written);
     kstring_t line = KS_INITIALIZE;
     BGZF *in = NULL;
-    int status = HK_EXIT_RUNTIME, wfail = -1, got;
+    hk_status_t status = HK_E_NOMEM;
+    int wfail = -1, got;
     if (!written) { hk_log_error("out of memory"); goto done; }
-    status = HK_EXIT_INPUT;
+    status = HK_E_INPUT;
     if (input_changed(p) || !(in = bgzf_open(p->path, "r"))) {
         hk_log_error("%s: changed or went away while being split", p->path);
         goto done;
@@ -207,7 +208,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
         if (!c.header && c.prefix && !strncmp(line.s, c.prefix, strlen(c.prefix)) &&
             !(c.header = strdup(line.s))) {
             hk_log_error("out of memory");
-            status = HK_EXIT_RUNTIME;
+            status = HK_E_NOMEM;
             goto done;
         }
         if (rg && ln == rg->first && fprintf(out[k], "# source-line %ld\n", rg->line) < 0)
@@ -217,7 +218,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
     if (wfail < 0) wfail = finish_empty_shards(&c, written);
     if (wfail >= 0) {
         hk_log_error("%s: write failed: %s", names[wfail], strerror(errno));
-        status = HK_EXIT_RUNTIME;
+        status = HK_E_RUNTIME;
         goto done;
     }
     if (got < -1) { hk_log_error("%s:%ld: read error", p->path, ln + 1); goto done; }
@@ -227,7 +228,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
                      p->n_reg);
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (in) bgzf_close(in);
     ks_free(&line);
@@ -350,13 +351,14 @@ done:
     return rc;
 }
 
-int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
+hk_status_t hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
 {
     const int n = p->n_shards;
     long *first = malloc((size_t)(n + 1) * sizeof *first);
     long *before = malloc((size_t)(n + 1) * sizeof *before);
     long long *off = malloc((size_t)(n + 1) * sizeof *off);
-    int status = HK_EXIT_RUNTIME, fd = -1;
+    hk_status_t status = HK_E_RUNTIME;
+    int fd = -1;
     long n_lines = 0;
     unsigned char magic[2] = { 0, 0 };
     if (!first || !before || !off) { hk_log_error("out of memory"); goto done; }
@@ -368,7 +370,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
         hk_log_error("%s:1: a plan reads parts of a plain text file in place; this one is "
                      "compressed (gzip or BGZF): cut it with `haplik split INPUT OUT...` instead",
                      p->path);
-        status = HK_EXIT_INPUT;
+        status = HK_E_INPUT;
         goto done;
     }
     shard_first_lines(p, first, before);
@@ -378,7 +380,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
     }
     if (input_changed(p)) {
         hk_log_error("%s: changed while being planned", p->path);
-        status = HK_EXIT_INPUT;
+        status = HK_E_INPUT;
         goto done;
     }
     fprintf(fp, PLAN_MAGIC "\n#input\t%lld\t%lld\t%s\t%d\n", (long long)p->st.st_size,
@@ -395,7 +397,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
         hk_log_error("%s: write failed: %s", name, strerror(errno));
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (fd >= 0) close(fd);
     free(first);
@@ -407,7 +409,7 @@ done:
 void hk_split_part_free(hk_split_part_t *part) { free(part->region); part->region = NULL; }
 
 __attribute__((format(printf, 3, 4)))
-static int plan_error(const char *path, long line, const char *fmt, ...)
+static hk_status_t plan_error(const char *path, long line, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -415,7 +417,7 @@ static int plan_error(const char *path, long line, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hk_log_error("%s:%ld: %s", path, line, msg);
-    return HK_EXIT_INPUT;
+    return HK_E_INPUT;
 }
 
 /* The next tab-separated integer of *s (advanced past it and its tab). */
@@ -429,18 +431,19 @@ static int plan_int(char **s, long long lo, long long *v)
     return 0;
 }
 
-int hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
+hk_status_t hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
 {
     *out = (hk_split_part_t){ 0 };
     FILE *fp = fopen(plan_path, "r");
     kstring_t line = KS_INITIALIZE;
-    int status = HK_EXIT_INPUT, found = 0;
+    hk_status_t status = HK_E_INPUT;
+    int found = 0;
     long ln = 0;
     long long size = -1, mtime = -1, n_parts = -1;
     struct stat st;
     if (!fp) {
         hk_log_error("%s: %s", plan_path, strerror(errno));
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
     while (!found) {
         line.l = 0;
@@ -477,7 +480,7 @@ int hk_split_load_part(const char *plan_path, int part, const char *input, hk_sp
         if (k != part) continue;
         *out = (hk_split_part_t){ .start = start, .end = end, .first_line = (long)first,
                                   .format = out->format };
-        if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_EXIT_RUNTIME; goto done; }
+        if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_E_NOMEM; goto done; }
         found = 1;
     }
     if (ferror(fp)) { hk_log_error("%s: read error: %s", plan_path, strerror(errno)); goto done; }
@@ -491,7 +494,7 @@ int hk_split_load_part(const char *plan_path, int part, const char *input, hk_sp
                      "plan it again with `haplik split --plan`", input, plan_path);
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (status) hk_split_part_free(out);
     ks_free(&line);
