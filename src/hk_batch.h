@@ -120,8 +120,8 @@ typedef enum {
     HK_BATCH_BAD_GCP = 4    /* a gap-continuation quality of Q0: gap-to-match = 0 */
 } hk_batch_fault_t;
 
-/* The int codes of hk_batch_add_read and hk_batch_add_hap, for their callers
- * that still compare them (the GKL bridge); everything else returns an
+/* The int codes of hk_batch_add_read and hk_batch_add_hap (the GKL bridge
+ * tells its caller which rule broke by them); everything else returns an
  * hk_status_t. */
 enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4,
        HK_BATCH_EGAP = -5, HK_BATCH_EGCP = -6 };

@@ -142,26 +142,27 @@ typedef struct {
     const char      *prefix;     /* how its header line starts */
 } copier_t;
 
-static int put_line(FILE *fp, const char *s, size_t n)
+HK_RESULT_USED static hk_status_t put_line(FILE *fp, const char *s, size_t n)
 {
-    return (fwrite(s, 1, n, fp) != n || putc('\n', fp) == EOF) ? -1 : 0;
+    return (fwrite(s, 1, n, fp) != n || putc('\n', fp) == EOF) ? HK_E_RUNTIME : HK_OK;
 }
 
 /* Start writing shard k before region (or gap) i: what it needs to read the
  * following lines on its own. Shard 0's first line is the input's first. */
-static int enter_shard(copier_t *c, int k, const split_region_t *next)
+HK_RESULT_USED static hk_status_t enter_shard(copier_t *c, int k, const split_region_t *next)
 {
     FILE *fp = c->out[k];
     const int first_shard = c->cur < 0;
     c->cur = k;
-    if (first_shard) return 0;
+    if (first_shard) return HK_OK;
     const char *h = c->header ? c->header : c->std_header;
-    if (h && put_line(fp, h, strlen(h))) return -1;
-    if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return -1;
-    return 0;
+    if (h && put_line(fp, h, strlen(h))) return HK_E_RUNTIME;
+    if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return HK_E_RUNTIME;
+    return HK_OK;
 }
 
-/* Shards that got no line: a results-file header (they hold no region). */
+/* Shards that got no line: a results-file header (they hold no region).
+ * The shard whose write failed, or -1. */
 static int finish_empty_shards(copier_t *c, const int *written)
 {
     for (int k = 0; k < c->p->n_shards; k++) {
@@ -307,9 +308,9 @@ static void *count_range(void *arg)
 
 /* The byte offset of each line first[0..n) (non-decreasing; EOF_LINE: the
  * end) of the plain file fd of size bytes, and in *n_lines the lines it has.
- * 0, or -1 on a read error (errno set). */
-static int line_offsets(int fd, long long size, const long *first, int n, long long *off,
-                        long *n_lines)
+ * HK_OK, or HK_E_RUNTIME on a read error or without memory (errno set). */
+HK_RESULT_USED static hk_status_t line_offsets(int fd, long long size, const long *first, int n, long long *off,
+                                              long *n_lines)
 {
     int nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1) nt = 1;
@@ -317,7 +318,7 @@ static int line_offsets(int fd, long long size, const long *first, int n, long l
     if ((long long)nt * (long long)COUNT_CHUNK > size) nt = (int)(size / (long long)COUNT_CHUNK) + 1;
     count_job_t *jobs = calloc((size_t)(nt > n ? nt : n), sizeof *jobs);
     long *ends = calloc((size_t)nt + 1, sizeof *ends);   /* ends[r]: line ends before range r */
-    int rc = -1;
+    hk_status_t rc = HK_E_RUNTIME;
     if (!jobs || !ends) { errno = ENOMEM; goto done; }
     for (int r = 0; r < nt; r++)
         jobs[r] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt, .skip = -1 };
@@ -344,7 +345,7 @@ static int line_offsets(int fd, long long size, const long *first, int n, long l
         if (jobs[k].err) { errno = jobs[k].err; goto done; }
         off[jobs[k].target] = jobs[k].at;
     }
-    rc = 0;
+    rc = HK_OK;
 done:
     free(jobs);
     free(ends);
@@ -421,14 +422,14 @@ static hk_status_t plan_error(const char *path, long line, const char *fmt, ...)
 }
 
 /* The next tab-separated integer of *s (advanced past it and its tab). */
-static int plan_int(char **s, long long lo, long long *v)
+HK_RESULT_USED static hk_status_t plan_int(char **s, long long lo, long long *v)
 {
     char *end;
     errno = 0;
     *v = strtoll(*s, &end, 10);
-    if (errno || end == *s || (*end != '\t' && *end != '\0') || *v < lo) return -1;
+    if (errno || end == *s || (*end != '\t' && *end != '\0') || *v < lo) return HK_E_INPUT;
     *s = *end ? end + 1 : end;
-    return 0;
+    return HK_OK;
 }
 
 hk_status_t hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
