@@ -62,6 +62,25 @@ HK_RESULT_USED hk_status_t hk_cuda_device_count(int *n, char *err, size_t errlen
 /* Properties of one device. */
 HK_RESULT_USED hk_status_t hk_cuda_device_info(int ordinal, hk_cuda_device_t *info, char *err, size_t errlen);
 
+/* What a device must have for this build's kernels, as asked of it. */
+typedef struct {
+    size_t smem_block_optin;   /* shared memory per block, opt-in (cudaDevAttrMaxSharedMemoryPerBlockOptin) */
+    int    max_threads_block;  /* threads per block */
+    int    warp_size;
+} hk_cuda_limits_t;
+
+/* Whether device `ordinal` can run every kernel form of this build: code
+ * for its architecture, warps of 32, blocks of the kernels' size, and the
+ * shared memory per block of the most demanding form (asked of the device,
+ * not assumed from the architectures built for). HK_OK, or HK_E_NODEV with
+ * err saying what falls short. Asked once per device and process; the
+ * engine asks before a device scores. */
+HK_RESULT_USED hk_status_t hk_cuda_device_fits(int ordinal, char *err, size_t errlen);
+/* The same test against given limits (no device needed), and the most
+ * shared memory per block any kernel form needs. */
+HK_RESULT_USED hk_status_t hk_cuda_limits_check(const hk_cuda_limits_t *lim, char *err, size_t errlen);
+size_t hk_cuda_smem_need(void);
+
 /* An engine over a set of devices (ordinals[0..n_devices)). */
 typedef struct hk_cuda hk_cuda_t;
 

@@ -121,20 +121,21 @@ static double brand(double a, double b)
 }
 
 /* One region (H <= 32 haplotypes and lengths <= 1024): R reads copied from the haplotypes with quality-driven errors. */
-static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl,
+HK_RESULT_USED static hk_status_t add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const int *hl, const int *rl,
                       int gaps)
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char hap[32][1024], seq[1024], q[1024], gi[1024], gd[1024], gg[1024];
-    const char *bad;
+    hk_batch_error_t bad;
+    hk_status_t rc;
     int maxh = 0;
     for (int h = 0; h < H; h++) if (hl[h] > maxh) maxh = hl[h];
-    if (hk_batch_begin_region(b, NULL, 1)) return -1;
+    if ((rc = hk_batch_begin_region(b, NULL, 1))) return rc;
     for (int i = 0; i < maxh; i++) hap[0][i] = "ACGT"[(int)(urand() * 4)];
     for (int h = 0; h < H; h++) {
         memcpy(hap[h], hap[0], (size_t)maxh);
         hap[h][(int)(urand() * hl[h])] = "ACGT"[(int)(urand() * 4)];
-        if (hk_batch_add_hap(b, &rules, hap[h], (uint32_t)hl[h], &bad)) return -1;
+        if ((rc = hk_batch_add_hap_st(b, &rules, hap[h], (uint32_t)hl[h], &bad))) return rc;
     }
     for (int r = 0; r < R; r++) {
         int h = (int)(urand() * H), len = rl[r] < hl[h] ? rl[r] : hl[h];
@@ -153,24 +154,26 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, int R, int H, const in
             }
             gg[i] = '+';
         }
-        if (hk_batch_add_read(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad)) return -1;
+        if ((rc = hk_batch_add_read_st(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad))) return rc;
     }
     return hk_batch_end_region(b);
 }
 
-static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs, int gaps)
+HK_RESULT_USED static hk_status_t make_equal(hk_batch_t *b, int rl, int hlen, long pairs, int gaps)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_status_t rc;
     int hl[32], rls[32];
     for (int i = 0; i < 32; i++) { hl[i] = hlen; rls[i] = rl; }
     for (long done = 0; done < pairs; done += 32 * 32)
-        if (add_region(b, &m, 32, 32, hl, rls, gaps)) return -1;
-    return 0;
+        if ((rc = add_region(b, &m, 32, 32, hl, rls, gaps))) return rc;
+    return HK_OK;
 }
 
-static int make_na12878(hk_batch_t *b, long pairs, int gaps)
+HK_RESULT_USED static hk_status_t make_na12878(hk_batch_t *b, long pairs, int gaps)
 {
     hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_status_t rc;
     for (long done = 0; done < pairs;) {
         int H = 1;
         while (H < 16 && urand() < 0.71) H++;
@@ -186,11 +189,11 @@ static int make_na12878(hk_batch_t *b, long pairs, int gaps)
         for (int r0 = 0; r0 < R; r0 += 32) {
             int n = R - r0 < 32 ? R - r0 : 32, rl[32];
             for (int r = 0; r < n; r++) rl[r] = (int)(10 + brand(1.2, 2.2) * 141);
-            if (add_region(b, &m, n, H, hl, rl, gaps)) return -1;
+            if ((rc = add_region(b, &m, n, H, hl, rl, gaps))) return rc;
             done += (long)n * H;
         }
     }
-    return 0;
+    return HK_OK;
 }
 
 /* The chunks of the last call (--trace), as HK_TRACE prints them. */
@@ -215,13 +218,13 @@ typedef struct {
     int read_len, hap_len, config;   /* read_len 0: mixed lengths */
 } workload_t;
 
-static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *w, const int *P,
+HK_RESULT_USED static hk_status_t run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *w, const int *P,
                         const int *K)
 {
     hk_batch_t b;
     hk_batch_init(&b);
     char err[512];
-    int rc;
+    hk_status_t rc;
     if (w->read_len) {
         double per = (double)w->read_len * w->hap_len;
         long pairs = (long)(o->cells / per);
@@ -236,7 +239,7 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     if (rc) {
         fprintf(stderr, "haplik: error: bench: out of memory building a workload\n");
         hk_batch_free(&b);
-        return HK_EXIT_RUNTIME;
+        return HK_E_RUNTIME;
     }
     double kernel_s = 0;
     rc = hk_cuda_bench(cu, &b, o->gaps, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
@@ -252,7 +255,7 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
         fprintf(stderr, "haplik: error: bench: %s\n", t ? err : "out of memory");
         free(t);
         hk_batch_free(&b);
-        return HK_EXIT_RUNTIME;
+        return HK_E_RUNTIME;
     }
     /* median of the whole-call times (insertion sort: runs is small) */
     for (int i = 1; i < o->runs; i++)
@@ -270,7 +273,7 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
     if (o->trace) print_trace(cu);
     fflush(stdout);
     hk_batch_free(&b);
-    return HK_EXIT_OK;
+    return HK_OK;
 }
 
 /* --calls: what one hk_cuda_score call costs beyond its kernels. For
@@ -279,20 +282,20 @@ static int run_workload(hk_cuda_t *cu, const bench_opts_t *o, const workload_t *
  * packing threads' start), the kernels alone (one chunk, CUDA events), the
  * median call, and when the last call handed its first chunk to the GPU and
  * how long the GPU was busy (first copy in to last kernel end). */
-static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
+HK_RESULT_USED static hk_status_t run_calls(hk_cuda_t *cu, const bench_opts_t *o)
 {
     static const long sizes[] = { 1, 64, 1024, 16384, 131072, 524288, 2097152 };
     const int runs = 3 * o->runs;
     double *t = malloc(sizeof *t * (size_t)runs);
-    if (!t) return HK_EXIT_RUNTIME;
+    if (!t) return HK_E_RUNTIME;
     printf("%-8s %9s %10s %9s %9s %9s %9s %9s %9s\n", "batch", "pairs", "cells", "first_ms", "kernel_ms",
            "call_ms", "fixed_ms", "handed_ms", "span_ms");
-    int rc = HK_EXIT_OK;
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && rc == HK_EXIT_OK; i++) {
+    hk_status_t rc = HK_OK;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && rc == HK_OK; i++) {
         hk_batch_t b;
         hk_batch_init(&b);
         char err[512] = "";
-        int brc;
+        hk_status_t brc;
         if (sizes[i] == 1) {                     /* one read of 100 bases, one haplotype of 300 */
             hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
             int hl = 300, rl = 100;
@@ -315,7 +318,7 @@ static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
         }
         if (brc) {
             fprintf(stderr, "haplik: error: bench: %s\n", *err ? err : "out of memory building a batch");
-            rc = HK_EXIT_RUNTIME;
+            rc = HK_E_RUNTIME;
         } else {
             for (int a = 1; a < runs; a++)
                 for (int j = a; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
@@ -331,7 +334,7 @@ static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
         hk_batch_free(&b);
     }
     free(t);
-    if (rc == HK_EXIT_OK) {
+    if (rc == HK_OK) {
         const char *names[32];
         double us[32];
         const int n = hk_cuda_api_costs(cu, names, us, 32);
@@ -342,7 +345,7 @@ static int run_calls(hk_cuda_t *cu, const bench_opts_t *o)
 }
 #endif
 
-int hk_cmd_bench(int argc, char **argv)
+static hk_status_t bench_main(int argc, char **argv)
 {
     bench_opts_t o;
     bench_defaults(&o);
@@ -390,39 +393,39 @@ int hk_cmd_bench(int argc, char **argv)
                 strcmp(optarg, "long"))
                 end = optarg;
             break;
-        case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
-        default: usage(stderr); return HK_EXIT_INPUT;
+        case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_E_RUNTIME : HK_OK;
+        default: usage(stderr); return HK_E_INPUT;
         }
         if (!end || *end || errno) {
             hk_log_error("bench: bad option value '%s'; see 'haplik bench --help'",
                     optarg);
-            return HK_EXIT_INPUT;
+            return HK_E_INPUT;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "haplik: error: bench takes no operands; see 'haplik bench --help'\n");
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
 #ifndef HAVE_CUDA
     fprintf(stderr, "haplik: error: bench: this haplik was built without CUDA; nothing to measure\n");
-    return HK_EXIT_RUNTIME;
+    return HK_E_RUNTIME;
 #else
     char err[512];
     int P[64], K[64];
     const int ncfg = o.precision == HK_PREC_DOUBLE ? hk_cuda_double_configs(P, K, 64) : hk_cuda_configs(o.gaps, P, K, 64);
     if (o.only >= ncfg) {
         fprintf(stderr, "haplik: error: bench: --config %d: there are %d configurations\n", o.only, ncfg);
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
     hk_cuda_device_t info;
     if (hk_cuda_device_info(o.device, &info, err, sizeof err) != HK_OK) {
         fprintf(stderr, "haplik: error: bench: %s\n", err);
-        return HK_EXIT_RUNTIME;
+        return HK_E_RUNTIME;
     }
     hk_cuda_t *cu;
     if (hk_cuda_open(&o.device, 1, &cu, err, sizeof err) != HK_OK) {
         fprintf(stderr, "haplik: error: bench: %s\n", err);
-        return HK_EXIT_RUNTIME;
+        return HK_E_RUNTIME;
     }
     printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, %s gap qualities, "
            "median of %d runs\n", PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major,
@@ -431,9 +434,9 @@ int hk_cmd_bench(int argc, char **argv)
     printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
            "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");
     if (o.calls) {
-        const int crc = run_calls(cu, &o);
+        const hk_status_t crc = run_calls(cu, &o);
         hk_cuda_close(cu);
-        if (hk_cli_close_stdout() && crc == HK_EXIT_OK) return HK_EXIT_RUNTIME;
+        if (hk_cli_close_stdout() && crc == HK_OK) return HK_E_RUNTIME;
         return crc;
     }
     workload_t w[64 + 6];
@@ -450,13 +453,18 @@ int hk_cmd_bench(int argc, char **argv)
         w[nw++] = (workload_t){ "long", 768, 768, -1 };
         w[nw++] = (workload_t){ "long", 1024, 1024, -1 };
     }
-    int rc = HK_EXIT_OK;
-    for (int i = 0; i < nw && rc == HK_EXIT_OK; i++) {
+    hk_status_t rc = HK_OK;
+    for (int i = 0; i < nw && rc == HK_OK; i++) {
         if ((o.only >= 0 && w[i].config != o.only) || (o.workload && strcmp(w[i].name, o.workload))) continue;
         rc = run_workload(cu, &o, &w[i], P, K);
     }
     hk_cuda_close(cu);
-    if (hk_cli_close_stdout() && rc == HK_EXIT_OK) rc = HK_EXIT_RUNTIME;
+    if (hk_cli_close_stdout() && rc == HK_OK) rc = HK_E_RUNTIME;
     return rc;
 #endif
+}
+
+int hk_cmd_bench(int argc, char **argv)
+{
+    return hk_status_exit(bench_main(argc, argv));
 }

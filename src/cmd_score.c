@@ -8,18 +8,19 @@
 #include <stdio.h>
 #include <string.h>
 
-static int score_or_check(int check, int argc, char **argv)
+static hk_status_t score_or_check(int check, int argc, char **argv)
 {
     const char *cmd = check ? "check" : "score";
     hk_cli_opts_t o;
-    int first, rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
-    if (rc < 0) { hk_config_free(&o.cfg); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0; }
+    int first;
+    hk_status_t rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
+    if (rc == HK_OK && first == 0) { hk_config_free(&o.cfg); return hk_cli_close_stdout(); }
     if (rc) { hk_config_free(&o.cfg); return rc; }
     /* the output's name and format, before any work */
     if ((o.output && !*o.output && (hk_log_error("%s: -o/--output: the output's name is empty", cmd), 1)) ||
         hk_table_pick_format(o.output, o.cfg.output_format, &o.cfg.output_format)) {
         hk_config_free(&o.cfg);
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
     hk_split_part_t part = { 0 };
     if (o.plan && (rc = hk_split_load_part(o.plan, o.part, argv[first], &part))) {
@@ -27,13 +28,14 @@ static int score_or_check(int check, int argc, char **argv)
         return rc;
     }
     hk_run_stats_t r;
-    int status = hk_run(&o.cfg, argv + first, argc - first, o.plan ? &part : NULL, o.output, check, &r);
+    /* hk_run returns an exit status, whose values are the kinds' */
+    hk_status_t status = (hk_status_t)hk_run(&o.cfg, argv + first, argc - first, o.plan ? &part : NULL, o.output, check, &r);
     hk_split_part_free(&part);
     if (status == 0 && check) {
         if (r.compared == 0 && r.expected_neg_inf == 0) {
             hk_log_error("check: no pair has an expected value (check needs HaplotypeCaller "
                          "results files, which carry one)");
-            status = HK_EXIT_INPUT;
+            status = HK_E_INPUT;
         } else {
             /* the table has standard output (-o -): the report goes to stderr */
             FILE *rep = o.output && !strcmp(o.output, "-") ? stderr : stdout;
@@ -47,13 +49,13 @@ static int score_or_check(int check, int argc, char **argv)
             if (r.no_expected)
                 fprintf(rep, "pairs without an expected value: %llu\n",
                         (unsigned long long)r.no_expected);
-            status = r.over ? HK_EXIT_DIFF : HK_EXIT_OK;
+            status = r.over ? HK_E_DIFF : HK_OK;
         }
     }
     hk_config_free(&o.cfg);
-    if (hk_cli_close_stdout()) status = HK_EXIT_RUNTIME;
+    if (hk_cli_close_stdout()) status = HK_E_RUNTIME;
     return status;
 }
 
-int hk_cmd_score(int argc, char **argv) { return score_or_check(0, argc, argv); }
-int hk_cmd_check(int argc, char **argv) { return score_or_check(1, argc, argv); }
+int hk_cmd_score(int argc, char **argv) { return hk_status_exit(score_or_check(0, argc, argv)); }
+int hk_cmd_check(int argc, char **argv) { return hk_status_exit(score_or_check(1, argc, argv)); }

@@ -56,28 +56,30 @@ static void shard_genome_free(shard_genome_t *g)
 }
 
 /* Strict decimal integer: the whole string, no sign games, in [lo, hi]. */
-static int shard_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+HK_RESULT_USED static hk_status_t shard_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!s || !*s || *s == ' ' || *s == '\t' || *s == '+' || (*s == '-' && lo >= 0)) return -1;
+    if (!s || !*s || *s == ' ' || *s == '\t' || *s == '+' || (*s == '-' && lo >= 0)) return HK_E_INPUT;
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) return -1;
+    if (errno || end == s || *end != '\0' || v < lo || v > hi) return HK_E_INPUT;
     *out = (int64_t)v;
-    return 0;
+    return HK_OK;
 }
 
-/* Read the .fai: NAME<TAB>LENGTH<TAB>... per line. 0, or -1 (logged with file:line). */
-static int shard_read_fai(const char *fn, shard_genome_t *g)
+/* Read the .fai: NAME<TAB>LENGTH<TAB>... per line. HK_OK, or HK_E_INPUT
+ * (logged with file:line; HK_E_NOMEM: out of memory). */
+HK_RESULT_USED static hk_status_t shard_read_fai(const char *fn, shard_genome_t *g)
 {
     BGZF *fp = bgzf_open(fn, "r"); /* plain text, gzip or BGZF */
     if (!fp) {
         hk_log_error("%s: cannot open: %s", fn, strerror(errno ? errno : EIO));
-        return -1;
+        return HK_E_INPUT;
     }
     kstring_t line = KS_INITIALIZE;
     int64_t lineno = 0;
-    int ret, rc = -1;
+    int ret;
+    hk_status_t rc = HK_E_INPUT;
     while ((ret = bgzf_getline(fp, '\n', &line)) >= 0) {
         lineno++;
         if (line.l && line.s[line.l - 1] == '\r') line.s[--line.l] = '\0';
@@ -95,7 +97,7 @@ static int shard_read_fai(const char *fn, shard_genome_t *g)
             goto fail;
         }
         int64_t len;
-        if (shard_parse_i64(lenf, 1, INT64_MAX / 4, &len) < 0) {
+        if (shard_parse_i64(lenf, 1, INT64_MAX / 4, &len)) {
             hk_log_error("%s:%" PRId64 ": sequence length '%s' of '%s' is not a positive integer",
                          fn, lineno, lenf, line.s);
             goto fail;
@@ -112,12 +114,12 @@ static int shard_read_fai(const char *fn, shard_genome_t *g)
         if (g->n == g->m) {
             size_t m = g->m ? 2 * g->m : 64;
             shard_contig_t *c = realloc(g->c, m * sizeof *c);
-            if (!c) { hk_log_error("out of memory"); goto fail; }
+            if (!c) { hk_log_error("out of memory"); rc = HK_E_NOMEM; goto fail; }
             g->c = c;
             g->m = m;
         }
         char *name = strdup(line.s);
-        if (!name) { hk_log_error("out of memory"); goto fail; }
+        if (!name) { hk_log_error("out of memory"); rc = HK_E_NOMEM; goto fail; }
         g->c[g->n].name = name;
         g->c[g->n].len = len;
         g->c[g->n].start = g->total;
@@ -132,12 +134,12 @@ static int shard_read_fai(const char *fn, shard_genome_t *g)
         hk_log_error("%s:%" PRId64 ": no sequences in the index", fn, lineno);
         goto fail;
     }
-    rc = 0;
+    rc = HK_OK;
 fail:
     free(line.s);
-    if (bgzf_close(fp) < 0 && rc == 0) {
+    if (bgzf_close(fp) < 0 && rc == HK_OK) {
         hk_log_error("%s: error closing the file", fn);
-        rc = -1;
+        rc = HK_E_INPUT;
     }
     return rc;
 }
@@ -175,16 +177,16 @@ static int64_t shard_snap(const shard_genome_t *g, int64_t p, int64_t w)
 }
 
 /* Write [from, to) of the concatenated genome as BED lines to fp. */
-static int shard_write_bed(FILE *fp, const shard_genome_t *g, int64_t from, int64_t to)
+HK_RESULT_USED static hk_status_t shard_write_bed(FILE *fp, const shard_genome_t *g, int64_t from, int64_t to)
 {
-    if (from >= to) return 0;
+    if (from >= to) return HK_OK;
     for (size_t i = shard_find_contig(g, from); i < g->n && g->c[i].start < to; i++) {
         const shard_contig_t *c = &g->c[i];
         int64_t s = from > c->start ? from - c->start : 0;
         int64_t e = (to < c->start + c->len ? to : c->start + c->len) - c->start;
-        if (fprintf(fp, "%s\t%" PRId64 "\t%" PRId64 "\n", c->name, s, e) < 0) return -1;
+        if (fprintf(fp, "%s\t%" PRId64 "\t%" PRId64 "\n", c->name, s, e) < 0) return HK_E_RUNTIME;
     }
-    return 0;
+    return HK_OK;
 }
 
 static void shard_usage(FILE *fp)
@@ -209,7 +211,7 @@ static void shard_usage(FILE *fp)
             SHARD_MAX_N, SHARD_DEFAULT_WINDOW);
 }
 
-int hk_cmd_shard(int argc, char **argv)
+static hk_status_t shard_main(int argc, char **argv)
 {
     static const struct option lopts[] = {
         {"fai", required_argument, NULL, 'f'},
@@ -227,39 +229,40 @@ int hk_cmd_shard(int argc, char **argv)
         switch (c) {
         case 'f': fai = optarg; break;
         case 'n':
-            if (shard_parse_i64(optarg, 1, SHARD_MAX_N, &n) < 0) {
+            if (shard_parse_i64(optarg, 1, SHARD_MAX_N, &n)) {
                 hk_log_error("shard: -n/--shards: expected an integer from 1 to %d, got '%s'", SHARD_MAX_N, optarg);
-                return 2;
+                return HK_E_INPUT;
             }
             break;
         case 'w':
-            if (shard_parse_i64(optarg, 1, INT64_MAX / 4, &window) < 0) {
+            if (shard_parse_i64(optarg, 1, INT64_MAX / 4, &window)) {
                 hk_log_error("shard: -w/--window: expected a positive integer, got '%s'", optarg);
-                return 2;
+                return HK_E_INPUT;
             }
             break;
         case 'q': hk_log_set_quiet(1); break;
         case 'h':
             shard_usage(stdout);
-            return fflush(stdout) == 0 ? 0 : 3;
+            return hk_cli_close_stdout();
         case ':':
             hk_log_error("shard: option '%s' needs a value (see haplik shard --help)", argv[optind - 1]);
-            return 2;
+            return HK_E_INPUT;
         default:
             hk_log_error("shard: unknown option '%s' (see haplik shard --help)", argv[optind - 1]);
-            return 2;
+            return HK_E_INPUT;
         }
     }
-    if (!fai) { hk_log_error("shard: --fai REF.fai is required (see haplik shard --help)"); return 2; }
-    if (n == 0) { hk_log_error("shard: -n N is required (see haplik shard --help)"); return 2; }
+    if (!fai) { hk_log_error("shard: --fai REF.fai is required (see haplik shard --help)"); return HK_E_INPUT; }
+    if (n == 0) { hk_log_error("shard: -n N is required (see haplik shard --help)"); return HK_E_INPUT; }
     if (argc - optind != 1) {
         hk_log_error("shard: expected exactly one OUTPREFIX, got %d (see haplik shard --help)", argc - optind);
-        return 2;
+        return HK_E_INPUT;
     }
     const char *prefix = argv[optind];
 
     shard_genome_t g = {0};
-    if (shard_read_fai(fai, &g) < 0) { shard_genome_free(&g); return 2; }
+    hk_status_t rc = shard_read_fai(fai, &g);
+    if (rc) { shard_genome_free(&g); return rc; }
 
     /* 1% balance: each boundary moves <= w/2, so |len - T/N| <= w; keep w <= T/(200N). */
     int64_t w = window, wmax = g.total / (200 * n);
@@ -274,10 +277,10 @@ int hk_cmd_shard(int argc, char **argv)
      * more than the files one process can hold open), then all are renamed
      * into place together */
     hk_outfile_t **out = calloc((size_t)n, sizeof *out);
-    int rc = out ? 0 : 3;
+    rc = out ? HK_OK : HK_E_NOMEM;
     if (!out) hk_log_error("out of memory");
     int64_t k, from = 0;
-    for (k = 1; k <= n && rc == 0; k++) {
+    for (k = 1; k <= n && rc == HK_OK; k++) {
         /* boundary k: round(k*T/N) without overflow (T < 2^61, N <= 1e6) */
         int64_t q = g.total / n, r = g.total % n;
         int64_t exact_num = r * k;                      /* k*T = k*q*N + k*r */
@@ -287,28 +290,32 @@ int hk_cmd_shard(int argc, char **argv)
         ks_clear(&path);
         if (ksprintf(&path, "%s%0*" PRId64 ".bed", prefix, digits, k) < 0) {
             hk_log_error("out of memory");
-            rc = 3;
+            rc = HK_E_NOMEM;
             break;
         }
         const char *name = path.s;
-        if (hk_outfile_check_paths(&name, 1, &fai, 1)) { rc = 2; break; }
+        if ((rc = hk_outfile_check_paths(&name, 1, &fai, 1))) break;
         hk_outfile_t *o = out[k - 1] = hk_outfile_open(path.s);
-        if (!o) { rc = 3; break; }
-        if (shard_write_bed(hk_outfile_fp(o), &g, from, to) < 0) {
+        if (!o) { rc = HK_E_RUNTIME; break; }
+        if ((rc = shard_write_bed(hk_outfile_fp(o), &g, from, to))) {
             hk_log_error("%s: write error: %s", path.s, strerror(errno));
-            rc = 3;
             break;
         }
-        if (hk_outfile_close(o)) { rc = 3; break; }
+        if ((rc = hk_outfile_close(o))) break;
         from = to;
     }
-    if (rc == 0 && hk_outfile_commit_all(out, (size_t)n)) rc = 3;
+    if (rc == HK_OK) rc = hk_outfile_commit_all(out, (size_t)n);
     if (out) for (int64_t j = 0; j < n; j++) hk_outfile_abort(out[j]);
     free(out);
-    if (rc == 0)
+    if (rc == HK_OK)
         hk_log_notice("shard: %" PRId64 " shards of ~%" PRId64 " bp from %zu sequences (%" PRId64 " bp, cut grid %" PRId64 " bp)",
                       n, g.total / n, g.n, g.total, w);
     ks_free(&path);
     shard_genome_free(&g);
     return rc;
+}
+
+int hk_cmd_shard(int argc, char **argv)
+{
+    return hk_status_exit(shard_main(argc, argv));
 }

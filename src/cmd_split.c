@@ -54,33 +54,33 @@ static void room_for_files(int n)
 }
 
 /* split --plan PLAN --parts N INPUT: the plan alone, complete or absent. */
-static int plan_only(char **argv, int argc, int format, const char *plan_out, int parts)
+static hk_status_t plan_only(char **argv, int argc, int format, const char *plan_out, int parts)
 {
     if (!plan_out || !parts || argc - optind != 1) {
         hk_log_error("split: --plan PLAN and --parts N go together, with one INPUT; see "
                      "'haplik split --help'");
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
     const char *input = argv[optind];
-    if (hk_outfile_check_paths(&plan_out, 1, &input, 1)) return HK_EXIT_INPUT;
+    if (hk_outfile_check_paths(&plan_out, 1, &input, 1)) return HK_E_INPUT;
     if (!strcmp(input, "-")) {
         hk_log_error("split: INPUT must be a file, not standard input (its parts are read in place)");
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
-    int status;
-    hk_split_plan_t *plan = hk_split_plan(input, format, parts, &status);
-    if (!plan) return status;
+    hk_split_plan_t *plan;
+    hk_status_t status = hk_split_plan(input, format, parts, &plan);
+    if (status) return status;
     hk_outfile_t *out = hk_outfile_open(plan_out);
-    status = out ? hk_split_write_plan(plan, hk_outfile_fp(out), plan_out) : HK_EXIT_RUNTIME;
-    if (!status) status = hk_outfile_commit(out) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+    status = out ? hk_split_write_plan(plan, hk_outfile_fp(out), plan_out) : HK_E_RUNTIME;
+    if (!status) status = hk_outfile_commit(out);
     else hk_outfile_abort(out);
-    if (status == HK_EXIT_OK)
+    if (status == HK_OK)
         hk_log_notice("split: %zu regions planned in %d parts", hk_split_n_regions(plan), parts);
     hk_split_free(plan);
     return status;
 }
 
-int hk_cmd_split(int argc, char **argv)
+static hk_status_t split_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' }, { "quiet", no_argument, NULL, 'q' },
@@ -98,7 +98,7 @@ int hk_cmd_split(int argc, char **argv)
         case 'f':
             if ((format = hk_reader_parse_format(optarg)) < 0) {
                 hk_log_error("split: --format: expected auto, pdhmm, gatk or batch");
-                return HK_EXIT_INPUT;
+                return HK_E_INPUT;
             }
             break;
         case 'q': hk_log_set_quiet(1); break;
@@ -109,39 +109,40 @@ int hk_cmd_split(int argc, char **argv)
             if (errno || *end || end == optarg || parts < 1 || parts > 1000000) {
                 hk_log_error("split: --parts: expected a whole number from 1 to 1000000, "
                              "found '%s'", optarg);
-                return HK_EXIT_INPUT;
+                return HK_E_INPUT;
             }
             break;
-        case 'h': usage(stdout); return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0;
-        default: hk_cli_bad_option("split", c, argv[optind - 1], opts); return HK_EXIT_INPUT;
+        case 'h': usage(stdout); return hk_cli_close_stdout();
+        default: hk_cli_bad_option("split", c, argv[optind - 1], opts); return HK_E_INPUT;
         }
     }
     if (plan_out || parts) return plan_only(argv, argc, format, plan_out, (int)parts);
-    if (argc - optind < 2) { usage(stderr); return HK_EXIT_INPUT; }
+    if (argc - optind < 2) { usage(stderr); return HK_E_INPUT; }
     const char *input = argv[optind];
     const char *const *names = (const char *const *)argv + optind + 1;
     const int n = argc - optind - 1;
-    if (hk_outfile_check_paths(names, (size_t)n, &input, 1)) return HK_EXIT_INPUT;
+    if (hk_outfile_check_paths(names, (size_t)n, &input, 1)) return HK_E_INPUT;
     if (!strcmp(input, "-")) {
         hk_log_error("split: INPUT must be a file, not standard input (it is read twice)");
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
 
-    int status;
-    hk_split_plan_t *plan = hk_split_plan(input, format, n, &status);
-    if (!plan) return status;
+    hk_split_plan_t *plan;
+    hk_status_t status = hk_split_plan(input, format, n, &plan);
+    if (status) return status;
     room_for_files(n);
     hk_outfile_t **out = calloc((size_t)n, sizeof *out);
     FILE **fps = calloc((size_t)n, sizeof *fps);
-    status = HK_EXIT_RUNTIME;
+    status = HK_E_NOMEM;
     if (!out || !fps) { hk_log_error("out of memory"); goto done; }
+    status = HK_E_RUNTIME;
     for (int k = 0; k < n; k++) {
         if (!(out[k] = hk_outfile_open(names[k]))) goto done;
         fps[k] = hk_outfile_fp(out[k]);
     }
     if ((status = hk_split_write(plan, fps, names))) goto done;
-    status = hk_outfile_commit_all(out, (size_t)n) ? HK_EXIT_RUNTIME : HK_EXIT_OK;
-    if (status == HK_EXIT_OK)
+    status = hk_outfile_commit_all(out, (size_t)n);
+    if (status == HK_OK)
         hk_log_notice("split: %zu regions into %d shards", hk_split_n_regions(plan), n);
 done:
     if (out) for (int k = 0; k < n; k++) hk_outfile_abort(out[k]);
@@ -149,4 +150,9 @@ done:
     free(fps);
     hk_split_free(plan);
     return status;
+}
+
+int hk_cmd_split(int argc, char **argv)
+{
+    return hk_status_exit(split_main(argc, argv));
 }

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     hts_set_log_level(HTS_LOG_OFF);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
-        return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+        return hk_status_exit(hk_cli_close_stdout());
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         printf("haplik %s\n", PACKAGE_VERSION);
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 #else
                "no CUDA engine (CPU only)");
 #endif
-        return hk_cli_close_stdout() ? HK_EXIT_RUNTIME : HK_EXIT_OK;
+        return hk_status_exit(hk_cli_close_stdout());
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);

@@ -60,13 +60,13 @@ void hk_batch_free(hk_batch_t *b)
 }
 
 /* Grow each array of a group to hold need elements; capacities double. */
-static int grow(const hk_batch_t *b, void **p, size_t elem, size_t need, size_t cap)
+HK_RESULT_USED static hk_status_t grow(const hk_batch_t *b, void **p, size_t elem, size_t need, size_t cap)
 {
     release(b, *p);
     void *q = hk_mem_realloc(*p, need > cap ? need * elem : cap * elem);
-    if (!q) return -1;
+    if (!q) return HK_E_NOMEM;
     *p = q;
-    return 0;
+    return HK_OK;
 }
 
 static size_t next_cap(size_t need, size_t cap)
@@ -77,27 +77,27 @@ static size_t next_cap(size_t need, size_t cap)
     return c;
 }
 
-static int reserve_read_pos(hk_batch_t *b, size_t add)
+HK_RESULT_USED static hk_status_t reserve_read_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_read_pos + add, cap = next_cap(need, b->m_read_pos);
-    if (cap == b->m_read_pos) return 0;
+    if (cap == b->m_read_pos) return HK_OK;
     if ((!b->no_text && grow(b, (void **)&b->read_text, 1, cap, cap)) || grow(b, (void **)&b->read_base, 1, cap, cap) ||
         grow(b, (void **)&b->read_q, 1, cap, cap) || grow(b, (void **)&b->read_i, 1, cap, cap) ||
         grow(b, (void **)&b->read_d, 1, cap, cap) || grow(b, (void **)&b->read_g, 1, cap, cap))
-        return -1;
+        return HK_E_NOMEM;
     b->m_read_pos = cap;
-    return 0;
+    return HK_OK;
 }
 
-static int reserve_hap_pos(hk_batch_t *b, size_t add)
+HK_RESULT_USED static hk_status_t reserve_hap_pos(hk_batch_t *b, size_t add)
 {
     size_t need = b->n_hap_pos + add, cap = next_cap(need, b->m_hap_pos);
-    if (cap == b->m_hap_pos) return 0;
+    if (cap == b->m_hap_pos) return HK_OK;
     if ((!b->no_text && grow(b, (void **)&b->hap_text, 1, cap, cap)) || grow(b, (void **)&b->hap_base, 1, cap, cap) ||
         grow(b, (void **)&b->hap_pd, 1, cap, cap))
-        return -1;
+        return HK_E_NOMEM;
     b->m_hap_pos = cap;
-    return 0;
+    return HK_OK;
 }
 
 hk_batch_caps_t hk_batch_caps(const hk_batch_t *b)
@@ -142,36 +142,36 @@ static void *touch_part(void *arg)
     return NULL;
 }
 
-int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
+hk_status_t hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
 {
     const hk_batch_caps_t had = hk_batch_caps(b);
     size_t cap;
     if (caps->read_pos > b->m_read_pos && reserve_read_pos(b, caps->read_pos - b->n_read_pos))
-        return HK_BATCH_ENOMEM;
+        return HK_E_NOMEM;
     if (caps->hap_pos > b->m_hap_pos && reserve_hap_pos(b, caps->hap_pos - b->n_hap_pos))
-        return HK_BATCH_ENOMEM;
+        return HK_E_NOMEM;
     if ((cap = caps->reads) > b->m_reads) {
         if (grow(b, (void **)&b->read_off, sizeof *b->read_off, b->m_reads, cap) ||
             grow(b, (void **)&b->read_line, sizeof *b->read_line, b->m_reads, cap) ||
             grow(b, (void **)&b->read_gaps, sizeof *b->read_gaps, b->m_reads, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_reads = cap;
     }
     if ((cap = caps->haps) > b->m_haps) {
         if (grow(b, (void **)&b->hap_off, sizeof *b->hap_off, b->m_haps, cap) ||
             grow(b, (void **)&b->hap_line, sizeof *b->hap_line, b->m_haps, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_haps = cap;
     }
     if ((cap = caps->pairs) > b->m_pairs) {
         if (grow(b, (void **)&b->lk, sizeof *b->lk, b->m_pairs, cap) ||
             grow(b, (void **)&b->expected, sizeof *b->expected, b->m_pairs, cap) ||
             grow(b, (void **)&b->pair_line, sizeof *b->pair_line, b->m_pairs, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_pairs = cap;
     }
     if ((cap = caps->regions) > b->m_regions) {
-        if (grow(b, (void **)&b->regions, sizeof *b->regions, b->m_regions, cap)) return HK_BATCH_ENOMEM;
+        if (grow(b, (void **)&b->regions, sizeof *b->regions, b->m_regions, cap)) return HK_E_NOMEM;
         b->m_regions = cap;
     }
     /* the grown parts, which no one has written yet */
@@ -202,26 +202,26 @@ int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
     touch_job_t jobs[16];
     for (int t = 0; t < nthreads; t++) { jobs[t] = job; jobs[t].part = t; jobs[t].nparts = nthreads; }
     hk_threads_run(touch_part, jobs, sizeof *jobs, nthreads);
-    return 0;
+    return HK_OK;
 }
 
-int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
+hk_status_t hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 {
     size_t cap = next_cap(b->n_regions + 1, b->m_regions);
     if (cap != b->m_regions) {
-        if (grow(b, (void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_BATCH_ENOMEM;
+        if (grow(b, (void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_E_NOMEM;
         b->m_regions = cap;
     }
     hk_region_t *r = &b->regions[b->n_regions];
     memset(r, 0, sizeof *r);
-    if (name && !(r->name = strdup(name))) return HK_BATCH_ENOMEM;
+    if (name && !(r->name = strdup(name))) return HK_E_NOMEM;
     r->line = line;
     r->input = b->input;
     r->read0 = (uint32_t)b->n_reads;
     r->hap0 = (uint32_t)b->n_haps;
     r->pair0 = b->n_pairs;
     b->n_regions++;
-    return 0;
+    return HK_OK;
 }
 
 /* Base codes by letter; -1 for bytes that are not bases. */
@@ -413,55 +413,55 @@ static int all_equal(const uint8_t *p, uint32_t n, uint8_t v)
     return !any16(diff);
 }
 
-int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
+hk_status_t hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
 {
     size_t cap = next_cap(reads, b->m_reads);
     if (cap != b->m_reads) {
         if (grow(b, (void **)&b->read_off, sizeof *b->read_off, cap, cap) ||
             grow(b, (void **)&b->read_line, sizeof *b->read_line, cap, cap) ||
             grow(b, (void **)&b->read_gaps, sizeof *b->read_gaps, cap, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_reads = cap;
     }
-    return read_pos > b->n_read_pos && reserve_read_pos(b, read_pos - b->n_read_pos) ? HK_BATCH_ENOMEM : 0;
+    return read_pos > b->n_read_pos && reserve_read_pos(b, read_pos - b->n_read_pos) ? HK_E_NOMEM : HK_OK;
 }
 
-int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
+hk_status_t hk_batch_append_read(hk_batch_t *b, uint32_t len, long line)
 {
-    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
-    if (hk_batch_reserve_reads(b, b->n_reads + 2, b->n_read_pos + len)) return HK_BATCH_ENOMEM;
+    if (len > HK_MAX_SEQ_LEN) return HK_E_INPUT;
+    if (hk_batch_reserve_reads(b, b->n_reads + 2, b->n_read_pos + len)) return HK_E_NOMEM;
     if (b->n_reads == 0) b->read_off[0] = 0;
     b->read_line[b->n_reads] = line;
     b->n_read_pos += len;
     b->read_off[++b->n_reads] = b->n_read_pos;
     if (len > b->max_read_len) b->max_read_len = len;
     hk_batch_last_region(b)->n_reads++;
-    return 0;
+    return HK_OK;
 }
 
-int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos)
+hk_status_t hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos)
 {
     size_t cap = next_cap(haps, b->m_haps);
     if (cap != b->m_haps) {
         if (grow(b, (void **)&b->hap_off, sizeof *b->hap_off, cap, cap) ||
             grow(b, (void **)&b->hap_line, sizeof *b->hap_line, cap, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_haps = cap;
     }
-    return hap_pos > b->n_hap_pos && reserve_hap_pos(b, hap_pos - b->n_hap_pos) ? HK_BATCH_ENOMEM : 0;
+    return hap_pos > b->n_hap_pos && reserve_hap_pos(b, hap_pos - b->n_hap_pos) ? HK_E_NOMEM : HK_OK;
 }
 
-int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
+hk_status_t hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
 {
-    if (len > HK_MAX_SEQ_LEN) return HK_BATCH_ELONG;
-    if (hk_batch_reserve_haps(b, b->n_haps + 2, b->n_hap_pos + len)) return HK_BATCH_ENOMEM;
+    if (len > HK_MAX_SEQ_LEN) return HK_E_INPUT;
+    if (hk_batch_reserve_haps(b, b->n_haps + 2, b->n_hap_pos + len)) return HK_E_NOMEM;
     if (b->n_haps == 0) b->hap_off[0] = 0;
     b->hap_line[b->n_haps] = line;
     b->n_hap_pos += len;
     b->hap_off[++b->n_haps] = b->n_hap_pos;
     if (len > b->max_hap_len) b->max_hap_len = len;
     hk_batch_last_region(b)->n_haps++;
-    return 0;
+    return HK_OK;
 }
 
 /* Gap-open pairs (insertion Q, deletion Q) whose error probabilities sum to 1
@@ -502,7 +502,7 @@ static hk_read_gaps_t summarize_gaps(const uint8_t *ins, const uint8_t *del, con
     return g;
 }
 
-int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
+hk_status_t hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                       const char *qual, const char *ins, const char *del, const char *gcp,
                       hk_batch_error_t *e)
 {
@@ -510,7 +510,7 @@ int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, cons
                                 ins, del, gcp, e);
 }
 
-int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
                          uint32_t len, const char *bases, const char *qual, const char *ins,
                          const char *del, const char *gcp, hk_batch_error_t *e)
 {
@@ -532,13 +532,13 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
                 .ins = (uint8_t)(ins[0] - 33), .del = (uint8_t)(del[0] - 33), .gcp = g,
                 .ins_last = (uint8_t)(ins[len - 1] - 33), .del_last = (uint8_t)(del[len - 1] - 33),
                 .gcp_last = g_last };
-            return 0;
+            return HK_OK;
         }
         if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
         if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
         b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len)
                               : (hk_read_gaps_t){ .constant = 1, .rows = 1 };
-        return 0;
+        return HK_OK;
     }
     /* a doubt: the scalar passes decide, and find the first error */
     /* copied first, then converted in place: one byte at a time, the
@@ -553,33 +553,33 @@ int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, u
         field = f + 1;
     }
     if (pos < 0 && !rules->pdhmm && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
-        *e = (hk_batch_error_t){ .code = HK_BATCH_EGAP, .is_read = 1, .index = k,
+        *e = (hk_batch_error_t){ .code = HK_BATCH_BAD_GAP, .is_read = 1, .index = k,
                                  .line = b->read_line[k], .field = 2, .pos = (uint32_t)pos,
                                  .bad = (unsigned char)ins[pos] };
-        return e->code;
+        return HK_E_INPUT;
     }
     /* gap-to-match = 1 - err(Q0) = 0 makes every likelihood 0 (unless
      * model.gcp replaces these qualities) */
     const uint8_t *g0 = pos < 0 && rules->gcp < 0 && !rules->pdhmm ? memchr(q[3], 0, len) : NULL;
     if (g0) {
         pos = g0 - q[3];
-        *e = (hk_batch_error_t){ .code = HK_BATCH_EGCP, .is_read = 1, .index = k,
+        *e = (hk_batch_error_t){ .code = HK_BATCH_BAD_GCP, .is_read = 1, .index = k,
                                  .line = b->read_line[k], .field = 4, .pos = (uint32_t)pos,
                                  .bad = (unsigned char)gcp[pos] };
-        return e->code;
+        return HK_E_INPUT;
     }
     if (pos >= 0) {
         *e = (hk_batch_error_t){
-            .code = field ? HK_BATCH_EQUAL : HK_BATCH_EBASE, .is_read = 1, .index = k,
+            .code = field ? HK_BATCH_BAD_QUAL : HK_BATCH_BAD_BASE, .is_read = 1, .index = k,
             .line = b->read_line[k], .field = field, .pos = (uint32_t)pos,
             .bad = (unsigned char)(field ? text[field - 1] : bases)[pos],
         };
-        return e->code;
+        return HK_E_INPUT;
     }
     if (rules->gcp >= 0) memset(b->read_g + o, rules->gcp, len);
     if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
     b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1, .rows = 1 };
-    return 0;
+    return HK_OK;
 }
 
 void hk_batch_gap_rows(const hk_batch_t *b, size_t k, uint8_t *scratch, const uint8_t *rows[3])
@@ -602,13 +602,13 @@ void hk_batch_gap_rows(const hk_batch_t *b, size_t k, uint8_t *scratch, const ui
     }
 }
 
-int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
+hk_status_t hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
                      hk_batch_error_t *e)
 {
     return hk_batch_set_hap_at(b, rules, k, b->hap_off[k], hk_batch_hap_len(b, k), bases, e);
 }
 
-int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+hk_status_t hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
                         uint32_t len, const char *bases, hk_batch_error_t *e)
 {
     pthread_once(&base_once, base_init);
@@ -624,24 +624,24 @@ int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, ui
     if (any16(bad)) pos = encode_bases(rules, bases, b->hap_base + o, len);
     if (pos < 0) {
         if (rules->pdhmm) keep_case(bases, b->hap_base + o, len);
-        return 0;
+        return HK_OK;
     }
-    *e = (hk_batch_error_t){ .code = HK_BATCH_EBASE, .is_read = 0, .index = k,
+    *e = (hk_batch_error_t){ .code = HK_BATCH_BAD_BASE, .is_read = 0, .index = k,
                              .line = b->hap_line[k], .field = 0, .pos = (uint32_t)pos,
                              .bad = (unsigned char)bases[pos] };
-    return e->code;
+    return HK_E_INPUT;
 }
 
-int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                      const char *qual, const char *ins, const char *del,
-                      const char *gcp, uint32_t len, const char **bad)
+hk_status_t hk_batch_add_read_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                 const char *qual, const char *ins, const char *del,
+                                 const char *gcp, uint32_t len, hk_batch_error_t *e)
 {
-    int rc = hk_batch_append_read(b, len, 0);
-    if (rc) { *bad = bases; return rc; }
-    hk_batch_error_t e;
-    if ((rc = hk_batch_set_read(b, rules, b->n_reads - 1, bases, qual, ins, del, gcp, &e))) {
-        const char *src[5] = { bases, qual, ins, del, gcp };
-        *bad = src[e.field] + e.pos;
+    hk_status_t rc = hk_batch_append_read(b, len, 0);
+    if (rc) {
+        *e = (hk_batch_error_t){ .is_read = 1, .index = b->n_reads };
+        return rc;
+    }
+    if ((rc = hk_batch_set_read(b, rules, b->n_reads - 1, bases, qual, ins, del, gcp, e))) {
         hk_batch_last_region(b)->n_reads--;   /* take the read back */
         b->n_reads--;
         b->n_read_pos = b->read_off[b->n_reads];
@@ -649,14 +649,15 @@ int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *ba
     return rc;
 }
 
-int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
-                     const char **bad)
+hk_status_t hk_batch_add_hap_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
+                                hk_batch_error_t *e)
 {
-    int rc = hk_batch_append_hap(b, len, 0);
-    if (rc) { *bad = bases; return rc; }
-    hk_batch_error_t e;
-    if ((rc = hk_batch_set_hap(b, rules, b->n_haps - 1, bases, &e))) {
-        *bad = bases + e.pos;
+    hk_status_t rc = hk_batch_append_hap(b, len, 0);
+    if (rc) {
+        *e = (hk_batch_error_t){ .is_read = 0, .index = b->n_haps };
+        return rc;
+    }
+    if ((rc = hk_batch_set_hap(b, rules, b->n_haps - 1, bases, e))) {
         hk_batch_last_region(b)->n_haps--;
         b->n_haps--;
         b->n_hap_pos = b->hap_off[b->n_haps];
@@ -664,18 +665,49 @@ int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bas
     return rc;
 }
 
-int hk_batch_end_region(hk_batch_t *b)
+/* The int code of the add functions for a status and its fault. */
+static int add_code(hk_status_t rc, int len_ok, const hk_batch_error_t *e)
+{
+    if (rc == HK_OK) return 0;
+    if (rc != HK_E_INPUT) return HK_BATCH_ENOMEM;
+    if (!len_ok) return HK_BATCH_ELONG;
+    static const int code[] = { [HK_BATCH_BAD_BASE] = HK_BATCH_EBASE, [HK_BATCH_BAD_QUAL] = HK_BATCH_EQUAL,
+                                [HK_BATCH_BAD_GAP] = HK_BATCH_EGAP, [HK_BATCH_BAD_GCP] = HK_BATCH_EGCP };
+    return code[e->code];
+}
+
+int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                      const char *qual, const char *ins, const char *del,
+                      const char *gcp, uint32_t len, const char **bad)
+{
+    hk_batch_error_t e = { 0 };
+    const hk_status_t rc = hk_batch_add_read_st(b, rules, bases, qual, ins, del, gcp, len, &e);
+    const char *src[5] = { bases, qual, ins, del, gcp };
+    if (rc) *bad = e.code ? src[e.field] + e.pos : bases;
+    return add_code(rc, len <= HK_MAX_SEQ_LEN, &e);
+}
+
+int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
+                     const char **bad)
+{
+    hk_batch_error_t e = { 0 };
+    const hk_status_t rc = hk_batch_add_hap_st(b, rules, bases, len, &e);
+    if (rc) *bad = e.code ? bases + e.pos : bases;
+    return add_code(rc, len <= HK_MAX_SEQ_LEN, &e);
+}
+
+hk_status_t hk_batch_end_region(hk_batch_t *b)
 {
     const hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
     if (hk_batch_end_region_sized(b, b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0],
                                   b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0], 1))
-        return HK_BATCH_ENOMEM;
+        return HK_E_NOMEM;
     for (size_t i = b->n_pairs - np; i < b->n_pairs; i++) b->lk[i] = NAN;
-    return 0;
+    return HK_OK;
 }
 
-int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int fill_expected)
+hk_status_t hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int fill_expected)
 {
     hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
@@ -684,7 +716,7 @@ int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int f
         if (grow(b, (void **)&b->lk, sizeof *b->lk, cap, cap) ||
             grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap) ||
             grow(b, (void **)&b->pair_line, sizeof *b->pair_line, cap, cap))
-            return HK_BATCH_ENOMEM;
+            return HK_E_NOMEM;
         b->m_pairs = cap;
     }
     if (fill_expected)
@@ -697,5 +729,5 @@ int hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsum, int f
     b->cells += r->cells;
     if (r->n_haps > b->max_region_haps) b->max_region_haps = r->n_haps;
     if (hsum > b->max_region_hap_cols) b->max_region_hap_cols = hsum;
-    return 0;
+    return HK_OK;
 }

@@ -111,10 +111,20 @@ typedef struct {
     void     *release_ctx;
 } hk_batch_t;
 
-/* Error codes of the add functions. */
+/* Which rule a sequence broke (hk_batch_error_t.code): data that names the
+ * fault, beside the function's hk_status_t (HK_E_INPUT). */
+typedef enum {
+    HK_BATCH_BAD_BASE = 1,  /* a base that is not one of the rules' letters */
+    HK_BATCH_BAD_QUAL = 2,  /* a quality outside Phred+33 0..93 */
+    HK_BATCH_BAD_GAP = 3,   /* gap-open qualities leave match-to-match <= 0 */
+    HK_BATCH_BAD_GCP = 4    /* a gap-continuation quality of Q0: gap-to-match = 0 */
+} hk_batch_fault_t;
+
+/* The int codes of hk_batch_add_read and hk_batch_add_hap (the GKL bridge
+ * tells its caller which rule broke by them); everything else returns an
+ * hk_status_t. */
 enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4,
-       HK_BATCH_EGAP = -5, /* gap-open qualities leave match-to-match <= 0 */
-       HK_BATCH_EGCP = -6  /* a gap-continuation quality of Q0: gap-to-match = 0 */ };
+       HK_BATCH_EGAP = -5, HK_BATCH_EGCP = -6 };
 
 /* Initialise an empty batch (no allocation). */
 void hk_batch_init(hk_batch_t *b);
@@ -128,7 +138,7 @@ void hk_batch_free(hk_batch_t *b);
 
 /* A character error found by normalisation. */
 typedef struct {
-    int      code;      /* HK_BATCH_EBASE, HK_BATCH_EQUAL, HK_BATCH_EGAP or HK_BATCH_EGCP */
+    hk_batch_fault_t code;
     int      is_read;   /* 1: read `index`, 0: haplotype `index` */
     size_t   index;
     long     line;      /* its input line (read_line / hap_line) */
@@ -139,46 +149,45 @@ typedef struct {
 
 /* Fast path for readers, in two steps. Append a read (haplotype) of len
  * positions to the last region, recording its input line, without its data:
- * 0, HK_BATCH_ELONG or HK_BATCH_ENOMEM. Then give it its sequences with
+ * HK_OK, HK_E_INPUT (longer than HK_MAX_SEQ_LEN) or HK_E_NOMEM. Then give it its sequences with
  * hk_batch_set_read (set_hap): the text, qualities as Phred+33 characters,
  * copied and normalised with the rules; from several threads at
  * once for different reads, while nothing is appended (appending may move
- * the arrays). Returns 0, or the error code with *err describing the first
- * bad character. */
-int hk_batch_append_read(hk_batch_t *b, uint32_t len, long line) HK_RESULT_USED;
-int hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line) HK_RESULT_USED;
-int hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
-                      const char *qual, const char *ins, const char *del, const char *gcp,
-                      hk_batch_error_t *err) HK_RESULT_USED;
-int hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, const char *bases,
-                     hk_batch_error_t *err) HK_RESULT_USED;
+ * the arrays). HK_OK, or HK_E_INPUT with *err describing the first bad
+ * character. */
+HK_RESULT_USED hk_status_t hk_batch_append_read(hk_batch_t *b, uint32_t len, long line);
+HK_RESULT_USED hk_status_t hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line);
+HK_RESULT_USED hk_status_t hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k,
+                                             const char *bases, const char *qual, const char *ins,
+                                             const char *del, const char *gcp, hk_batch_error_t *err);
+HK_RESULT_USED hk_status_t hk_batch_set_hap(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k,
+                                            const char *bases, hk_batch_error_t *err);
 
 /* The reader's bulk path (hk_reader.c): the walk only counts reads (n_reads,
  * n_read_pos, the region's n_reads), after making room with
  * hk_batch_reserve_reads; read_off, read_line and the sequences are then
  * written on all threads with hk_batch_set_read_at, which takes the read's
  * position and length (read_off[k], the read before's, may be written by
- * another thread meanwhile). 0 or HK_BATCH_ENOMEM. */
-int hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos)
-    HK_RESULT_USED;
-int hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
-                         uint32_t len, const char *bases, const char *qual, const char *ins,
-                         const char *del, const char *gcp, hk_batch_error_t *err)
-    HK_RESULT_USED;
+ * another thread meanwhile). HK_OK or HK_E_NOMEM; setting: as hk_batch_set_read. */
+HK_RESULT_USED hk_status_t hk_batch_reserve_reads(hk_batch_t *b, size_t reads, size_t read_pos);
+HK_RESULT_USED hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k,
+                                                uint64_t off, uint32_t len, const char *bases,
+                                                const char *qual, const char *ins, const char *del,
+                                                const char *gcp, hk_batch_error_t *err);
 /* The same for haplotypes (hk_walk_place_haps): room for haps haplotypes and
  * hap_pos positions, then offsets, lines and sequences written on all
  * threads, hk_batch_set_hap_at taking the haplotype's position and length. */
-int hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos) HK_RESULT_USED;
-int hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t off,
-                        uint32_t len, const char *bases, hk_batch_error_t *err)
-    HK_RESULT_USED;
+HK_RESULT_USED hk_status_t hk_batch_reserve_haps(hk_batch_t *b, size_t haps, size_t hap_pos);
+HK_RESULT_USED hk_status_t hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k,
+                                               uint64_t off, uint32_t len, const char *bases,
+                                               hk_batch_error_t *err);
 /* End the region begun, as hk_batch_end_region, for a region whose reads
  * (haplotypes) hold read_bases (hap_bases) positions in all (their offsets
  * may not be written yet);
  * lk[] and, unless fill_expected is 0, expected[] are left for the caller
  * to fill with NaN. */
-int hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases, uint64_t hap_bases, int fill_expected)
-    HK_RESULT_USED;
+HK_RESULT_USED hk_status_t hk_batch_end_region_sized(hk_batch_t *b, uint64_t read_bases,
+                                                     uint64_t hap_bases, int fill_expected);
 
 /* Read k's gap rows (insertion, deletion, gap-continuation qualities) in
  * rows[0..2]: the batch's own where it holds them (read_gaps[k].rows), else
@@ -194,20 +203,25 @@ static inline int hk_batch_hap_fits(const hk_batch_t *b, uint32_t len)
 { return b->n_haps + 2 <= b->m_haps && b->n_hap_pos + len <= b->m_hap_pos; }
 
 /* Building a batch: begin a region, add its reads and haplotypes (in any
- * order), end it. Sequences are normalised with the rules. On
- * HK_BATCH_EBASE / HK_BATCH_EQUAL, *bad points at the offending character.
- * name is copied (NULL for none). end_region sizes the region's results,
- * sets lk[] to NaN and expected[] to NaN. */
-int hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
-    HK_RESULT_USED;
-int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                      const char *qual, const char *ins, const char *del,
-                      const char *gcp, uint32_t len, const char **bad)
-    HK_RESULT_USED;
-int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                     uint32_t len, const char **bad)
-    HK_RESULT_USED;
-int hk_batch_end_region(hk_batch_t *b) HK_RESULT_USED;
+ * order), end it. Sequences are normalised with the rules. name is copied
+ * (NULL for none). end_region sizes the region's results, sets lk[] to NaN
+ * and expected[] to NaN. begin and end: HK_OK or HK_E_NOMEM. The add
+ * functions return 0 or an HK_BATCH_E* code (on HK_BATCH_EBASE,
+ * HK_BATCH_EQUAL, HK_BATCH_EGAP and HK_BATCH_EGCP *bad points at the
+ * offending character); hk_batch_add_read_st and hk_batch_add_hap_st are the
+ * same with an hk_status_t, the fault in *err. */
+HK_RESULT_USED hk_status_t hk_batch_begin_region(hk_batch_t *b, const char *name, long line);
+HK_RESULT_USED hk_status_t hk_batch_add_read_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                                const char *qual, const char *ins, const char *del,
+                                                const char *gcp, uint32_t len, hk_batch_error_t *err);
+HK_RESULT_USED hk_status_t hk_batch_add_hap_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                               uint32_t len, hk_batch_error_t *err);
+HK_RESULT_USED int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                     const char *qual, const char *ins, const char *del,
+                                     const char *gcp, uint32_t len, const char **bad);
+HK_RESULT_USED int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                    uint32_t len, const char **bad);
+HK_RESULT_USED hk_status_t hk_batch_end_region(hk_batch_t *b);
 /* The region being built or last built. */
 static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)
 { return &b->regions[b->n_regions - 1]; }
@@ -222,10 +236,9 @@ hk_batch_caps_t hk_batch_caps(const hk_batch_t *b);
 /* The bytes of b's arrays, as allocated. */
 size_t hk_batch_bytes(const hk_batch_t *b);
 /* Grow b to at least caps and touch the new memory with nthreads threads, so
- * that filling it later (one thread) takes no page faults. 0 or
- * HK_BATCH_ENOMEM. */
-int hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads)
-    HK_RESULT_USED;
+ * that filling it later (one thread) takes no page faults. HK_OK or
+ * HK_E_NOMEM. */
+HK_RESULT_USED hk_status_t hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nthreads);
 
 /* Length of read k / hap k. */
 static inline uint32_t hk_batch_read_len(const hk_batch_t *b, size_t k)

@@ -71,9 +71,10 @@ void hk_cli_usage_score(FILE *fp, const char *cmd)
  * dash alone is standard input or output. */
 static int looks_like_option(const char *v) { return v[0] == '-' && v[1] != '\0'; }
 
-int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
-                            int *first_input)
+hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
+                                    int *first_input)
 {
+    *first_input = 0;
     hk_config_init(&o->cfg);
     o->output = NULL;
     o->plan = NULL;
@@ -81,15 +82,16 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     /* One pass of getopt (it permutes argv, so a second pass would see another
      * order): the flags are recorded, then applied over the config file. */
     struct { int opt; const char *arg; } *flags = calloc((size_t)argc + 1, sizeof *flags);
-    if (!flags) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
-    int n_flags = 0, c, rc = HK_EXIT_INPUT, print = 0;
+    if (!flags) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    int n_flags = 0, c, print = 0;
+    hk_status_t rc = HK_E_INPUT;
     const char *config = NULL;
     opterr = 0;
     optind = 0;
     struct option options[N_SCORE_OPTIONS];
     score_options(options);
     while ((c = getopt_long(argc, argv, ":c:o:h", options, NULL)) != -1) {
-        if (c == 'h') { free(flags); hk_cli_usage_score(stdout, cmd); return -1; }
+        if (c == 'h') { free(flags); hk_cli_usage_score(stdout, cmd); return HK_OK; }
         if (c == ':' || c == '?') {
             hk_cli_bad_option(cmd, c, argv[optind - 1], options);
             goto out;
@@ -121,7 +123,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     if (config && hk_config_load(&o->cfg, config)) goto out;
     for (int i = 0; i < n_flags; i++) {
         const char *a = flags[i].arg;
-        int bad = 0;
+        hk_status_t bad = HK_OK;
         if (flags[i].opt == OPT_QUIET) hk_log_set_quiet(1);
         else if (flags[i].opt == OPT_PRINT_CONFIG) print = 1;
         else if (flags[i].opt == OPT_NO_SEQUENCES)
@@ -137,7 +139,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
     if (print) {
         hk_config_print(stdout, &o->cfg);
         free(flags);
-        return -1;
+        return HK_OK;
     }
     if (optind >= argc) {
         hk_log_error("%s: no INPUT given (use - for standard input); see 'haplik %s --help'",
@@ -154,7 +156,7 @@ int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_
                                (size_t)(argc - optind)))
         goto out;
     *first_input = optind;
-    rc = HK_EXIT_OK;
+    rc = HK_OK;
 out:
     free(flags);
     return rc;
@@ -187,11 +189,11 @@ void hk_cli_bad_option(const char *cmd, int c, const char *arg, const struct opt
         hk_log_error("%s: unknown option '%s'; see 'haplik %s --help'", cmd, arg, cmd);
 }
 
-int hk_cli_close_stdout(void)
+hk_status_t hk_cli_close_stdout(void)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
         hk_log_error("writing standard output: %s", strerror(errno));
-        return -1;
+        return HK_E_RUNTIME;
     }
-    return 0;
+    return HK_OK;
 }

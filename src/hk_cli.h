@@ -2,7 +2,9 @@
  *
  * Each hk_cmd_* parses its own arguments and returns the process exit status
  * (SPEC section 5): 0 success, 1 check found differences, 2 usage, config or
- * input error, 3 runtime or device failure.
+ * input error, 3 runtime or device failure. Inside, failures travel as
+ * hk_status_t (hk_types.h); a command turns its outcome into the exit status
+ * once, with hk_status_exit. HK_EXIT_* name the exit statuses, nothing else.
  */
 #ifndef HK_CLI_H
 #define HK_CLI_H
@@ -30,14 +32,14 @@ typedef struct {
     int         part;      /* --part, 1-based (with --plan) */
 } hk_cli_opts_t;
 
-/* Parse score/check options. Returns -1 for --help or --print-config (printed), or an exit
- * status: 0 to go on (then *first_input is argv's index of the first input),
- * 2 on a usage or config error (logged). Every option is read in one pass
+/* Parse score/check options: HK_OK, then *first_input is argv's index of
+ * the first input, or 0 where --help or --print-config was printed (nothing
+ * more to do); HK_E_INPUT on a usage or config error (logged). Every option is read in one pass
  * (getopt permutes argv: a second pass would see the arguments in another
  * order); -c and -o may be given once; an output that is an input is
  * refused (hk_outfile_check_paths). */
-int hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
-                            int *first_input);
+HK_RESULT_USED hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
+                                                   int *first_input);
 
 /* Log a getopt failure of a command: c is ':' (a value is missing) or '?'
  * (an unknown option); arg is argv[optind - 1]; opts: the command's long
@@ -51,7 +53,8 @@ void hk_cli_bad_option(const char *cmd, int c, const char *arg, const struct opt
 /* Print a command's usage and the default configuration. */
 void hk_cli_usage_score(FILE *fp, const char *cmd);
 
-/* Standard output must really have been written: fclose-level check. */
-int hk_cli_close_stdout(void);
+/* Standard output must really have been written: fclose-level check.
+ * HK_OK or HK_E_RUNTIME (logged). */
+HK_RESULT_USED hk_status_t hk_cli_close_stdout(void);
 
 #endif

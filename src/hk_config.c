@@ -99,30 +99,30 @@ static void expectation(const hk_key_desc_t *k, char *buf, size_t n)
     }
 }
 
-static int refuse(const hk_key_desc_t *k, const char *where)
+HK_RESULT_USED static hk_status_t refuse(const hk_key_desc_t *k, const char *where)
 {
     char msg[200];
     expectation(k, msg, sizeof msg);
     hk_log_error("%s: %s", where, msg);
-    return -1;
+    return HK_E_INPUT;
 }
 
 /* A whole-string number in [lo, hi], integral when asked: leading or
  * trailing space is refused, as in a file value. */
-static int parse_number(const char *s, double lo, double hi, int integral, double *out)
+HK_RESULT_USED static hk_status_t parse_number(const char *s, double lo, double hi, int integral, double *out)
 {
     char *end;
-    if (!*s || strchr(" \t\n\r\f\v", *s)) return -1;
+    if (!*s || strchr(" \t\n\r\f\v", *s)) return HK_E_INPUT;
     errno = 0;
     double v = integral ? (double)strtoll(s, &end, 10) : strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return HK_E_INPUT;
     *out = v;
-    return 0;
+    return HK_OK;
 }
 
-static int set_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const char *list)
+HK_RESULT_USED static hk_status_t set_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const char *list)
 {
-    if (!strcmp(list, "all")) { c->n_devices = -1; return 0; }
+    if (!strcmp(list, "all")) { c->n_devices = -1; return HK_OK; }
     int n = 0;
     for (const char *p = list;; p++) {
         char item[32];
@@ -137,10 +137,10 @@ static int set_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where
         if (!*p) break;
     }
     c->n_devices = n;
-    return 0;
+    return HK_OK;
 }
 
-int hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
+hk_status_t hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
 {
     const hk_key_desc_t *k = &keys[key];
     const int is_null = !strcmp(text, "null");
@@ -150,38 +150,38 @@ int hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
     case T_CHOICE:
         if ((i = choice_index(k, text)) < 0) return refuse(k, where);
         *int_field(c, k) = i;
-        return 0;
+        return HK_OK;
     case T_NAME: {
         char *name = (char *)c + k->offset;
         if (choice_index(k, text) < 0 || strlen(text) >= sizeof c->input_format)
             return refuse(k, where);
         strcpy(name, text);
-        return 0;
+        return HK_OK;
     }
     case T_INT_OR_NULL:
-        if (is_null) { *int_field(c, k) = -1; return 0; }
+        if (is_null) { *int_field(c, k) = -1; return HK_OK; }
         /* fall through */
     case T_INT:
         if (parse_number(text, k->lo, k->hi, 1, &v)) return refuse(k, where);
         *int_field(c, k) = (int)v;
-        return 0;
+        return HK_OK;
     case T_NUMBER:
         if (parse_number(text, k->lo, k->hi, 0, &v)) return refuse(k, where);
         *(double *)((char *)c + k->offset) = v;
-        return 0;
+        return HK_OK;
     case T_BOOL:
         if (strcmp(text, "true") && strcmp(text, "false")) return refuse(k, where);
         *int_field(c, k) = !strcmp(text, "true");
-        return 0;
+        return HK_OK;
     case T_DEVICES:
         return set_devices(c, k, where, text);
     default: {   /* T_DIR_OR_NULL */
         char **dir = (char **)((char *)c + k->offset), *copy = NULL;
         if (!*text) return refuse(k, where);
-        if (!is_null && !(copy = strdup(text))) { hk_log_error("out of memory"); return -1; }
+        if (!is_null && !(copy = strdup(text))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
         free(*dir);
         *dir = copy;
-        return 0;
+        return HK_OK;
     }
     }
 }
@@ -225,7 +225,7 @@ static const char *json_text(const hk_key_desc_t *k, const cJSON *v, char *buf, 
 
 /* engine.devices as a list: each element is checked with its index in the
  * key path, then the list goes through the flag's validator as "0,1". */
-static int load_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const cJSON *v)
+HK_RESULT_USED static hk_status_t load_devices(hk_config_t *c, const hk_key_desc_t *k, const char *where, const cJSON *v)
 {
     char list[HK_MAX_DEVICES * 8 + 8] = "", at[320];
     size_t len = 0;
@@ -241,7 +241,7 @@ static int load_devices(hk_config_t *c, const hk_key_desc_t *k, const char *wher
     return hk_config_set(c, HK_KEY_ENGINE_DEVICES, where, list);   /* [] is refused there */
 }
 
-static int load_key(hk_config_t *c, const char *file, const char *path, const cJSON *v)
+HK_RESULT_USED static hk_status_t load_key(hk_config_t *c, const char *file, const char *path, const cJSON *v)
 {
     char where[300], buf[64];
     snprintf(where, sizeof where, "%s: %s", file, path);
@@ -256,7 +256,7 @@ static int load_key(hk_config_t *c, const char *file, const char *path, const cJ
     const char *near = hk_text_nearest(path, names, HK_N_KEYS);
     if (near) hk_log_error("%s: unknown key (did you mean %s?)", where, near);
     else hk_log_error("%s: unknown key", where);
-    return -1;
+    return HK_E_INPUT;
 }
 
 static int is_section(const char *name)
@@ -389,19 +389,19 @@ static int repeated(const cJSON *first, const cJSON *v)
     return 0;
 }
 
-int hk_config_load(hk_config_t *c, const char *path)
+hk_status_t hk_config_load(hk_config_t *c, const char *path)
 {
     size_t len;
     char *text = slurp(path, &len);
-    if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return -1; }
+    if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return HK_E_INPUT; }
     cJSON *root = parse_document(path, text, len);
     free(text);
-    if (!root) return -1;
-    int rc = 0;
+    if (!root) return HK_E_INPUT;
+    hk_status_t rc = HK_OK;
     const cJSON *sec, *v;
     if (!cJSON_IsObject(root)) {
         hk_log_error("%s: the configuration must be a JSON object", path);
-        rc = -1;
+        rc = HK_E_INPUT;
     }
     for (sec = cJSON_IsObject(root) ? root->child : NULL; sec && !rc; sec = sec->next) {
         static const char *const sections[] = { "input", "output", "model", "engine", "check" };
@@ -409,20 +409,20 @@ int hk_config_load(hk_config_t *c, const char *path)
         if (!is_section(sec->string)) {
             hk_log_error("%s: %s: unknown key (%s%s%sexpected input, output, model, engine or check)",
                          path, sec->string, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
-            rc = -1;
+            rc = HK_E_INPUT;
         } else if (repeated(root->child, sec)) {
             hk_log_error("%s: %s: given more than once (one object per section)", path, sec->string);
-            rc = -1;
+            rc = HK_E_INPUT;
         } else if (!cJSON_IsObject(sec)) {
             hk_log_error("%s: %s: expected an object", path, sec->string);
-            rc = -1;
+            rc = HK_E_INPUT;
         }
         for (v = rc ? NULL : sec->child; v && !rc; v = v->next) {
             char key[200];
             snprintf(key, sizeof key, "%s.%s", sec->string, v->string);
             if (repeated(sec->child, v)) {
                 hk_log_error("%s: %s: given more than once", path, key);
-                rc = -1;
+                rc = HK_E_INPUT;
             } else {
                 rc = load_key(c, path, key, v);
             }

@@ -43,13 +43,14 @@ void hk_config_init(hk_config_t *c);
 /* Frees what c owns (not c); accepts a config only initialised. */
 void hk_config_free(hk_config_t *c);
 
-/* Overlay the JSON file at path. -1 on error, logged as "PATH: KEY: what". */
-int hk_config_load(hk_config_t *c, const char *path) __attribute__((warn_unused_result));
+/* Overlay the JSON file at path. HK_OK, or HK_E_INPUT (HK_E_NOMEM) logged
+ * as "PATH: KEY: what". */
+HK_RESULT_USED hk_status_t hk_config_load(hk_config_t *c, const char *path);
 
 /* Set key (HK_KEY_*) from its text, as a flag gives it ("null" clears a key
- * that may be null). 0, or -1 after logging "WHERE: expected ...". */
-int hk_config_set(hk_config_t *c, int key, const char *where, const char *text)
-    __attribute__((warn_unused_result));
+ * that may be null). HK_OK, or HK_E_INPUT after logging "WHERE: expected
+ * ..." (HK_E_NOMEM: out of memory). */
+HK_RESULT_USED hk_status_t hk_config_set(hk_config_t *c, int key, const char *where, const char *text);
 
 /* The key's path ("model.gcp"), flag name without dashes ("gcp"), the flag
  * value's placeholder and one line of help. */

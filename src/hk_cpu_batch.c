@@ -547,11 +547,11 @@ size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
     return atomic_exchange(&par_order_min, min_pairs);
 }
 
-int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
+hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
 {
     size_t n = 0;
     for (size_t r = 0; r < b->n_regions; r++) n += (size_t)b->regions[r].n_reads * b->regions[r].n_haps;
-    if (n == 0) return 0;
+    if (n == 0) return HK_OK;
     score_job_t job = { .m = m, .b = b, .pass = hk_cpu_pass() };
     job.diag_mode = diag_mode();
     job.diag = job.diag_mode == HK_DIAG_OFF ? NULL : hk_cpu_diag_f(job.pass->n_float);
@@ -561,7 +561,7 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
                         ? order_pairs_par(m, b, n, nthreads, &job.n_float)
                         : order_pairs(m, b, n, &job.n_float);
     const double t1 = tracing ? hk_log_now() : 0;
-    if (!order) { hk_log_error("out of memory scoring a batch"); return -1; }
+    if (!order) { hk_log_error("out of memory scoring a batch"); return HK_E_NOMEM; }
     job.order = order;
     job.n_double = n - job.n_float;
     const size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
@@ -592,7 +592,7 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
                 (hk_log_now() - t1) * 1e3, job.pass->name, nthreads, (b0 - t1) * 1e3, (b1 - t1) * 1e3,
                 (e1 - e0) * 1e3);
     }
-    if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return -1; }
+    if (atomic_load(&job.failed)) { hk_log_error("out of memory scoring a batch"); return HK_E_NOMEM; }
     b->n_recomputed += atomic_load(&job.recomputed);
-    return 0;
+    return HK_OK;
 }

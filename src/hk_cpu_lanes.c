@@ -169,11 +169,11 @@ const char *hk_model_cpu_pass(void)
     return hk_cpu_pass()->name;
 }
 
-int hk_model_set_cpu_pass(const char *name)
+hk_status_t hk_model_set_cpu_pass(const char *name)
 {
     pthread_once(&choose_once, choose);
     const hk_cpu_pass_t *p = name ? by_name(name) : NULL;
-    if (!p || !runs_here(p)) return -1;
+    if (!p || !runs_here(p)) return HK_E_INPUT;
     chosen = p;
-    return 0;
+    return HK_OK;
 }

@@ -182,9 +182,9 @@ static void choose_gpus(const hk_config_t *c)
 }
 
 /* The candidates of a process that did not narrow CUDA's view: the ordinals
- * of --devices among the count CUDA found, or all; claimed by lock. 0, or -1
- * / -2 as open_cuda. */
-static int choose_seen(hk_engine_t *e, int count, int *cand, int *n_cand, char *why, size_t whylen)
+ * of --devices among the count CUDA found, or all; claimed by lock. HK_OK,
+ * or a failure as open_cuda's. */
+HK_RESULT_USED static hk_status_t choose_seen(hk_engine_t *e, int count, int *cand, int *n_cand, char *why, size_t whylen)
 {
     const hk_config_t *c = e->c;
     int n = 0;
@@ -195,14 +195,14 @@ static int choose_seen(hk_engine_t *e, int count, int *cand, int *n_cand, char *
             if (c->devices[i] >= count) {
                 snprintf(why, whylen, "device %d does not exist (%d device%s found)",
                          c->devices[i], count, count == 1 ? "" : "s");
-                return -1;
+                return HK_E_NODEV;
             }
             cand[n++] = c->devices[i];
         }
     }
     if (c->gpu_lock_dir) {
         int d = claim_gpu(c->gpu_lock_dir, cand, n, &e->lock_fd);
-        if (d < 0) return -2;
+        if (d < 0) return HK_E_INPUT;
         char when[64];
         hk_log_notice("claimed GPU %d (%s/gpu%d.lock) at %s", d, c->gpu_lock_dir, d,
                       timestamp(when, sizeof when));
@@ -211,15 +211,16 @@ static int choose_seen(hk_engine_t *e, int count, int *cand, int *n_cand, char *
         n = 1;
     }
     *n_cand = n;
-    return 0;
+    return HK_OK;
 }
 
-/* Open CUDA per the config. 0 on success; -1 when no GPU is usable, with the
- * reason in why; -2 on a failure that must stop the run (logged). */
-static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
+/* Open CUDA per the config. HK_OK; HK_E_NODEV when no GPU is usable, with
+ * the reason in why; another failure (logged) stops the run. A device that
+ * cannot run this build's kernels (hk_cuda_device_fits) is not usable. */
+HK_RESULT_USED static hk_status_t open_cuda(hk_engine_t *e, char *why, size_t whylen)
 {
     int count = 0;
-    if (chosen.failed) return -2;
+    if (chosen.failed) return HK_E_INPUT;
     if (chosen.lock_fd >= 0) {   /* the engine releases it, whatever happens next */
         e->lock_fd = chosen.lock_fd;
         e->locked = chosen.locked;
@@ -228,19 +229,19 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     const double t0 = hk_log_now();
     if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
-        return -1;
+        return HK_E_NODEV;
     }
     int cand[HK_MAX_DEVICES], cuda[HK_MAX_DEVICES], n = 0;
     if (chosen.narrowed) {   /* CUDA sees the chosen ones only, as 0, 1, ... */
         if (count < chosen.n) {
             snprintf(why, whylen, "device %d does not exist (CUDA found %d of the %d given)",
                      chosen.phys[count], count, chosen.n);
-            return -1;
+            return HK_E_NODEV;
         }
         n = chosen.n;
         for (int i = 0; i < n; i++) { cand[i] = chosen.phys[i]; cuda[i] = i; }
     } else {
-        const int rc = choose_seen(e, count, cand, &n, why, whylen);
+        const hk_status_t rc = choose_seen(e, count, cand, &n, why, whylen);
         if (rc) return rc;
         memcpy(cuda, cand, (size_t)n * sizeof *cand);
     }
@@ -248,8 +249,15 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
     char err[512] = "";
     if (hk_cuda_open(cuda, n, &e->cu, err, sizeof err) != HK_OK) {
         snprintf(why, whylen, "%s", err);
-        return -1;
+        return HK_E_NODEV;
     }
+    for (int i = 0; i < n; i++)   /* asked once the contexts exist: they are made side by side */
+        if (hk_cuda_device_fits(cuda[i], err, sizeof err) != HK_OK) {
+            snprintf(why, whylen, "%s", err);
+            hk_cuda_close(e->cu);
+            e->cu = NULL;
+            return HK_E_NODEV;
+        }
     if (hk_log_tracing()) {
         hk_cuda_open_stats_t os;
         hk_cuda_open_stats(e->cu, &os);
@@ -270,7 +278,7 @@ static int open_cuda(hk_engine_t *e, char *why, size_t whylen)
         e->ordinals[e->n_ordinals++] = cand[i];
     }
     e->cuda = 1;
-    return 0;
+    return HK_OK;
 }
 #endif
 
@@ -287,10 +295,11 @@ void hk_engine_prepare_run(const hk_config_t *c)
 #endif
 }
 
-hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
+hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
 {
+    *out = NULL;
     hk_engine_t *e = calloc(1, sizeof *e);
-    if (!e) { hk_log_error("out of memory"); *status = 3; return NULL; }
+    if (!e) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     e->c = c;
     e->lock_fd = -1;
     e->threads = c->threads > 0 ? c->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -298,8 +307,8 @@ hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
     if (c->backend != HK_BACKEND_CPU) {
         char why[512] = "";
 #ifdef HAVE_CUDA
-        int rc = open_cuda(e, why, sizeof why);
-        if (rc == -2) { hk_engine_close(e); *status = 3; return NULL; }
+        const hk_status_t rc = open_cuda(e, why, sizeof why);
+        if (rc != HK_OK && rc != HK_E_NODEV) { hk_engine_close(e); return rc; }
 #else
         snprintf(why, sizeof why, "haplik was built without CUDA (configure found no CUDA "
                  "toolkit, or --disable-cuda was given)");
@@ -308,14 +317,21 @@ hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
             if (c->backend == HK_BACKEND_CUDA) {
                 hk_log_error("--backend cuda: no usable GPU: %s", why);
                 hk_engine_close(e);
-                *status = 3;
-                return NULL;
+                return HK_E_NODEV;
             }
             hk_log_notice("no usable GPU (%s); scoring on the CPU with %d thread%s", why,
                           e->threads, e->threads == 1 ? "" : "s");
         }
     }
     if (!e->cuda) e->names[e->n_names++] = cpu_model_name();
+    *out = e;
+    return HK_OK;
+}
+
+hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
+{
+    hk_engine_t *e;
+    *status = hk_status_exit(hk_engine_start(c, &e));
     return e;
 }
 
@@ -355,13 +371,14 @@ typedef struct {
     int               failed;   /* out of memory: batches from there on are not reported */
 } rescue_ctx_t;
 
-/* Rescue batch b's non-finite pairs; how many, or -1 without memory (logged). */
-static long rescue_batch(hk_batch_t *b)
+/* Rescue batch b's non-finite pairs, adding how many to *n: HK_OK, or
+ * HK_E_NOMEM (logged). */
+HK_RESULT_USED static hk_status_t rescue_batch(hk_batch_t *b, uint64_t *n_rescued)
 {
     const size_t ws_size = b->pdhmm ? hk_pdhmm_ws_size(b->max_hap_len) : hk_model_ws_size(b->max_hap_len);
     void *ws = NULL;
     uint8_t *gap_rows = NULL;   /* a read's gap rows where the batch has only their summary */
-    long n = 0;
+    uint64_t n = 0;
     for (size_t g = 0; g < b->n_regions; g++) {
         const hk_region_t *rg = &b->regions[g];
         for (uint32_t r = 0; r < rg->n_reads; r++) {
@@ -376,7 +393,8 @@ static long rescue_batch(hk_batch_t *b)
                 if (!ws && (!(ws = malloc(ws_size)) || !(gap_rows = malloc(3 * (size_t)b->max_read_len)))) {
                     hk_log_error("out of memory rescuing a pair beyond GATK's double range");
                     free(ws);
-                    return -1;
+                    *n_rescued += n;
+                    return HK_E_NOMEM;
                 }
                 const uint64_t ho = b->hap_off[hk];
                 const uint8_t *gap[3];
@@ -394,21 +412,20 @@ static long rescue_batch(hk_batch_t *b)
     }
     free(ws);
     free(gap_rows);
-    return n;
+    *n_rescued += n;
+    return HK_OK;
 }
 
 static void rescue_then_done(hk_batch_t *b, void *arg)
 {
     rescue_ctx_t *x = arg;
     if (x->failed) return;
-    const long n = rescue_batch(b);
-    if (n < 0) { x->failed = 1; return; }
-    x->e->rescued += (uint64_t)n;
+    if (rescue_batch(b, &x->e->rescued)) { x->failed = 1; return; }
     if (x->done) x->done(b, x->arg);
 }
 #endif
 
-int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+hk_status_t hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
 #ifdef HAVE_CUDA
     if (e->cuda) {
@@ -417,29 +434,30 @@ int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_do
         const int rescue = e->c->model.precision != HK_PREC_FLOAT || (n && b[0]->pdhmm);
         rescue_ctx_t x = { .e = e, .done = done, .arg = arg };
         const uint64_t rescued0 = e->rescued;
+        hk_status_t rc = HK_E_INVAL;
         if (!e->cu) snprintf(err, sizeof err, "hk_engine_score: the GPUs were already released");
-        else if (hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
-                               rescue ? rescue_then_done : done, rescue ? (void *)&x : arg,
-                               err, sizeof err) == HK_OK) {
-            if (x.failed) return -1;
+        else if ((rc = hk_cuda_score(e->cu, b, n, e->c->model.precision, e->c->model.float_threshold,
+                                     rescue ? rescue_then_done : done, rescue ? (void *)&x : arg,
+                                     err, sizeof err)) == HK_OK) {
+            if (x.failed) return HK_E_NOMEM;
             if (hk_log_tracing()) {
                 trace_chunks(e);
                 fprintf(stderr, "haplik: trace engine: %llu pairs beyond GATK's double range rescued on the CPU\n",
                         (unsigned long long)(e->rescued - rescued0));
             }
-            return 0;
+            return HK_OK;
         }
         hk_log_error("%s", err);
-        return -1;
+        return rc;
     }
 #endif
     for (size_t i = 0; i < n; i++) {
-        if (b[i]->pdhmm ? hk_pdhmm_score_batch(b[i], e->threads)
-                        : hk_model_score_batch(&e->c->model, b[i], e->threads))
-            return -1;
+        const hk_status_t rc = b[i]->pdhmm ? hk_pdhmm_score_batch(b[i], e->threads)
+                                           : hk_model_score_batch(&e->c->model, b[i], e->threads);
+        if (rc) return rc;
         if (done) done(b[i], arg);
     }
-    return 0;
+    return HK_OK;
 }
 
 void hk_engine_release(hk_engine_t *e)

@@ -15,16 +15,20 @@
 
 typedef struct hk_engine hk_engine_t;
 
-/* NULL on failure (logged); *status is then the exit status to use. */
+/* The engine for c into *out: HK_OK, or a failure (logged; HK_E_NODEV:
+ * `cuda` without a usable GPU) and *out NULL. */
+HK_RESULT_USED hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out);
+/* hk_engine_start for callers that want an exit status: NULL on failure,
+ * *status its exit status (hk_status_exit). */
 hk_engine_t *hk_engine_open(const hk_config_t *c, int *status);
 /* Called for each batch of an hk_engine_score call, in order, as soon as its
  * results are final; possibly from another thread, never two at once. */
 typedef void (*hk_engine_done_fn)(hk_batch_t *b, void *arg);
 /* Score every pair of b[0..n) as one piece of work (a GPU's pipeline fills
- * once per call), reporting each batch through done. 0, or -1 (logged; a
- * device failure: batches not yet reported have no results). */
-HK_RESULT_USED int hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
-                    void *arg) HK_RESULT_USED;
+ * once per call), reporting each batch through done. HK_OK, or a failure
+ * (logged; a device's: batches not yet reported have no results). */
+HK_RESULT_USED hk_status_t hk_engine_score(hk_engine_t *e, hk_batch_t *const *b, size_t n,
+                                           hk_engine_done_fn done, void *arg);
 /* No more scoring: give the devices back now (GPU memory, the CUDA contexts,
  * the GPU lock) rather than at exit, so that the driver's tear-down overlaps
  * with writing the table. Names and ordinals stay for the summary. */

@@ -36,31 +36,36 @@ static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
  * separator: L may have been split with another's (lines read before the
  * format is known are split on spaces; see also hk_lines_set_first). */
 int hk_line_count(const hk_line_t *L, char c);
-/* Record an input error at line (exit 2); returns -1 for `return hk_walk_fail(...)`. */
-int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Record that memory ran out at line (exit 3); returns -1. */
-int hk_walk_oom(hk_walk_t *w, long line);
+/* The walk's functions, and the format's below, return HK_OK or the kind of
+ * the error they recorded in the walk (the first one is reported): a
+ * format returns what they return. */
+/* Record an input error at line; returns HK_E_INPUT, for `return hk_walk_fail(...)`
+ * (they cannot fail: their result need not be used). */
+hk_status_t hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record that memory ran out at line; returns HK_E_NOMEM. */
+hk_status_t hk_walk_oom(hk_walk_t *w, long line);
 /* Begin a region in b at index entry first (its name and reported line come
- * from the tags before it). 0 or -1 (recorded). */
-int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
+ * from the tags before it). */
+HK_RESULT_USED hk_status_t hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
 /* Append to the region begun the read whose bases are field `field` of entry
  * li (its qualities the four fields after), or the haplotype in field 0. */
-int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
-int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+HK_RESULT_USED hk_status_t hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
+HK_RESULT_USED hk_status_t hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
 /* The same for a haplotype in the first len bytes of field 0. */
-int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len);
+HK_RESULT_USED hk_status_t hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len);
 /* End the region begun: it spans entries first..last. */
-int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
+HK_RESULT_USED hk_status_t hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
 /* Append count reads at once, in entries first, first + 1, ...: a format
  * that has checked them (each has the five fields from `field` on, at most
  * HK_MAX_SEQ_LEN bases) and knows their bases in all. Touches none of their
  * lines: the walk stays off them (their sequences are set on all threads). */
-int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
-                        uint64_t bases);
+HK_RESULT_USED hk_status_t hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count,
+                                               int field, uint64_t bases);
 /* The same for count haplotypes, each the only field of its entry (the
  * batch layout); a format that must write beside each haplotype as it is
  * placed (PDHMM's bytes) places them one by one. */
-int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases);
+HK_RESULT_USED hk_status_t hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count,
+                                              uint64_t bases);
 /* The walk goes on after entry i (< hk_walk_n_lines), skipping the lines
  * between: a format that has checked them as a whole. */
 void hk_walk_skip_to(hk_walk_t *w, size_t i);
@@ -85,11 +90,11 @@ typedef struct hk_format {
      * structure where blank and '#' lines are errors, not comments). */
     int  (*inside)(const void *st);
     /* Walk entry hk_walk_pos(w): a data line, or any line while inside. */
-    int  (*line)(hk_walk_t *w, void *st, hk_batch_t *b);
+    hk_status_t (*line)(hk_walk_t *w, void *st, hk_batch_t *b);
     /* A region tag follows: close what is open (optional). */
-    int  (*boundary)(hk_walk_t *w, void *st, hk_batch_t *b);
+    hk_status_t (*boundary)(hk_walk_t *w, void *st, hk_batch_t *b);
     /* The input ended after the lines walked. */
-    int  (*end)(hk_walk_t *w, void *st, hk_batch_t *b);
+    hk_status_t (*end)(hk_walk_t *w, void *st, hk_batch_t *b);
     /* After an error: place the open region's lines walked before it, so
      * that a bad character there is found (and, being earlier, reported). */
     void (*place_open)(hk_walk_t *w, void *st, hk_batch_t *b);
@@ -104,8 +109,8 @@ typedef struct hk_format {
      * format to overwrite). */
     int  no_expected;
     /* Optional: checks that need the sequences set, over regions region0.. of
-     * b (at the end of a batch, in input order). 0 or -1 (recorded). */
-    int  (*check_set)(hk_walk_t *w, const hk_batch_t *b, size_t region0);
+     * b (at the end of a batch, in input order). */
+    hk_status_t (*check_set)(hk_walk_t *w, const hk_batch_t *b, size_t region0);
 } hk_format_t;
 
 /* Limits every format applies to a region: absurd input becomes a clear

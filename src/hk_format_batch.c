@@ -105,7 +105,7 @@ static int64_t run_of(const hk_walk_t *w, size_t i, size_t count, uint8_t k)
 
 static int batch_inside(const void *st) { return ((const batch_state_t *)st)->open; }
 
-static int header(hk_walk_t *w, batch_state_t *s)
+HK_RESULT_USED static hk_status_t header(hk_walk_t *w, batch_state_t *s)
 {
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
@@ -126,47 +126,52 @@ static int header(hk_walk_t *w, batch_state_t *s)
     s->head = i;
     s->reads = R;
     s->haps = H;
-    return 0;
+    return HK_OK;
 }
 
 /* Place the open region's first n_reads reads and n_haps haplotypes: all of
  * them, or those before an error, to be checked only (then it is not ended). */
-static int place_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b, size_t n_reads, size_t n_haps)
+HK_RESULT_USED static hk_status_t place_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b, size_t n_reads,
+                                                 size_t n_haps)
 {
+    hk_status_t rc;
     const size_t head = s->head;
     s->open = 0;
-    if (hk_walk_begin_region(w, b, head) < 0) return -1;
+    if ((rc = hk_walk_begin_region(w, b, head))) return rc;
     for (size_t k = 0; k < n_reads; k++)
-        if (hk_walk_place_read(w, b, head + 1 + k, 0) < 0) return -1;
+        if ((rc = hk_walk_place_read(w, b, head + 1 + k, 0))) return rc;
     for (size_t k = 0; k < n_haps; k++)
-        if (hk_walk_place_hap(w, b, head + 1 + (size_t)s->reads + k) < 0) return -1;
-    return 0;
+        if ((rc = hk_walk_place_hap(w, b, head + 1 + (size_t)s->reads + k))) return rc;
+    return HK_OK;
 }
 
 /* The region whose header was just read, whole, if the index holds its lines
  * and the scan found them all valid: placed, and the walk goes on after it.
  * Otherwise (an error in it, or lines still to read) its lines are walked
  * one by one, which finds the error, as before the scan pass. */
-static int whole_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t whole_region(hk_walk_t *w, batch_state_t *s, hk_batch_t *b)
 {
+    hk_status_t rc;
     const size_t head = s->head, R = (size_t)s->reads, H = (size_t)s->haps, last = head + R + H;
-    if (last >= hk_walk_n_lines(w)) return 0;
+    if (last >= hk_walk_n_lines(w)) return HK_OK;
     /* the input's last line may have become an error since its scan (no BGZF end marker) */
-    if (hk_walk_line(w, last)->kind != HK_LINE_TEXT) return 0;
+    if (hk_walk_line(w, last)->kind != HK_LINE_TEXT) return HK_OK;
     const int64_t bases = run_of(w, head + 1, R, RUN_READ), hap_bases = run_of(w, head + 1 + R, H, RUN_HAP);
-    if (bases < 0 || hap_bases < 0) return 0;
+    if (bases < 0 || hap_bases < 0) return HK_OK;
     s->open = 0;
-    if (hk_walk_begin_region(w, b, head) < 0 || hk_walk_place_reads(w, b, head + 1, R, 0, (uint64_t)bases) < 0 ||
-        hk_walk_place_haps(w, b, head + 1 + R, H, (uint64_t)hap_bases) < 0 || hk_walk_end_region(w, b, head, last) < 0)
-        return -1;
+    if ((rc = hk_walk_begin_region(w, b, head)) || (rc = hk_walk_place_reads(w, b, head + 1, R, 0, (uint64_t)bases)) ||
+        (rc = hk_walk_place_haps(w, b, head + 1 + R, H, (uint64_t)hap_bases)) ||
+        (rc = hk_walk_end_region(w, b, head, last)))
+        return rc;
     hk_walk_skip_to(w, last);
-    return 0;
+    return HK_OK;
 }
 
-static int batch_line(hk_walk_t *w, void *st, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t batch_line(hk_walk_t *w, void *st, hk_batch_t *b)
 {
+    hk_status_t rc;
     batch_state_t *s = st;
-    if (!s->open) return header(w, s) < 0 ? -1 : whole_region(w, s, b);
+    if (!s->open) return (rc = header(w, s)) ? rc : whole_region(w, s, b);
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
     const long line = hk_walk_line_no(w, i);
@@ -190,17 +195,17 @@ static int batch_line(hk_walk_t *w, void *st, hk_batch_t *b)
         if (fe[0] > HK_MAX_SEQ_LEN)
             return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
     }
-    if (k + 1 < (size_t)(s->reads + s->haps)) return 0;
+    if (k + 1 < (size_t)(s->reads + s->haps)) return HK_OK;
     const size_t head = s->head;
-    if (place_region(w, s, b, (size_t)s->reads, (size_t)s->haps) < 0) return -1;
+    if ((rc = place_region(w, s, b, (size_t)s->reads, (size_t)s->haps))) return rc;
     return hk_walk_end_region(w, b, head, i);
 }
 
-static int batch_end(hk_walk_t *w, void *st, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t batch_end(hk_walk_t *w, void *st, hk_batch_t *b)
 {
     (void)b;
     batch_state_t *s = st;
-    if (!s->open) return 0;
+    if (!s->open) return HK_OK;
     const size_t last = hk_walk_pos(w) - 1;   /* the walk is past the last entry */
     return hk_walk_fail(w, hk_walk_line_no(w, last), "truncated input: the batch at line %ld "
                         "expects %ld reads and %ld haplotypes, the input ended after %zu lines of it",
@@ -212,7 +217,7 @@ static void batch_place_open(hk_walk_t *w, void *st, hk_batch_t *b)
     batch_state_t *s = st;
     if (!s->open) return;
     const size_t k = hk_walk_pos(w) - s->head - 1, R = (size_t)s->reads;
-    (void)place_region(w, s, b, k < R ? k : R, k > R ? k - R : 0);
+    (void)!place_region(w, s, b, k < R ? k : R, k > R ? k - R : 0);   /* an error is recorded in w */
 }
 
 static size_t batch_first_needed(const void *st, size_t n)

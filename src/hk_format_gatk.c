@@ -10,8 +10,9 @@
 static int gatk_claims(const hk_line_t *L) { return hk_line_count(L, ' ') == 6; }
 
 /* Check the record on the current entry and push it. */
-static int gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)
 {
+    hk_status_t rc;
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
     const long line = hk_walk_line_no(w, i);
@@ -20,7 +21,7 @@ static int gatk_line(hk_walk_t *w, void *st, hk_batch_t *b)
         return hk_walk_fail(w, line, "expected 7 space-separated fields (hap-bases read-bases "
                             "read-qual read-ins-qual read-del-qual gcp expected-result), found %s%d",
                             nf > 7 ? "more than " : "", nf > 7 ? 7 : nf);
-    if (hk_results_check(w, L, line, L->field_end[0], 1) < 0) return -1;
+    if ((rc = hk_results_check(w, L, line, L->field_end[0], 1))) return rc;
     return hk_results_push(w, st, b, i, line);
 }
 

@@ -79,12 +79,13 @@ static int parse_pd(const char *s, size_t n, uint32_t len, uint8_t *out, char *w
     }
 }
 
-static int pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
+static hk_status_t pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
 
 /* Check the record on the current entry and push it (its haplotypes placed
  * with their PD bytes). */
-static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
 {
+    hk_status_t rc;
     ((hk_results_state_t *)st)->place_hap = pdhmm_place_hap;
     const size_t i = hk_walk_pos(w);
     const hk_line_t *L = hk_walk_line(w, i);
@@ -96,7 +97,7 @@ static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
                             hk_line_count(L, '\t') + 1);
     const uint32_t hap_len = (uint32_t)(tab - L->text);
     /* its fields are numbered as written: the PD bytes are field 2 */
-    if (hk_results_check(w, L, line, hap_len, 2) < 0) return -1;
+    if ((rc = hk_results_check(w, L, line, hap_len, 2))) return rc;
     /* the PD bytes: a record whose haplotype (bases and PD text) the scan saw
      * earlier in the piece was checked there */
     if (L->hap_back == 0 || L->hap_back == HK_HAP_UNKNOWN) {
@@ -108,21 +109,22 @@ static int pdhmm_line(hk_walk_t *w, void *st, hk_batch_t *b)
 }
 
 /* Place the haplotype of entry li and its PD bytes (checked by pdhmm_line). */
-static int pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
+HK_RESULT_USED static hk_status_t pdhmm_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 {
+    hk_status_t rc;
     const hk_line_t *L = hk_walk_line(w, li);
     const char *tab = memchr(L->text, '\t', L->field_end[0]);
     const uint32_t len = (uint32_t)(tab - L->text);
-    if (hk_walk_place_hap_len(w, b, li, len) < 0) return -1;
+    if ((rc = hk_walk_place_hap_len(w, b, li, len))) return rc;
     char why[96];
     if (parse_pd(tab + 1, (size_t)(L->text + L->field_end[0] - tab - 1), len,
                  b->hap_pd + (b->n_hap_pos - len), why, sizeof why))
         return hk_walk_fail(w, hk_walk_line_no(w, li), "hap-pd-bases %s", why);
-    return 0;
+    return HK_OK;
 }
 
 /* GATK throws where it compares a read's 'n' with an undetermined SNP. */
-static int pdhmm_check_set(hk_walk_t *w, const hk_batch_t *b, size_t region0)
+HK_RESULT_USED static hk_status_t pdhmm_check_set(hk_walk_t *w, const hk_batch_t *b, size_t region0)
 {
     for (size_t g = region0; g < b->n_regions; g++) {
         const hk_region_t *rg = &b->regions[g];
@@ -135,7 +137,7 @@ static int pdhmm_check_set(hk_walk_t *w, const hk_batch_t *b, size_t region0)
                             "at position %u (line %ld): there GATK accepts only A, C, G, T (either "
                             "case) or N", rpos + 1, hap + 1, hpos + 1, b->hap_line[rg->hap0 + hap]);
     }
-    return 0;
+    return HK_OK;
 }
 
 const hk_format_t hk_format_pdhmm = {

@@ -86,11 +86,11 @@ static uint64_t hash_bytes(const char *s, size_t n)
 }
 
 /* Double the map (or make it), keeping this piece's entries. */
-static int map_grow(hap_map_t *m)
+HK_RESULT_USED static hk_status_t map_grow(hap_map_t *m)
 {
     const size_t cap = m->cap ? 2 * m->cap : 1024;
     hap_slot_t *x = calloc(cap, sizeof *x);   /* stamp 0: empty (stamps start at 1) */
-    if (!x) return -1;
+    if (!x) return HK_E_NOMEM;
     for (size_t k = 0; k < m->cap; k++) {
         if (m->map[k].stamp != m->stamp) continue;
         size_t j = m->map[k].hash & (cap - 1);
@@ -100,7 +100,7 @@ static int map_grow(hap_map_t *m)
     free(m->map);
     m->map = x;
     m->cap = cap;
-    return 0;
+    return HK_OK;
 }
 
 /* hap_back of record i: the piece's most recent record with the same
@@ -141,7 +141,7 @@ void hk_results_scan(hk_line_t *lines, size_t n, void **state)
         if (m->map) memset(m->map, 0, m->cap * sizeof *m->map);
         m->stamp = 1;
     }
-    if (!m->map) (void)map_grow(m);
+    if (!m->map && map_grow(m)) m->cap = 0;   /* no memory: the scan goes on without the map */
     size_t prev = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         hk_line_t *L = &lines[i];
@@ -224,19 +224,20 @@ static int hap_repeats(const hk_walk_t *w, const hk_results_state_t *s, size_t c
 
 /* Place the region recs[0, n_done) (n_haps records per read) into the batch,
  * and keep recs[n_done, n), moved to the front, for the next region. */
-static int emit_region(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t emit_region(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b)
 {
+    hk_status_t rc;
     const size_t H = s->n_haps, R = s->n_done / H;
     const long line = hk_walk_line_no(w, s->recs[0]);
     if ((long)R > HK_MAX_REGION_READS || (long)H > HK_MAX_REGION_HAPS)
         return hk_walk_fail(w, line, "region of %zu reads x %zu haplotypes is larger than haplik accepts", R, H);
-    if (hk_walk_begin_region(w, b, s->recs[0]) < 0) return -1;
+    if ((rc = hk_walk_begin_region(w, b, s->recs[0]))) return rc;
     for (size_t h = 0; h < H; h++)
-        if ((s->place_hap ? s->place_hap(w, b, s->recs[h]) : hk_walk_place_hap(w, b, s->recs[h])) < 0)
-            return -1;
+        if ((rc = s->place_hap ? s->place_hap(w, b, s->recs[h]) : hk_walk_place_hap(w, b, s->recs[h])))
+            return rc;
     for (size_t k = 0; k < R; k++)
-        if (hk_walk_place_read(w, b, s->recs[k * H], 1) < 0) return -1;
-    if (hk_walk_end_region(w, b, s->recs[0], s->recs[s->n_done - 1]) < 0) return -1;
+        if ((rc = hk_walk_place_read(w, b, s->recs[k * H], 1))) return rc;
+    if ((rc = hk_walk_end_region(w, b, s->recs[0], s->recs[s->n_done - 1]))) return rc;
     const hk_region_t *rg = hk_batch_last_region(b);
     for (size_t i = 0; i < s->n_done; i++) {
         b->expected[rg->pair0 + i] = hk_walk_line(w, s->recs[i])->expected;
@@ -246,7 +247,7 @@ static int emit_region(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b)
     s->n -= s->n_done;
     s->n_done = 0;
     s->n_haps = 0;
-    return 1;
+    return HK_OK;
 }
 
 /* Does the last record, recs[n-1], continue the pattern of recs[0, n-1)? */
@@ -262,8 +263,9 @@ static int continues(const hk_walk_t *w, const hk_results_state_t *s)
 
 /* Place the record just pushed: it continues the region, or it closes the
  * region (placed in b) and starts the next one. */
-static int place_record(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, long line)
+HK_RESULT_USED static hk_status_t place_record(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, long line)
 {
+    hk_status_t rc;
     for (;;) {
         if (continues(w, s)) {
             /* refuse an oversized region now, not after holding all of it
@@ -276,17 +278,17 @@ static int place_record(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, long
             if (s->n_haps && (long)(s->n_done / s->n_haps) > HK_MAX_REGION_READS)
                 return hk_walk_fail(w, line, "region with more than %ld reads (from line %ld)",
                                     HK_MAX_REGION_READS, hk_walk_line_no(w, s->recs[0]));
-            return 0;
+            return HK_OK;
         }
         if (s->n_haps == 0) {           /* the first read ended: its haplotypes are the list */
             s->n_haps = s->n_done = s->n - 1;
             continue;
         }
-        if (emit_region(w, s, b) < 0) return -1;
+        if ((rc = emit_region(w, s, b))) return rc;
     }
 }
 
-int hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len, int first_field)
+hk_status_t hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len, int first_field)
 {
     const uint32_t read_len = hk_field_len(L, 1);
     if (hap_len == 0) return hk_walk_fail(w, line, "empty haplotype");
@@ -302,10 +304,10 @@ int hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_l
                             L->text + hk_field_end(L, 5) + 1);
     if (hap_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "haplotype longer than %u bases", HK_MAX_SEQ_LEN);
     if (read_len > HK_MAX_SEQ_LEN) return hk_walk_fail(w, line, "read longer than %u bases", HK_MAX_SEQ_LEN);
-    return 0;
+    return HK_OK;
 }
 
-int hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i, long line)
+hk_status_t hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i, long line)
 {
     if ((long)(s->n + 1) > HK_MAX_REGION_PAIRS)
         return hk_walk_fail(w, line, "region longer than %ld records", HK_MAX_REGION_PAIRS);
@@ -322,17 +324,21 @@ int hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i
 
 /* Close the current region at a boundary (tag, end of input): place the
  * whole reads, then the partial read, if any, as a region of its own. */
-int hk_results_close(hk_walk_t *w, void *st, hk_batch_t *b)
+hk_status_t hk_results_close(hk_walk_t *w, void *st, hk_batch_t *b)
 {
+    hk_status_t rc;
     hk_results_state_t *s = st;
     while (s->n > 0) {
         if (s->n_haps == 0) s->n_haps = s->n_done = s->n;
-        if (emit_region(w, s, b) < 0) return -1;
+        if ((rc = emit_region(w, s, b))) return rc;
     }
-    return 0;
+    return HK_OK;
 }
 
-void hk_results_place_open(hk_walk_t *w, void *st, hk_batch_t *b) { (void)hk_results_close(w, st, b); }
+void hk_results_place_open(hk_walk_t *w, void *st, hk_batch_t *b)
+{
+    (void)!hk_results_close(w, st, b);   /* an error is recorded in w */
+}
 
 size_t hk_results_first_needed(const void *st, size_t n)
 {

@@ -18,7 +18,7 @@ typedef struct {
     size_t *recs;            /* index entries of the open region's records */
     size_t  n, m, n_done, n_haps;
     /* places the haplotype of entry li (and what else it carries); NULL: hk_walk_place_hap */
-    int   (*place_hap)(hk_walk_t *w, hk_batch_t *b, size_t li);
+    hk_status_t (*place_hap)(hk_walk_t *w, hk_batch_t *b, size_t li);
 } hk_results_state_t;
 
 /* The scan pass (hk_lines_scan_fn): records' expected values, and which
@@ -28,14 +28,15 @@ void   hk_results_scan_free(void *state);
 /* The checks every results record needs once its fields are known: the
  * haplotype (hap_len bases) and read not empty nor too long, the four
  * quality strings as long as the read, the expected value a number. Field
- * k is named k + first_field in messages (1-based, as the user counts). 0,
- * or -1 (recorded). */
-int    hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len,
-                        int first_field);
+ * k is named k + first_field in messages (1-based, as the user counts);
+ * HK_OK or the error recorded. */
+HK_RESULT_USED hk_status_t hk_results_check(hk_walk_t *w, const hk_line_t *L, long line, uint32_t hap_len,
+                                            int first_field);
 /* Append the checked record on entry i (input line `line`) to the open
  * region, placing the region in b when the record closes it. */
-int    hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i, long line);
-int    hk_results_close(hk_walk_t *w, void *st, hk_batch_t *b);
+HK_RESULT_USED hk_status_t hk_results_push(hk_walk_t *w, hk_results_state_t *s, hk_batch_t *b, size_t i,
+                                           long line);
+HK_RESULT_USED hk_status_t hk_results_close(hk_walk_t *w, void *st, hk_batch_t *b);
 void   hk_results_place_open(hk_walk_t *w, void *st, hk_batch_t *b);
 size_t hk_results_first_needed(const void *st, size_t n);
 void   hk_results_shift(void *st, size_t by);

@@ -518,7 +518,7 @@ static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream,
 
 /* The input's first block: read on all threads, a plain file's in shares,
  * a stream's here; then the block after it, to be read by the step. */
-static int read_first_block(hk_lines_t *L)
+HK_RESULT_USED static hk_status_t read_first_block(hk_lines_t *L)
 {
     block_t *first = L->scanning;
     if (!hk_source_seekable(L->src) && !hk_source_blocks(L->src)) read_stream(L, first);
@@ -528,7 +528,7 @@ static int read_first_block(hk_lines_t *L)
         L->step.scan = L->scan;
         L->step.sep = L->sep;
     }
-    return first->input_end == INPUT_MORE && !(L->ahead = new_block(L, first)) ? -1 : 0;
+    return first->input_end == INPUT_MORE && !(L->ahead = new_block(L, first)) ? HK_E_NOMEM : HK_OK;
 }
 
 /* The step in flight, in the stepper thread: the next block is read during
@@ -539,7 +539,7 @@ static int do_step(hk_lines_t *L)
     const int seekable = hk_source_seekable(L->src) || hk_source_blocks(L->src);   /* read in parts */
     if (st->read_first) {
         st->read_first = 0;
-        if (read_first_block(L) < 0) return -1;
+        if (read_first_block(L)) return -1;
     }
     return run_step(L, L->scanning, seekable ? L->ahead : NULL, seekable ? NULL : L->ahead, st->side,
                     st->arg, st->side_bytes, st->scan, st->sep, 1);
@@ -578,18 +578,18 @@ void hk_lines_wait(hk_lines_t *L)
 
 /* Start the step set up in L and st: the scan of L->scanning (read unless
  * st->read_first), the read of L->ahead, and the side job. */
-static int start_step(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+HK_RESULT_USED static hk_status_t start_step(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     stepper_t *st = &L->step;
     st->n_pieces = 0;
-    if (!L->scanning && !side) return 0;
+    if (!L->scanning && !side) return HK_OK;
     if (!st->started) {
         pthread_mutex_init(&st->lock, NULL);
         pthread_cond_init(&st->cond, NULL);
         if (pthread_create(&st->thread, NULL, stepper_main, L)) {
             pthread_mutex_destroy(&st->lock);
             pthread_cond_destroy(&st->cond);
-            return -1;
+            return HK_E_NOMEM;
         }
         st->started = 1;
     }
@@ -603,31 +603,31 @@ static int start_step(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t si
     st->side_left = -1;
     pthread_cond_broadcast(&st->cond);
     pthread_mutex_unlock(&st->lock);
-    return 0;
+    return HK_OK;
 }
 
 /* Hand the stepper the scan of L->ahead (read already), the read of the
  * block after it, and the side job. No step may be in flight. */
-static int launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
+HK_RESULT_USED static hk_status_t launch(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
     L->scanning = L->ahead;
     L->ahead = NULL;
     if (L->scanning && L->scanning->input_end == INPUT_MORE && !(L->ahead = new_block(L, L->scanning)))
-        return -1;
+        return HK_E_NOMEM;
     return start_step(L, side, arg, side_bytes);
 }
 
-int hk_lines_prime(hk_lines_t *L)
+hk_status_t hk_lines_prime(hk_lines_t *L)
 {
     if (L->step.started || L->scanning || L->ahead || L->n_held || L->input_end != INPUT_MORE)
-        return 0;   /* begun already */
-    if (!(L->scanning = new_block(L, NULL))) return -1;
+        return HK_OK;   /* begun already */
+    if (!(L->scanning = new_block(L, NULL))) return HK_E_NOMEM;
     L->step.read_first = 1;
-    if (start_step(L, NULL, NULL, 0) < 0) {
+    if (start_step(L, NULL, NULL, 0)) {
         L->step.read_first = 0;
-        return -1;
+        return HK_E_NOMEM;
     }
-    return 0;
+    return HK_OK;
 }
 
 void hk_lines_wait_side(hk_lines_t *L)
@@ -646,16 +646,16 @@ void hk_lines_run_side(hk_lines_t *L, hk_lines_side_fn side, void *arg, size_t s
 }
 
 /* Room in the index for n more lines. */
-static int room_for_lines(hk_lines_t *L, size_t n)
+HK_RESULT_USED static hk_status_t room_for_lines(hk_lines_t *L, size_t n)
 {
-    if (L->ix.n_lines + n <= L->m_lines) return 0;
+    if (L->ix.n_lines + n <= L->m_lines) return HK_OK;
     size_t m = L->m_lines ? L->m_lines : 4096;
     while (m < L->ix.n_lines + n) m *= 2;
     hk_line_t *x = hk_mem_realloc(L->ix.lines, m * sizeof *x);
-    if (!x) return -1;
+    if (!x) return HK_E_NOMEM;
     L->ix.lines = x;
     L->m_lines = m;
-    return 0;
+    return HK_OK;
 }
 
 /* Lines in the np pieces scanned by the step before; -1 when one ran out of memory. */
@@ -680,11 +680,11 @@ static void append_lines(hk_lines_t *L, int np)
 }
 
 /* A line for an error found where the input ends, reported when walked. */
-static int add_error_line(hk_lines_t *L, int kind)
+HK_RESULT_USED static hk_status_t add_error_line(hk_lines_t *L, int kind)
 {
-    if (room_for_lines(L, 1)) return -1;
+    if (room_for_lines(L, 1)) return HK_E_NOMEM;
     L->ix.lines[L->ix.n_lines++] = (hk_line_t){ .kind = (uint8_t)kind };
-    return 0;
+    return HK_OK;
 }
 
 /* Blocks retired at the last take: no side job reads them any more. */
@@ -700,14 +700,14 @@ static void free_retired(hk_lines_t *L)
 /* Move the index to the other array without its entries before keep, with
  * room for `more` after them; the blocks that held no other line retire.
  * The array left keeps its lines as they were. */
-static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
+HK_RESULT_USED static hk_status_t drop_lines(hk_lines_t *L, size_t keep, size_t more)
 {
     const size_t n = L->ix.n_lines - keep;
     if (L->m_other < n + more) {
         size_t m = L->m_other ? L->m_other : 4096;
         while (m < n + more) m *= 2;
         hk_line_t *x = hk_mem_realloc(NULL, m * sizeof *x);   /* nothing in it to keep */
-        if (!x) return -1;
+        if (!x) return HK_E_NOMEM;
         free(L->other);
         L->other = x;
         L->m_other = m;
@@ -726,7 +726,7 @@ static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
         if (L->n_retired == L->m_retired) {
             const size_t m = L->m_retired ? 2 * L->m_retired : 16;
             block_t **x = realloc(L->retired, m * sizeof *x);
-            if (!x) return -1;
+            if (!x) return HK_E_NOMEM;
             L->retired = x;
             L->m_retired = m;
         }
@@ -735,12 +735,12 @@ static int drop_lines(hk_lines_t *L, size_t keep, size_t more)
     if (k) memmove(L->held, L->held + k, (L->n_held - k) * sizeof *L->held);
     L->n_held -= k;
     for (size_t i = 0; i < L->n_held; i++) L->held[i]->end_line -= keep;
-    return 0;
+    return HK_OK;
 }
 
-int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes)
+hk_status_t hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes)
 {
-    if (hk_lines_prime(L) < 0) return -1;   /* the first take, unless primed */
+    if (hk_lines_prime(L)) return HK_E_NOMEM;   /* the first take, unless primed */
     hk_lines_wait(L);
     free_retired(L);   /* the side job that read them is done */
     block_t *blk = L->scanning;
@@ -756,30 +756,30 @@ int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, 
     L->n_done = L->n_pieces;
     L->pieces = p;
     L->n_pieces = n;
-    if (launch(L, side, arg, side_bytes) < 0) {
+    if (launch(L, side, arg, side_bytes)) {
         free_block(blk);
-        return -1;
+        return HK_E_NOMEM;
     }
     const ptrdiff_t more = blk && np > 0 ? piece_lines(L, np) : 0;
     /* + 1: a line for an error where the input ends */
-    if (drop_lines(L, keep, more < 0 ? 1 : (size_t)more + 1) < 0) {
+    if (drop_lines(L, keep, more < 0 ? 1 : (size_t)more + 1)) {
         free_block(blk);
-        return -1;
+        return HK_E_NOMEM;
     }
-    if (!blk) return 0;
+    if (!blk) return HK_OK;
     if (L->n_held == L->m_held) {
         const size_t m = L->m_held ? 2 * L->m_held : 16;
         block_t **x = realloc(L->held, m * sizeof *x);
         if (!x) {
             free_block(blk);
-            return -1;
+            return HK_E_NOMEM;
         }
         L->held = x;
         L->m_held = m;
     }
     L->held[L->n_held++] = blk;
     L->input_end = blk->input_end;
-    if (np < 0 || more < 0) return -1;
+    if (np < 0 || more < 0) return HK_E_NOMEM;
     const size_t first = L->ix.n_lines;
     append_lines(L, np);
     blk->end_line = L->ix.n_lines;
@@ -793,5 +793,5 @@ int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, 
         if (L->ix.n_lines == first) return add_error_line(L, HK_LINE_NO_EOF_MARKER);
         L->ix.lines[L->ix.n_lines - 1].kind = HK_LINE_NO_EOF_MARKER;
     }
-    return 0;
+    return HK_OK;
 }

@@ -150,14 +150,15 @@ int hk_lines_ended(const hk_lines_t *L);
  *                   i - keep. The index moves to another array: the side job
  *                   reads the one it was in (its entries and their text as
  *                   they were before the take), left as it is until the next
- *                   take. 0, or -1 when memory (or a thread) could not be had.
+ *                   take. HK_OK, or HK_E_NOMEM when memory (or a thread)
+ *                   could not be had.
  */
-HK_RESULT_USED int hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes);
+HK_RESULT_USED hk_status_t hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, void *arg, size_t side_bytes);
 /* Read and scan the first block now, beside the caller, not at the first
  * take: for an input opened while the one before is still walked. Set its
- * threads and scan first. 0 (also when begun already), or -1 when memory
- * (or a thread) could not be had. */
-HK_RESULT_USED int hk_lines_prime(hk_lines_t *L);
+ * threads and scan first. HK_OK (also when begun already), or HK_E_NOMEM
+ * when memory (or a thread) could not be had. */
+HK_RESULT_USED hk_status_t hk_lines_prime(hk_lines_t *L);
 /* Wait for the step in flight, if any. */
 void hk_lines_wait(hk_lines_t *L);
 /* Wait for the side job of the step in flight (its scan may go on). */

@@ -54,9 +54,8 @@ double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
  * threads share the batch's pairs, grouped by length into the vector lanes
  * of the CPU pass (hk_model_cpu_pass); results do not depend on the pass or
  * on the number of threads.
- * Returns 0, or -1 when memory or threads could not be had (logged). */
-int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
-    HK_RESULT_USED;
+ * HK_OK, or HK_E_NOMEM when memory or threads could not be had (logged). */
+HK_RESULT_USED hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads);
 
 /* The CPU pass in use: "scalar", "sse2" (4 float / 2 double lanes), "avx2"
  * (8 / 4) or "avx512" (16 / 8). Chosen once: the one the environment
@@ -64,9 +63,9 @@ int hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
  * runs. Every pass gives the same bits. */
 const char *hk_model_cpu_pass(void);
 /* Use the pass called name from now on (for tests and measurements; not
- * while a batch is being scored). 0, or -1 when there is no such pass or
- * this CPU does not run it. */
-HK_RESULT_USED int hk_model_set_cpu_pass(const char *name);
+ * while a batch is being scored). HK_OK, or HK_E_INPUT when there is no such
+ * pass or this CPU does not run it. */
+HK_RESULT_USED hk_status_t hk_model_set_cpu_pass(const char *name);
 /* Batches of at least min_pairs pairs are put in scoring order by all the
  * scoring threads instead of one (default 2^20 pairs; the order is the same).
  * For tests; not while a batch is being scored. Returns the previous value. */

@@ -362,47 +362,48 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int copy_spool(hk_outfile_t *o)
+static hk_status_t copy_spool(hk_outfile_t *o)
 {
     char buf[1 << 16];
     size_t n;
     if (fflush(o->fp) || fseek(o->fp, 0, SEEK_SET)) {
         hk_log_error("%s: %s", o->label, strerror(errno));
-        return -1;
+        return HK_E_RUNTIME;
     }
     if (o->spool_fd == 1) fflush(stdout);   /* nothing may come before the table */
     while ((n = fread(buf, 1, sizeof buf, o->fp)) > 0)
         if (write_all(o->spool_fd, buf, n)) {
             hk_log_error("writing %s: %s", strcmp(o->path, "-") ? o->path : "standard output",
                          strerror(errno));
-            return -1;
+            return HK_E_RUNTIME;
         }
-    if (ferror(o->fp)) { hk_log_error("%s: read failed: %s", o->label, strerror(errno)); return -1; }
-    return 0;
+    if (ferror(o->fp)) { hk_log_error("%s: read failed: %s", o->label, strerror(errno)); return HK_E_RUNTIME; }
+    return HK_OK;
 }
 
 /* Flush and close a file output (not a spool). */
-static int close_output(hk_outfile_t *o)
+static hk_status_t close_output(hk_outfile_t *o)
 {
     /* no fsync: rename gives all-or-nothing against failures of haplik; a
      * fsync of a large table would cost more than writing it. The cause is
      * errno only as the failing call left it: a stream's error flag set by
      * an earlier write (reported there) has no errno of its own now. */
-    int err = 0, rc = 0;
-    if (ferror(o->fp)) rc = -1;
+    int err = 0;
+    hk_status_t rc = HK_OK;
+    if (ferror(o->fp)) rc = HK_E_RUNTIME;
     errno = 0;
-    if (!rc && fflush(o->fp)) { rc = -1; err = errno; }
+    if (!rc && fflush(o->fp)) { rc = HK_E_RUNTIME; err = errno; }
     errno = 0;
-    if (fclose(o->fp) && !rc) { rc = -1; err = errno; }
+    if (fclose(o->fp) && !rc) { rc = HK_E_RUNTIME; err = errno; }
     o->fp = NULL;
     if (rc && err) hk_log_error("%s: write failed: %s", o->path, strerror(err));
     else if (rc) hk_log_error("%s: write failed", o->path);
     return rc;
 }
 
-int hk_outfile_close(hk_outfile_t *o)
+hk_status_t hk_outfile_close(hk_outfile_t *o)
 {
-    return o->spool_fd >= 0 || !o->fp ? 0 : close_output(o);
+    return o->spool_fd >= 0 || !o->fp ? HK_OK : close_output(o);
 }
 
 void hk_outfile_abort(hk_outfile_t *o)
@@ -413,7 +414,7 @@ void hk_outfile_abort(hk_outfile_t *o)
     outfile_free(o);
 }
 
-int hk_outfile_commit(hk_outfile_t *o) { return hk_outfile_commit_all(&o, 1); }
+hk_status_t hk_outfile_commit(hk_outfile_t *o) { return hk_outfile_commit_all(&o, 1); }
 
 /* Undo renames [0, done): put back what each replaced (its backup), or
  * remove what it created. */
@@ -431,30 +432,30 @@ static void roll_back(hk_outfile_t **o, char **backup, size_t done)
 
 /* Rename every temporary file into place, keeping a hard link to each file
  * replaced (when n > 1) so that a failure midway can be undone. */
-static int rename_all(hk_outfile_t **o, size_t n)
+static hk_status_t rename_all(hk_outfile_t **o, size_t n)
 {
     char **backup = calloc(n, sizeof *backup);
-    if (!backup) { hk_log_error("out of memory"); return -1; }
-    int rc = 0;
+    if (!backup) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    hk_status_t rc = HK_OK;
     size_t i;
     for (i = 0; i < n && !rc; i++) {
         if (!o[i]->target) continue;
         if (n > 1 && access(o[i]->target, F_OK) == 0) {
             size_t len = strlen(o[i]->tmp) + sizeof BACKUP_SUFFIX;
-            if (!(backup[i] = malloc(len))) { hk_log_error("out of memory"); rc = -1; break; }
+            if (!(backup[i] = malloc(len))) { hk_log_error("out of memory"); rc = HK_E_NOMEM; break; }
             snprintf(backup[i], len, "%s%s", o[i]->tmp, BACKUP_SUFFIX);
             if (link(o[i]->target, backup[i])) {
                 hk_log_error("%s: cannot keep the file it replaces until all outputs are in "
                              "place: %s", o[i]->path, strerror(errno));
                 free(backup[i]);
                 backup[i] = NULL;
-                rc = -1;
+                rc = HK_E_RUNTIME;
                 break;
             }
         }
         if (rename(o[i]->tmp, o[i]->target)) {
             hk_log_error("%s: cannot move the output into place: %s", o[i]->path, strerror(errno));
-            rc = -1;
+            rc = HK_E_RUNTIME;
             break;
         }
     }
@@ -468,19 +469,19 @@ static int rename_all(hk_outfile_t **o, size_t n)
     return rc;
 }
 
-int hk_outfile_commit_all(hk_outfile_t **o, size_t n)
+hk_status_t hk_outfile_commit_all(hk_outfile_t **o, size_t n)
 {
-    int rc = 0;
+    hk_status_t rc = HK_OK;
     for (size_t i = 0; i < n; i++)
-        if (hk_outfile_close(o[i])) rc = -1;
-    if (rc == 0) {
+        if (hk_outfile_close(o[i])) rc = HK_E_RUNTIME;
+    if (rc == HK_OK) {
         /* the renames (and the copies out, last, as they cannot be undone)
          * happen whole: a signal waits until they are done */
         sigset_t old;
         block_signals(&old);
         rc = rename_all(o, n);
-        for (size_t i = 0; i < n && rc == 0; i++)
-            if (o[i]->spool_fd >= 0 && copy_spool(o[i])) rc = -1;
+        for (size_t i = 0; i < n && rc == HK_OK; i++)
+            if (o[i]->spool_fd >= 0 && copy_spool(o[i])) rc = HK_E_RUNTIME;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     } else {
         for (size_t i = 0; i < n; i++)
@@ -530,8 +531,8 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
-int hk_outfile_check_paths(const char *const *outs, size_t n_outs,
-                           const char *const *ins, size_t n_ins)
+hk_status_t hk_outfile_check_paths(const char *const *outs, size_t n_outs,
+                                   const char *const *ins, size_t n_ins)
 {
     for (size_t i = 0; i < n_outs; i++) {
         const char *out = outs[i] ? outs[i] : "-";
@@ -540,19 +541,19 @@ int hk_outfile_check_paths(const char *const *outs, size_t n_outs,
             if (same_file(out, ins[j])) {
                 hk_log_error("%s: the output is the input %s: refusing to overwrite an input",
                              is_stdout(out) ? "standard output" : out, ins[j]);
-                return -1;
+                return HK_E_INPUT;
             }
         }
         for (size_t j = 0; j < i; j++) {
             if (is_stdout(out) && is_stdout(outs[j])) {
                 hk_log_error("standard output is named as two outputs");
-                return -1;
+                return HK_E_INPUT;
             }
             if (!is_stdout(out) && !is_stdout(outs[j]) && same_file(out, outs[j])) {
                 hk_log_error("%s: named twice as an output (also as %s)", out, outs[j]);
-                return -1;
+                return HK_E_INPUT;
             }
         }
     }
-    return 0;
+    return HK_OK;
 }

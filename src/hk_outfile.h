@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "hk_types.h"
 
 typedef struct hk_outfile hk_outfile_t;
 
@@ -34,28 +35,28 @@ int hk_outfile_renamed(const hk_outfile_t *o);
 /* Whether o is written as it goes (a pipe, terminal, device or FIFO): the
  * writer flushes what it has, batch by batch. */
 int hk_outfile_streams(const hk_outfile_t *o);
-/* Flush, close and move into place; frees o. 0, or -1 (logged; nothing left). */
-int hk_outfile_commit(hk_outfile_t *o) __attribute__((warn_unused_result));
+/* Flush, close and move into place; frees o. HK_OK, or HK_E_RUNTIME
+ * (logged; nothing left). */
+HK_RESULT_USED hk_status_t hk_outfile_commit(hk_outfile_t *o);
 /* Commit o[0..n) all or none: every file is flushed and closed first; then
  * all are renamed with signals held back, and if one rename fails those
  * already renamed are undone (a file they replaced is put back). Frees every
- * o[i] and sets it to NULL. 0, or -1 (logged). */
-int hk_outfile_commit_all(hk_outfile_t **o, size_t n) __attribute__((warn_unused_result));
+ * o[i] and sets it to NULL. HK_OK, or HK_E_RUNTIME or HK_E_NOMEM (logged). */
+HK_RESULT_USED hk_status_t hk_outfile_commit_all(hk_outfile_t **o, size_t n);
 /* Done writing o: flush and close its file now, so that many outputs need
  * not be open at once; it stays pending (removed by abort or a signal) until
- * committed. A spool stays open. 0, or -1 (logged). */
-int hk_outfile_close(hk_outfile_t *o) __attribute__((warn_unused_result));
+ * committed. A spool stays open. HK_OK, or HK_E_RUNTIME (logged). */
+HK_RESULT_USED hk_status_t hk_outfile_close(hk_outfile_t *o);
 /* Discard; frees o; accepts NULL. */
 void hk_outfile_abort(hk_outfile_t *o);
 
 /* Refuse, before any work, outputs that would destroy an input or each
  * other: an output that is the same file as an input (same path, or same
  * device and inode: hard and symbolic links, /dev/stdout redirected to it;
- * NULL or "-" means standard output), or one output named twice. Returns 0,
- * or -1 (logged: a usage error, exit status 2). Inputs "-" are skipped. */
-int hk_outfile_check_paths(const char *const *outs, size_t n_outs,
-                           const char *const *ins, size_t n_ins)
-    __attribute__((warn_unused_result));
+ * NULL or "-" means standard output), or one output named twice. HK_OK, or
+ * HK_E_INPUT (logged: a usage error). Inputs "-" are skipped. */
+HK_RESULT_USED hk_status_t hk_outfile_check_paths(const char *const *outs, size_t n_outs,
+                                                  const char *const *ins, size_t n_ins);
 
 /* Remove pending temporary files and die of the signal (exit 128+signal) on
  * SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,

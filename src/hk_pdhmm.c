@@ -160,11 +160,11 @@ static void *score_reads(void *arg)
     return NULL;
 }
 
-int hk_pdhmm_score_batch(hk_batch_t *b, int nthreads)
+hk_status_t hk_pdhmm_score_batch(hk_batch_t *b, int nthreads)
 {
-    if (b->n_reads == 0) return 0;
+    if (b->n_reads == 0) return HK_OK;
     uint32_t *region_of = malloc(b->n_reads * sizeof *region_of);
-    if (!region_of) { hk_log_error("out of memory"); return -1; }
+    if (!region_of) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     for (size_t g = 0; g < b->n_regions; g++)
         for (uint32_t r = 0; r < b->regions[g].n_reads; r++)
             region_of[b->regions[g].read0 + r] = (uint32_t)g;
@@ -172,15 +172,15 @@ int hk_pdhmm_score_batch(hk_batch_t *b, int nthreads)
     if ((size_t)nthreads > b->n_reads) nthreads = (int)b->n_reads;
     atomic_size_t next = 0;
     job_t *jobs = calloc((size_t)nthreads, sizeof *jobs);
-    if (!jobs) { free(region_of); hk_log_error("out of memory"); return -1; }
+    if (!jobs) { free(region_of); hk_log_error("out of memory"); return HK_E_NOMEM; }
     for (int t = 0; t < nthreads; t++) jobs[t] = (job_t){ .b = b, .next = &next, .region_of = region_of };
     hk_threads_run(score_reads, jobs, sizeof *jobs, nthreads);
     int oom = 0;
     for (int t = 0; t < nthreads; t++) oom |= jobs[t].oom;
     free(jobs);
     free(region_of);
-    if (oom) { hk_log_error("out of memory"); return -1; }
-    return 0;
+    if (oom) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    return HK_OK;
 }
 
 /* ---- the input rule GATK enforces by throwing ---- */

@@ -50,9 +50,9 @@ static inline int hk_pdhmm_matches(uint8_t rb, uint8_t hb, uint8_t pd)
     return (pd & HK_PD_SNP) && letter < 4 && (pd & (HK_PD_A << letter));
 }
 
-/* Score every pair of a PDHMM batch with nthreads threads. 0, or -1 when
- * memory ran out (logged). */
-int hk_pdhmm_score_batch(hk_batch_t *b, int nthreads) HK_RESULT_USED;
+/* Score every pair of a PDHMM batch with nthreads threads. HK_OK, or
+ * HK_E_NOMEM when memory ran out (logged). */
+HK_RESULT_USED hk_status_t hk_pdhmm_score_batch(hk_batch_t *b, int nthreads);
 
 /* GATK refuses a read letter other than A, C, G, T (either case) or N that it
  * must compare with an undetermined SNP position (SPEC 1b): in a batch whose

@@ -6,8 +6,8 @@
 #include <string.h>
 
 /* The last run goes on, or a new one begins. */
-int hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
-                      int offsets)
+hk_status_t hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
+                              int offsets)
 {
     if (q->n) {
         hk_run_t *r = &q->v[q->n - 1];
@@ -16,20 +16,20 @@ int hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint
             if (r->count == 1 && li - r->entry <= UINT32_MAX) r->stride = (uint32_t)(li - r->entry);
             if (r->entry + (size_t)r->count * r->stride == li && r->count < UINT32_MAX) {
                 r->count++;
-                return 0;
+                return HK_OK;
             }
         }
     }
     if (q->n == q->m) {
         const size_t m = q->m ? 2 * q->m : 1024;
         hk_run_t *x = realloc(q->v, m * sizeof *x);
-        if (!x) return -1;
+        if (!x) return HK_E_NOMEM;
         q->v = x;
         q->m = m;
     }
     q->v[q->n++] = (hk_run_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
                                .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
-    return 0;
+    return HK_OK;
 }
 
 size_t hk_placed_bytes(const hk_placed_t *q)

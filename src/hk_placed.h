@@ -58,9 +58,9 @@ typedef struct {
 
 /* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
  * from position pos0 on (reads: from field `field`; haplotypes: offsets 1
- * when the side job writes their offsets and lines). 0, or -1 without memory. */
-HK_RESULT_USED int hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
-                      int offsets);
+ * when the side job writes their offsets and lines). HK_OK or HK_E_NOMEM. */
+HK_RESULT_USED hk_status_t hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
+                                             int field, int offsets);
 /* Empty q for the sequences placed into b from now on. */
 void hk_placed_reset(hk_placed_t *q, hk_batch_t *b);
 /* Hand q to a job: the index its runs were placed from, and whether

@@ -123,26 +123,26 @@ static void record_error(hk_walk_t *w, hk_status_t kind, long line, const char *
     w->failed = 1;
 }
 
-int hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...)
+hk_status_t hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     record_error(w, HK_E_INPUT, line, fmt, ap);
     va_end(ap);
-    return -1;
+    return HK_E_INPUT;
 }
 
 __attribute__((format(printf, 4, 5)))
-static int walk_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, ...)
+static hk_status_t walk_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     record_error(w, kind, line, fmt, ap);
     va_end(ap);
-    return -1;
+    return kind;
 }
 
-int hk_walk_oom(hk_walk_t *w, long line) { return walk_error(w, HK_E_NOMEM, line, "out of memory"); }
+hk_status_t hk_walk_oom(hk_walk_t *w, long line) { return walk_error(w, HK_E_NOMEM, line, "out of memory"); }
 
 /* Report a bad character found while setting sequences (unless an error on
  * an earlier line is already kept). */
@@ -152,15 +152,15 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
                                          "deletion qualities", "gap-continuation qualities" };
     if (w->failed && w->err_line <= e->line) return;
     w->failed = 0;
-    if (e->code == HK_BATCH_EBASE)
+    if (e->code == HK_BATCH_BAD_BASE)
         hk_walk_fail(w, e->line, "%s: invalid base '%c' at position %u (expected A, C, G, T or N%s)",
                      e->is_read ? "read" : "haplotype", e->bad, e->pos + 1,
                      w->rules.unknown_as_n ? "" : "; set model.unknown_bases to \"as_n\" to accept it");
-    else if (e->code == HK_BATCH_EGAP)
+    else if (e->code == HK_BATCH_BAD_GAP)
         hk_walk_fail(w, e->line, "read: the insertion and deletion gap-open qualities at position %u "
                      "have error probabilities that sum to 1 or more, which leaves no probability "
                      "for match-to-match", e->pos + 1);
-    else if (e->code == HK_BATCH_EGCP)
+    else if (e->code == HK_BATCH_BAD_GCP)
         hk_walk_fail(w, e->line, "read: the gap-continuation quality at position %u is Q0 ('!'), "
                      "which leaves no probability for gap-to-match: every likelihood would be 0",
                      e->pos + 1);
@@ -172,7 +172,7 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
 /* ---- the walk's services to formats ---- */
 
 
-int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
+hk_status_t hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
 {
     const long line = hk_walk_line_no(w, first);
     const long reported = w->source_line ? w->source_line : line;
@@ -186,10 +186,10 @@ int hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
                             pd ? "other" : "PDHMM");
     b->pdhmm = pd;
     if (hk_batch_begin_region(b, w->name, reported)) return hk_walk_oom(w, line);
-    return 0;
+    return HK_OK;
 }
 
-int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
+hk_status_t hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
 {
     hk_region_t *rg = hk_batch_last_region(b);
     /* the step in flight fills results with NaN: before they move */
@@ -200,22 +200,23 @@ int hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
     rg->first_line = hk_walk_line_no(w, first);
     rg->last_line = hk_walk_line_no(w, last);
     w->placed->pair_hi = b->n_pairs;
-    return 0;
+    return HK_OK;
 }
 
 void hk_walk_skip_to(hk_walk_t *w, size_t i) { w->at.pos = i; }
 
 /* Report an error of the append functions (length, memory). */
-static int append_error(hk_walk_t *w, long line, int rc, const char *what)
+HK_RESULT_USED static hk_status_t append_error(hk_walk_t *w, long line, hk_status_t rc, const char *what)
 {
-    if (rc == HK_BATCH_ELONG)
+    if (rc == HK_E_INPUT)
         return hk_walk_fail(w, line, "%s longer than %u bases", what, HK_MAX_SEQ_LEN);
     return hk_walk_oom(w, line);
 }
 
 /* Count count reads of bases positions in all into b and its open region
  * (their offsets and sequences are written later, on all threads). */
-static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int field, uint64_t bases)
+HK_RESULT_USED static hk_status_t add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int field,
+                                              uint64_t bases)
 {
     if (b->n_reads + count + 1 > b->m_reads || b->n_read_pos + bases > b->m_read_pos) {
         hk_lines_wait(w->lines);   /* the step in flight sets reads into b's arrays */
@@ -223,23 +224,23 @@ static int add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int f
             return hk_walk_oom(w, hk_walk_line_no(w, li));
     }
     if (b->n_reads == 0) b->read_off[0] = 0;
-    if (hk_placed_add_run(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) < 0)
+    if (hk_placed_add_run(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) )
         return hk_walk_oom(w, hk_walk_line_no(w, li));
     b->n_reads += count;
     b->n_read_pos += bases;
     hk_batch_last_region(b)->n_reads += (uint32_t)count;
-    return 0;
+    return HK_OK;
 }
 
-int hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
+hk_status_t hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
 {
     const uint32_t len = hk_field_len(hk_walk_line(w, li), field);
-    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_BATCH_ELONG, "read");
+    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_E_INPUT, "read");
     return add_reads(w, b, li, 1, field, len);
 }
 
-int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
-                        uint64_t bases)
+hk_status_t hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
+                                uint64_t bases)
 {
     if (count > HK_MAX_REGION_READS)   /* a run counts in 32 bits; formats refuse such regions */
         return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld reads", HK_MAX_REGION_READS);
@@ -248,25 +249,25 @@ int hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count,
 
 /* A haplotype is appended at once (its offset known on return: a format
  * may write per-position data beside it); its sequence is set later. */
-int hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
+hk_status_t hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
 {
     return hk_walk_place_hap_len(w, b, li, hk_walk_line(w, li)->field_end[0]);
 }
 
-int hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
+hk_status_t hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
 {
     if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
     const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
-    const int rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
+    const hk_status_t rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    if (hk_placed_add_run(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) < 0)
+    if (hk_placed_add_run(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) )
         return hk_walk_oom(w, hk_walk_line_no(w, li));
-    return 0;
+    return HK_OK;
 }
 
-int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases)
+hk_status_t hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases)
 {
-    if (!count) return 0;
+    if (!count) return HK_OK;
     if (count > HK_MAX_REGION_HAPS)   /* a run counts in 32 bits; formats refuse such regions */
         return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld haplotypes", HK_MAX_REGION_HAPS);
     if (b->n_haps + count + 1 > b->m_haps || b->n_hap_pos + bases > b->m_hap_pos) {
@@ -275,12 +276,12 @@ int hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, 
             return hk_walk_oom(w, hk_walk_line_no(w, first));
     }
     if (b->n_haps == 0) b->hap_off[0] = 0;
-    if (hk_placed_add_run(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) < 0)
+    if (hk_placed_add_run(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) )
         return hk_walk_oom(w, hk_walk_line_no(w, first));
     b->n_haps += count;
     b->n_hap_pos += bases;
     hk_batch_last_region(b)->n_haps += (uint32_t)count;
-    return 0;
+    return HK_OK;
 }
 
 /* The side job of two lists (one may be NULL): a full batch's last
@@ -353,7 +354,7 @@ static void finish_pending(hk_walk_t *w)
 {
     hk_batch_t *p = w->pending;
     w->pending = NULL;
-    if (!w->failed && w->fmt->check_set) (void)w->fmt->check_set(w, p, w->pending_region0);
+    if (!w->failed && w->fmt->check_set) (void)!w->fmt->check_set(w, p, w->pending_region0);   /* recorded in w */
     if (!w->failed) w->ready(p, w->ready_arg);
 }
 
@@ -375,7 +376,7 @@ static void hold_pending(hk_walk_t *w, hk_batch_t *b, size_t region0)
 /* ---- the walk ---- */
 
 /* The format is known: its state, and its scan pass over what is indexed. */
-static int use_format(hk_walk_t *w, int format)
+HK_RESULT_USED static hk_status_t use_format(hk_walk_t *w, int format)
 {
     w->format = format;
     w->fmt = formats[format];
@@ -388,7 +389,7 @@ static int use_format(hk_walk_t *w, int format)
     /* lines indexed with another pass (or none) are split and scanned again */
     if (hk_lines_set_scan(w->lines, w->fmt->separator, w->fmt->scan, w->fmt->scan_free))
         hk_lines_rescan(w->lines, w->at.pos);
-    return 0;
+    return HK_OK;
 }
 
 int hk_line_count(const hk_line_t *L, char c)
@@ -398,7 +399,7 @@ int hk_line_count(const hk_line_t *L, char c)
     return n;
 }
 
-static int detect_format(hk_walk_t *w)
+HK_RESULT_USED static hk_status_t detect_format(hk_walk_t *w)
 {
     const hk_line_t *L = hk_walk_line(w, w->at.pos);
     for (int f = HK_FMT_AUTO + 1; f < HK_FMT_COUNT; f++)
@@ -440,7 +441,7 @@ static int is_tag(const char *s)
 
 /* Apply a '#' line: region tags, source lines, a format's header; other
  * comments are ignored. */
-static int comment_line(hk_walk_t *w, const char *s, long line)
+HK_RESULT_USED static hk_status_t comment_line(hk_walk_t *w, const char *s, long line)
 {
     if (!strncmp(s, "# region", 8) && (s[8] == ' ' || s[8] == '\0')) {
         const char *nm = s + 8;
@@ -460,12 +461,13 @@ static int comment_line(hk_walk_t *w, const char *s, long line)
             if (h && !strncmp(s, h, strlen(h))) return use_format(w, f);
         }
     }
-    return 0;
+    return HK_OK;
 }
 
 /* Walk index entry w->at.pos. */
-static int walk_line(hk_walk_t *w, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t walk_line(hk_walk_t *w, hk_batch_t *b)
 {
+    hk_status_t rc;
     const hk_line_t *L = hk_walk_line(w, w->at.pos);
     const long line = hk_walk_line_no(w, w->at.pos);
     switch (L->kind) {
@@ -480,21 +482,21 @@ static int walk_line(hk_walk_t *w, hk_batch_t *b)
         return hk_walk_fail(w, line, "read error (truncated BGZF stream: no end-of-file marker)");
     }
     if (w->fmt && w->fmt->inside && w->fmt->inside(w->state)) return w->fmt->line(w, w->state, b);
-    if (L->len == 0) return 0;
+    if (L->len == 0) return HK_OK;
     if (L->first == '#') {
         const char *s = L->text;
         /* a tag closes the region before it, so apply it only after */
-        if (w->fmt && w->fmt->boundary && is_tag(s) && w->fmt->boundary(w, w->state, b) < 0) return -1;
+        if (w->fmt && w->fmt->boundary && is_tag(s) && (rc = w->fmt->boundary(w, w->state, b))) return rc;
         return comment_line(w, s, line);
     }
-    if (!w->fmt && detect_format(w) < 0) return -1;
+    if (!w->fmt && (rc = detect_format(w))) return rc;
     return w->fmt->line(w, w->state, b);
 }
 
 /* The walk is at the end of the index: take the block the step in flight
  * has scanned (its sequences are set then), dropping the entries no longer
  * needed; start the next step, which sets what the walk placed meanwhile. */
-static int refill(hk_walk_t *w, hk_batch_t *b)
+HK_RESULT_USED static hk_status_t refill(hk_walk_t *w, hk_batch_t *b)
 {
     const size_t n = w->at.ix->n_lines;
     const size_t keep = w->fmt ? w->fmt->first_needed(w->state, n) : n;
@@ -526,12 +528,12 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
             finish_pending(w);
         }
     }
-    const int rc = hk_lines_take(w->lines, keep, bytes ? set_job : NULL, &w->job, bytes);
+    const hk_status_t rc = hk_lines_take(w->lines, keep, bytes ? set_job : NULL, &w->job, bytes);
     const double t2 = hk_log_now();
     w->t_wait += t2 - t0;
     w->t_take_wait += t1 - t0;
     w->t_take += t2 - t1;
-    if (rc < 0) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
+    if (rc) return hk_walk_oom(w, hk_walk_line_no(w, w->at.ix->n_lines));
     w->at.pos -= keep;
     if (w->fmt) w->fmt->shift(w->state, keep);
     if (w->all_read && hk_lines_ended(w->lines)) {
@@ -539,29 +541,32 @@ static int refill(hk_walk_t *w, hk_batch_t *b)
         w->all_read = NULL;
         all_read(w->all_read_arg);
     }
-    return w->failed ? -1 : 0;   /* a bad character found while setting */
+    return w->failed ? w->err_kind : HK_OK;   /* a bad character found while setting */
 }
 
 /* Walk lines into b (placed, set later) until it holds max_pairs pairs; see
  * hk_reader_next. */
-static int fill(hk_walk_t *w, hk_batch_t *b, size_t max_pairs)
+HK_RESULT_USED static hk_status_t fill(hk_walk_t *w, hk_batch_t *b, size_t max_pairs, size_t *got)
 {
+    hk_status_t rc;
     const size_t regions0 = b->n_regions;
     while (b->n_regions == regions0 || b->n_pairs < max_pairs) {
         if (w->at.pos < w->at.ix->n_lines) {
-            if (walk_line(w, b) < 0) goto fail;
+            if ((rc = walk_line(w, b))) goto fail;
             w->at.pos++;
         } else if (hk_lines_ended(w->lines)) {
-            if (w->fmt && w->fmt->end(w, w->state, b) < 0) goto fail;
+            if (w->fmt && (rc = w->fmt->end(w, w->state, b))) goto fail;
             break;
-        } else if (refill(w, b) < 0) {
+        } else if ((rc = refill(w, b))) {
             goto fail;
         }
     }
-    return (int)(b->n_regions - regions0);
+    *got = b->n_regions - regions0;
+    return HK_OK;
 fail:
     if (w->err_kind == HK_E_INPUT && w->fmt) w->fmt->place_open(w, w->state, b);
-    return -1;
+    *got = 0;
+    return rc;
 }
 
 /* ---- the reader ---- */
@@ -597,7 +602,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     w->tail_setting = &w->lists[3];
     w->overlap = hk_knob(HK_KNOB_BATCH_END) == 0;   /* 1: wait, for measuring */
     if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
-    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format) < 0) {
+    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format)) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
         return NULL;
@@ -605,23 +610,23 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
     return r;
 }
 
-int hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
-                        const char *region)
+hk_status_t hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
+                                const char *region)
 {
     hk_walk_t *w = &r->w;
     if (hk_source_set_range(w->src, (off_t)start, (off_t)end)) {
         hk_log_error("%s: cannot read bytes %lld-%lld of it in place: not a plain regular file "
                      "(compressed, or a stream), or shorter than that", w->path, start, end);
-        return -1;
+        return HK_E_INPUT;
     }
     hk_lines_set_first_line(w->lines, first_line);
     free(w->name);
     w->name = NULL;
     if (region && !(w->name = strdup(region))) {
         hk_log_error("%s: out of memory", w->path);
-        return -1;
+        return HK_E_NOMEM;
     }
-    return 0;
+    return HK_OK;
 }
 
 void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm) { r->w.want_pdhmm = pdhmm; }
@@ -638,7 +643,7 @@ void hk_reader_set_all_read(hk_reader_t *r, void (*all_read)(void *arg), void *a
     r->w.all_read_arg = arg;
 }
 
-int hk_reader_prime(hk_reader_t *r) { return hk_lines_prime(r->w.lines); }
+int hk_reader_prime(hk_reader_t *r) { return hk_lines_prime(r->w.lines) ? -1 : 0; }
 
 void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 {
@@ -653,10 +658,11 @@ hk_status_t hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs, size
     if (w->failed) return w->err_kind;
     const double t0 = hk_log_now(), wait0 = w->t_wait, cpu0 = thread_cpu();
     hk_placed_reset(w->placed, b);
-    const int got = fill(w, b, max_pairs);
+    size_t got;
+    const hk_status_t walked = fill(w, b, max_pairs, &got);   /* a failure is also recorded in w */
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     w->t_cpu += thread_cpu() - cpu0;
-    const int full = got > 0 && b->n_pairs >= max_pairs && w->ready;
+    const int full = walked == HK_OK && got > 0 && b->n_pairs >= max_pairs && w->ready;
     const int more = !hk_lines_ended(w->lines) || w->at.pos < w->at.ix->n_lines;
     if (full && more && w->overlap && !w->failed && w->pending && !hk_placed_has_work(w->tail)) {
         /* the batch before is still pending, its last sequences in the step in
@@ -672,20 +678,20 @@ hk_status_t hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs, size
         w->n_ends++;
     }
     if (full && more && w->overlap && !w->failed && !w->pending) {
-        hold_pending(w, b, b->n_regions - (size_t)got);
-        *regions = (size_t)got;
+        hold_pending(w, b, b->n_regions - got);
+        *regions = got;
         return HK_OK;
     }
     set_all(w, b);
     if (!w->failed && got > 0 && w->fmt->check_set)
-        (void)w->fmt->check_set(w, b, b->n_regions - (size_t)got);
+        (void)!w->fmt->check_set(w, b, b->n_regions - got);   /* recorded in w */
     if (!w->failed && full) w->ready(b, w->ready_arg);
     if (w->failed) {
         if (w->err_line > 0) hk_log_error("%s:%ld: %s", w->path, w->err_line, w->err_msg);
         else hk_log_error("%s: %s", w->path, w->err_msg);
         return w->err_kind;
     }
-    *regions = got > 0 ? (size_t)got : 0;
+    *regions = got;
     return HK_OK;
 }
 

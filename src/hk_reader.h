@@ -42,11 +42,12 @@ void hk_reader_set_ready(hk_reader_t *r, void (*ready)(hk_batch_t *b, void *arg)
 /* Read only bytes [start, end) of a plain regular file, as a file of its
  * own whose first line is line first_line of the whole, with the region tag
  * `region` (NULL: none) in force: one part of a dump planned by `haplik
- * split --plan`, read in place. Call before the first read. Returns 0, or -1
- * (logged) when the input is not a plain regular file (a compressed one,
- * standard input) or is shorter than end. */
-int hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
-                        const char *region) __attribute__((warn_unused_result));
+ * split --plan`, read in place. Call before the first read. HK_OK, or
+ * HK_E_INPUT (logged) when the input is not a plain regular file (a
+ * compressed one, standard input) or is shorter than end (HK_E_NOMEM: out of
+ * memory). */
+HK_RESULT_USED hk_status_t hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
+                                               const char *region);
 
 /* Threads that read (a plain file), scan the input and normalise its
  * sequences (default 1). */

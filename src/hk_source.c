@@ -347,13 +347,13 @@ int hk_source_streaming(const hk_source_t *s) { return s->streaming; }
 int hk_source_compressed(const hk_source_t *s) { return s->compressed; }
 int hk_source_unterminated(const hk_source_t *s) { return s->unterminated; }
 
-int hk_source_set_range(hk_source_t *s, off_t start, off_t end)
+hk_status_t hk_source_set_range(hk_source_t *s, off_t start, off_t end)
 {
     struct stat st;
-    if (s->fd < 0 || start < 0 || end < start || fstat(s->fd, &st) || end > st.st_size) return -1;
+    if (s->fd < 0 || start < 0 || end < start || fstat(s->fd, &st) || end > st.st_size) return HK_E_INPUT;
     s->range_start = start;
     s->range_end = end;
-    return 0;
+    return HK_OK;
 }
 
 ssize_t hk_source_pread(const hk_source_t *s, void *buf, size_t n, off_t at)

@@ -40,11 +40,10 @@ int hk_source_unterminated(const hk_source_t *s);
 
 /* Read only bytes [start, end) of a plain regular file, as if they were the
  * whole file (offsets of hk_source_pread count from start): a part of a dump
- * read in place (`haplik score --plan`). Before the first read. Returns 0, or
- * -1 when the source is not a plain regular file or the range passes its end
- * (not logged). */
-int hk_source_set_range(hk_source_t *s, off_t start, off_t end)
-    __attribute__((warn_unused_result));
+ * read in place (`haplik score --plan`). Before the first read. HK_OK, or
+ * HK_E_INPUT when the source is not a plain regular file or the range passes
+ * its end (not logged). */
+HK_RESULT_USED hk_status_t hk_source_set_range(hk_source_t *s, off_t start, off_t end);
 
 /* Up to n bytes at offset `at` of a seekable source; fewer only at its end.
  * Returns the bytes read, or -1 on a read error. */

@@ -47,15 +47,15 @@ void hk_split_free(hk_split_plan_t *p)
     free(p);
 }
 
-/* Record the regions of b; their cells go to cells[]. 0, or -1 out of memory. */
-static int add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells)
+/* Record the regions of b; their cells go to cells[]. HK_OK or HK_E_NOMEM. */
+HK_RESULT_USED static hk_status_t add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells)
 {
     if (p->n_reg + b->n_regions > p->m_reg) {
         size_t cap = 2 * (p->n_reg + b->n_regions);
         split_region_t *r = realloc(p->reg, cap * sizeof *r);
         uint64_t *c = r ? realloc(*cells, cap * sizeof *c) : NULL;
         if (r) p->reg = r;
-        if (!c) return -1;
+        if (!c) return HK_E_NOMEM;
         *cells = c;
         p->m_reg = cap;
     }
@@ -63,10 +63,10 @@ static int add_regions(hk_split_plan_t *p, const hk_batch_t *b, uint64_t **cells
         const hk_region_t *rg = &b->regions[i];
         split_region_t *s = &p->reg[p->n_reg];
         *s = (split_region_t){ .first = rg->first_line, .last = rg->last_line, .line = rg->line };
-        if (rg->name && !(s->name = strdup(rg->name))) return -1;
+        if (rg->name && !(s->name = strdup(rg->name))) return HK_E_NOMEM;
         (*cells)[p->n_reg++] = rg->cells;
     }
-    return 0;
+    return HK_OK;
 }
 
 /* Region i goes to the shard that holds the midpoint of its cells. */
@@ -82,9 +82,10 @@ static void assign_shards(hk_split_plan_t *p, const uint64_t *cells)
     }
 }
 
-hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *status)
+hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_plan_t **out)
 {
-    *status = HK_EXIT_RUNTIME;
+    hk_status_t status = HK_E_NOMEM;
+    *out = NULL;
     hk_split_plan_t *p = calloc(1, sizeof *p);
     uint64_t *cells = NULL;
     hk_reader_t *rd = NULL;
@@ -92,7 +93,7 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
     hk_batch_init(&b);
     if (!p || !(p->path = strdup(path))) { hk_log_error("out of memory"); goto fail; }
     p->n_shards = n_shards;
-    *status = HK_EXIT_INPUT;
+    status = HK_E_INPUT;
     /* read twice: a pipe, FIFO or process substitution would show pass 2 nothing */
     if (stat(path, &p->st)) { hk_log_error("%s: %s", path, strerror(errno)); goto fail; }
     if (!S_ISREG(p->st.st_mode)) {
@@ -110,27 +111,26 @@ hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *
     size_t got;
     hk_status_t st;
     while (!(st = hk_reader_next(rd, &b, SPLIT_BATCH_PAIRS, &got)) && got > 0) {
-        if (add_regions(p, &b, &cells)) {
+        if ((status = add_regions(p, &b, &cells))) {
             hk_log_error("out of memory");
-            *status = HK_EXIT_RUNTIME;
             goto fail;
         }
         hk_batch_clear(&b);
     }
-    if (st) { *status = hk_status_exit(st); goto fail; }
+    if (st) { status = st; goto fail; }
     p->format = hk_reader_format(rd);
     hk_reader_close(rd);
     hk_batch_free(&b);
     assign_shards(p, cells);
     free(cells);
-    *status = 0;
-    return p;
+    *out = p;
+    return HK_OK;
 fail:
     hk_reader_close(rd);
     hk_batch_free(&b);
     free(cells);
     hk_split_free(p);
-    return NULL;
+    return status;
 }
 
 /* ---- pass 2 ---- */
@@ -145,26 +145,27 @@ typedef struct {
     const char      *prefix;     /* how its header line starts */
 } copier_t;
 
-static int put_line(FILE *fp, const char *s, size_t n)
+HK_RESULT_USED static hk_status_t put_line(FILE *fp, const char *s, size_t n)
 {
-    return (fwrite(s, 1, n, fp) != n || putc('\n', fp) == EOF) ? -1 : 0;
+    return (fwrite(s, 1, n, fp) != n || putc('\n', fp) == EOF) ? HK_E_RUNTIME : HK_OK;
 }
 
 /* Start writing shard k before region (or gap) i: what it needs to read the
  * following lines on its own. Shard 0's first line is the input's first. */
-static int enter_shard(copier_t *c, int k, const split_region_t *next)
+HK_RESULT_USED static hk_status_t enter_shard(copier_t *c, int k, const split_region_t *next)
 {
     FILE *fp = c->out[k];
     const int first_shard = c->cur < 0;
     c->cur = k;
-    if (first_shard) return 0;
+    if (first_shard) return HK_OK;
     const char *h = c->header ? c->header : c->std_header;
-    if (h && put_line(fp, h, strlen(h))) return -1;
-    if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return -1;
-    return 0;
+    if (h && put_line(fp, h, strlen(h))) return HK_E_RUNTIME;
+    if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return HK_E_RUNTIME;
+    return HK_OK;
 }
 
-/* Shards that got no line: a results-file header (they hold no region). */
+/* Shards that got no line: a results-file header (they hold no region).
+ * The shard whose write failed, or -1. */
 static int finish_empty_shards(copier_t *c, const int *written)
 {
     for (int k = 0; k < c->p->n_shards; k++) {
@@ -184,16 +185,17 @@ static int input_changed(const hk_split_plan_t *p)
            st.st_mtim.tv_nsec != p->st.st_mtim.tv_nsec;
 }
 
-int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
+hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
 {
     copier_t c = { .p = p, .out = out, .names = names, .cur = -1 };
     c.std_header = hk_reader_format_header(p->format, &c.prefix);
     int *written = calloc((size_t)p->n_shards, sizeof *written);
     kstring_t line = KS_INITIALIZE;
     BGZF *in = NULL;
-    int status = HK_EXIT_RUNTIME, wfail = -1, got;
+    hk_status_t status = HK_E_NOMEM;
+    int wfail = -1, got;
     if (!written) { hk_log_error("out of memory"); goto done; }
-    status = HK_EXIT_INPUT;
+    status = HK_E_INPUT;
     if (input_changed(p) || !(in = bgzf_open(p->path, "r"))) {
         hk_log_error("%s: changed or went away while being split", p->path);
         goto done;
@@ -210,7 +212,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
         if (!c.header && c.prefix && !strncmp(line.s, c.prefix, strlen(c.prefix)) &&
             !(c.header = strdup(line.s))) {
             hk_log_error("out of memory");
-            status = HK_EXIT_RUNTIME;
+            status = HK_E_NOMEM;
             goto done;
         }
         if (rg && ln == rg->first && fprintf(out[k], "# source-line %ld\n", rg->line) < 0)
@@ -220,7 +222,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
     if (wfail < 0) wfail = finish_empty_shards(&c, written);
     if (wfail >= 0) {
         hk_log_error("%s: write failed: %s", names[wfail], strerror(errno));
-        status = HK_EXIT_RUNTIME;
+        status = HK_E_RUNTIME;
         goto done;
     }
     if (got < -1) { hk_log_error("%s:%ld: read error", p->path, ln + 1); goto done; }
@@ -230,7 +232,7 @@ int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
                      p->n_reg);
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (in) bgzf_close(in);
     ks_free(&line);
@@ -309,9 +311,9 @@ static void *count_range(void *arg)
 
 /* The byte offset of each line first[0..n) (non-decreasing; EOF_LINE: the
  * end) of the plain file fd of size bytes, and in *n_lines the lines it has.
- * 0, or -1 on a read error (errno set). */
-static int line_offsets(int fd, long long size, const long *first, int n, long long *off,
-                        long *n_lines)
+ * HK_OK, or HK_E_RUNTIME on a read error or without memory (errno set). */
+HK_RESULT_USED static hk_status_t line_offsets(int fd, long long size, const long *first, int n, long long *off,
+                                              long *n_lines)
 {
     int nt = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nt < 1) nt = 1;
@@ -319,7 +321,7 @@ static int line_offsets(int fd, long long size, const long *first, int n, long l
     if ((long long)nt * (long long)COUNT_CHUNK > size) nt = (int)(size / (long long)COUNT_CHUNK) + 1;
     count_job_t *jobs = calloc((size_t)(nt > n ? nt : n), sizeof *jobs);
     long *ends = calloc((size_t)nt + 1, sizeof *ends);   /* ends[r]: line ends before range r */
-    int rc = -1;
+    hk_status_t rc = HK_E_RUNTIME;
     if (!jobs || !ends) { errno = ENOMEM; goto done; }
     for (int r = 0; r < nt; r++)
         jobs[r] = (count_job_t){ .fd = fd, .lo = size * r / nt, .hi = size * (r + 1) / nt, .skip = -1 };
@@ -346,20 +348,21 @@ static int line_offsets(int fd, long long size, const long *first, int n, long l
         if (jobs[k].err) { errno = jobs[k].err; goto done; }
         off[jobs[k].target] = jobs[k].at;
     }
-    rc = 0;
+    rc = HK_OK;
 done:
     free(jobs);
     free(ends);
     return rc;
 }
 
-int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
+hk_status_t hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
 {
     const int n = p->n_shards;
     long *first = malloc((size_t)(n + 1) * sizeof *first);
     long *before = malloc((size_t)(n + 1) * sizeof *before);
     long long *off = malloc((size_t)(n + 1) * sizeof *off);
-    int status = HK_EXIT_RUNTIME, fd = -1;
+    hk_status_t status = HK_E_RUNTIME;
+    int fd = -1;
     long n_lines = 0;
     unsigned char magic[2] = { 0, 0 };
     if (!first || !before || !off) { hk_log_error("out of memory"); goto done; }
@@ -371,7 +374,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
         hk_log_error("%s:1: a plan reads parts of a plain text file in place; this one is "
                      "compressed (gzip or BGZF): cut it with `haplik split INPUT OUT...` instead",
                      p->path);
-        status = HK_EXIT_INPUT;
+        status = HK_E_INPUT;
         goto done;
     }
     shard_first_lines(p, first, before);
@@ -381,7 +384,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
     }
     if (input_changed(p)) {
         hk_log_error("%s: changed while being planned", p->path);
-        status = HK_EXIT_INPUT;
+        status = HK_E_INPUT;
         goto done;
     }
     fprintf(fp, PLAN_MAGIC "\n#input\t%lld\t%lld\t%s\t%d\n", (long long)p->st.st_size,
@@ -398,7 +401,7 @@ int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
         hk_log_error("%s: write failed: %s", name, strerror(errno));
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (fd >= 0) close(fd);
     free(first);
@@ -410,7 +413,7 @@ done:
 void hk_split_part_free(hk_split_part_t *part) { free(part->region); part->region = NULL; }
 
 __attribute__((format(printf, 3, 4)))
-static int plan_error(const char *path, long line, const char *fmt, ...)
+static hk_status_t plan_error(const char *path, long line, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -418,32 +421,33 @@ static int plan_error(const char *path, long line, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hk_log_error("%s:%ld: %s", path, line, msg);
-    return HK_EXIT_INPUT;
+    return HK_E_INPUT;
 }
 
 /* The next tab-separated integer of *s (advanced past it and its tab). */
-static int plan_int(char **s, long long lo, long long *v)
+HK_RESULT_USED static hk_status_t plan_int(char **s, long long lo, long long *v)
 {
     char *end;
     errno = 0;
     *v = strtoll(*s, &end, 10);
-    if (errno || end == *s || (*end != '\t' && *end != '\0') || *v < lo) return -1;
+    if (errno || end == *s || (*end != '\t' && *end != '\0') || *v < lo) return HK_E_INPUT;
     *s = *end ? end + 1 : end;
-    return 0;
+    return HK_OK;
 }
 
-int hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
+hk_status_t hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
 {
     *out = (hk_split_part_t){ 0 };
     FILE *fp = fopen(plan_path, "r");
     kstring_t line = KS_INITIALIZE;
-    int status = HK_EXIT_INPUT, found = 0;
+    hk_status_t status = HK_E_INPUT;
+    int found = 0;
     long ln = 0;
     long long size = -1, mtime = -1, n_parts = -1;
     struct stat st;
     if (!fp) {
         hk_log_error("%s: %s", plan_path, strerror(errno));
-        return HK_EXIT_INPUT;
+        return HK_E_INPUT;
     }
     while (!found) {
         line.l = 0;
@@ -480,7 +484,7 @@ int hk_split_load_part(const char *plan_path, int part, const char *input, hk_sp
         if (k != part) continue;
         *out = (hk_split_part_t){ .start = start, .end = end, .first_line = (long)first,
                                   .format = out->format };
-        if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_EXIT_RUNTIME; goto done; }
+        if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_E_NOMEM; goto done; }
         found = 1;
     }
     if (ferror(fp)) { hk_log_error("%s: read error: %s", plan_path, strerror(errno)); goto done; }
@@ -494,7 +498,7 @@ int hk_split_load_part(const char *plan_path, int part, const char *input, hk_sp
                      "plan it again with `haplik split --plan`", input, plan_path);
         goto done;
     }
-    status = 0;
+    status = HK_OK;
 done:
     if (status) hk_split_part_free(out);
     ks_free(&line);

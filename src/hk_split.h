@@ -17,22 +17,22 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "hk_types.h"
 
 typedef struct hk_split_plan hk_split_plan_t;
 
-/* Pass 1 over path (format HK_FMT_*) for n_shards shards. NULL on failure,
- * logged, with the exit status in *status (2: bad input, 3: resources). */
-hk_split_plan_t *hk_split_plan(const char *path, int format, int n_shards, int *status);
+/* Pass 1 over path (format HK_FMT_*) for n_shards shards, into *out: HK_OK,
+ * or a failure (logged; HK_E_INPUT: bad input) and *out NULL. */
+HK_RESULT_USED hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_plan_t **out);
 
 /* Regions found by pass 1. */
 size_t hk_split_n_regions(const hk_split_plan_t *p);
 
-/* Pass 2: write shard k to out[k] (named names[k] in messages). Fails (exit
- * status 2, logged) when the input is no longer what pass 1 read: another
- * size, time or inode, or fewer lines or regions. Returns 0 or the exit
- * status; a write error is 3. */
-int hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names)
-    __attribute__((warn_unused_result));
+/* Pass 2: write shard k to out[k] (named names[k] in messages). Fails
+ * (HK_E_INPUT, logged) when the input is no longer what pass 1 read: another
+ * size, time or inode, or fewer lines or regions; a write error is
+ * HK_E_RUNTIME. */
+HK_RESULT_USED hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *names);
 
 /* Accepts NULL. */
 void hk_split_free(hk_split_plan_t *p);
@@ -57,17 +57,16 @@ typedef struct {
 } hk_split_part_t;
 
 /* Write the plan of pass 1 (the input must be plain text) to fp, named name
- * in messages. Returns 0, 2 (a compressed input; logged) or 3 (I/O; logged). */
-int hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name)
-    __attribute__((warn_unused_result));
+ * in messages: HK_OK, HK_E_INPUT (a compressed input) or HK_E_RUNTIME (I/O),
+ * logged. */
+HK_RESULT_USED hk_status_t hk_split_write_plan(const hk_split_plan_t *p, FILE *fp, const char *name);
 
-/* Part `part` (1-based) of plan file plan_path, for input: refused (exit
- * status 2, logged as "PLAN:LINE: what") when the plan is malformed, has no
- * such part, or was made for another file than input is now (size and
- * modification time). Returns 0 or the exit status; free with
- * hk_split_part_free. */
-int hk_split_load_part(const char *plan_path, int part, const char *input, hk_split_part_t *out)
-    __attribute__((warn_unused_result));
+/* Part `part` (1-based) of plan file plan_path, for input: refused
+ * (HK_E_INPUT, logged as "PLAN:LINE: what") when the plan is malformed, has
+ * no such part, or was made for another file than input is now (size and
+ * modification time). HK_OK or the failure; free with hk_split_part_free. */
+HK_RESULT_USED hk_status_t hk_split_load_part(const char *plan_path, int part, const char *input,
+                                              hk_split_part_t *out);
 
 /* Frees what out holds (not out); accepts a zeroed part. */
 void hk_split_part_free(hk_split_part_t *part);

@@ -91,12 +91,6 @@ static inline int hk_status_exit(hk_status_t s) { return s <= HK_E_RUNTIME ? (in
  * must be checked): ignoring it is a compile-time warning. */
 #define HK_RESULT_USED __attribute__((warn_unused_result))
 
-/* The older names of the same kinds, for the modules not yet converted. */
-typedef hk_status_t hk_err_kind_t;
-#define HK_ERR_NONE HK_OK
-#define HK_ERR_INPUT HK_E_INPUT
-#define HK_ERR_RUNTIME HK_E_RUNTIME
-
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,8 @@ extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int
     hk_dev *d = &cu->dev[0];
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
+    const hk_status_t fits = hk_cuda_device_fits(d->ord, err, errlen);
+    if (fits != HK_OK) return fits;
 
     /* the whole batch as one chunk */
     uint64_t items = 16;             /* the planner's bound on the work items */

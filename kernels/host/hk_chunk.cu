@@ -507,6 +507,12 @@ cudaError_t hk_launch_pad_haps(const hk_chunk_dev *c, uint32_t n_haps, cudaStrea
     return cudaGetLastError();
 }
 
+cudaError_t hk_pad_kernel_image(void)
+{
+    cudaFuncAttributes a;
+    return cudaFuncGetAttributes(&a, hk_pad_haps_kernel);
+}
+
 void hk_chunk_pad_host(const hk_chunk *ch, unsigned char *in)
 {
     const uint32_t *ho = reinterpret_cast<const uint32_t *>(in + ch->off_hap_off);

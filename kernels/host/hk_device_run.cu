@@ -399,6 +399,8 @@ hk_status_t hk_score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_sh
 {
     cudaError_t e = cudaSetDevice(d->ord);
     if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", d->ord, err, errlen);
+    hk_status_t fits = hk_cuda_device_fits(d->ord, err, errlen);   /* no launch it cannot run */
+    if (fits != HK_OK) return fits;
     hk_dev_run run(d, call, precision, thr, t_start, stats, err, errlen);
     for (const hk_share &sh : shares) {              /* the empty shares are done now */
         if (sh.r0 >= sh.r1) { call->share_done(sh.bi, 0); continue; }

@@ -316,6 +316,9 @@ hk_chunk_dev hk_chunk_view(const hk_chunk *ch, unsigned char *d_in, double *d_lk
                            hk_item *d_redo, uint32_t *d_nredo, int precision, double thr);
 /* The copies of ch->copy (rows straight from the batch) on stream st. */
 cudaError_t hk_chunk_copy_rows(const hk_chunk *ch, unsigned char *d_in, cudaStream_t st);
+/* Whether the current device has code for the engine's kernels
+ * (cudaFuncGetAttributes of one of them; hk_dev_limits.cu). */
+cudaError_t hk_pad_kernel_image(void);
 cudaError_t hk_chunk_launch(const hk_chunk *ch, const hk_chunk_dev *c, const hk_item *d_items,
                             const hk_scratch *sc, cudaStream_t st, const hk_side *xs,
                             const char **what);

@@ -115,7 +115,7 @@ static void lead(hk_gkl_combine_t *c)
     pthread_cond_broadcast(&c->wake);
 }
 
-int hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
+hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
 {
     job_t job = { .b = b, .state = JOB_PENDING, .next = NULL };
     pthread_mutex_lock(&c->lock);
@@ -130,7 +130,7 @@ int hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
     if (c->head && !c->leading) pthread_cond_broadcast(&c->wake);
     const int state = job.state;
     pthread_mutex_unlock(&c->lock);
-    return state == JOB_DONE ? 0 : -1;
+    return state == JOB_DONE ? HK_OK : HK_E_RUNTIME;
 }
 
 int hk_gkl_combine_busy(hk_gkl_combine_t *c)

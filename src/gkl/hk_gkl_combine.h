@@ -23,7 +23,8 @@
 
 typedef struct hk_gkl_combine hk_gkl_combine_t;
 
-/* As hk_engine_score, with ctx for the engine. */
+/* As hk_engine_score, with ctx for the engine: 0 when every batch was
+ * reported, else nonzero. */
 typedef int (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
                                void *arg);
 
@@ -31,9 +32,10 @@ typedef int (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n, hk_eng
  * batch over the bound is scored alone). NULL without memory. */
 hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t max_pairs);
 /* Score b (its lk[]) together with whatever other threads submit meanwhile;
- * returns when b's results are final. 0, or -1 when the engine failed
- * before b was reported (logged once by the engine; b has no results). */
-int hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b) __attribute__((warn_unused_result));
+ * returns when b's results are final. HK_OK, or HK_E_RUNTIME when the
+ * engine failed before b was reported (logged once by the engine; b has no
+ * results). */
+HK_RESULT_USED hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b);
 /* Whether a call is being scored or waiting now (a hint: it may change at
  * once). */
 int hk_gkl_combine_busy(hk_gkl_combine_t *c);

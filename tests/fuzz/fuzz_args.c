@@ -13,9 +13,10 @@
  * piece is itself.
  *
  * Besides crashes, sanitizer reports, leaks and hangs, it checks:
- *   - the result is -1 (help, --print-config), 0, 2 (usage or config error) or 3;
+ *   - the result is HK_OK (with *first_input 0: help, --print-config),
+ *     HK_E_INPUT (usage or config error) or HK_E_NOMEM;
  *   - argv is only permuted (the same strings, each once);
- *   - on 0: 1 <= *first_input < argc; every operand argv[first_input..] is
+ *   - on HK_OK with inputs: 1 <= *first_input < argc; every operand argv[first_input..] is
  *     "-" or not an option, unless argv[first_input - 1] is "--"; the output
  *     (-o), if any, is no operand (the same string, or the same regular file),
  *     "-" aside (standard input and standard output), and a path that exists
@@ -164,8 +165,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     hk_cli_opts_t o;
     int first = -7;
-    int rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
-    CHECK(rc == -1 || rc == HK_EXIT_OK || rc == HK_EXIT_INPUT || rc == HK_EXIT_RUNTIME);
+    const hk_status_t rc = hk_cli_parse_score_opts(cmd, argc, argv, &o, &first);
+    CHECK(rc == HK_OK || rc == HK_E_INPUT || rc == HK_E_NOMEM);
+    CHECK(rc != HK_OK || first == 0 || (first >= 1 && first < argc));
 
     /* getopt only permutes */
     char *sorted_a[MAX_ARGS + 1], *sorted_b[MAX_ARGS + 1];
@@ -176,8 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(!memcmp(sorted_a, sorted_b, (size_t)argc * sizeof *sorted_a));
     CHECK(argv[argc] == NULL);
 
-    if (rc == HK_EXIT_OK) {
-        CHECK(first >= 1 && first < argc);
+    if (rc == HK_OK && first > 0) {
         const int after_dashdash = !strcmp(argv[first - 1], "--");
         for (int i = first; i < argc; i++) {
             if (!after_dashdash) CHECK(!is_option(argv[i]));

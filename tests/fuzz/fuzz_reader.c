@@ -241,9 +241,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0 && raw && text && all.n_regions) {
         /* round trip through `split`: 3 shards, concatenated, read as the input */
         CHECK(detected > HK_FMT_AUTO && detected < HK_FMT_COUNT);
-        int status = -1;
-        hk_split_plan_t *plan = hk_split_plan(path, detected, 3, &status);
-        CHECK(plan != NULL && status == 0);
+        hk_split_plan_t *plan = NULL;
+        CHECK(hk_split_plan(path, detected, 3, &plan) == HK_OK && plan != NULL);
         CHECK(hk_split_n_regions(plan) == all.n_regions);
         char *buf[3] = { NULL, NULL, NULL };
         size_t len[3] = { 0, 0, 0 };

@@ -347,7 +347,8 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
         b[i].n_recomputed = 0;
     }
     done_log log = { { 0 }, 0 };
-    int rc = ok ? hk_cuda_score(cu, bp, (size_t)nb, HK_PREC_MIXED, 1e-28, note_done, &log, err, sizeof err) : -1;
+    hk_status_t rc = ok ? hk_cuda_score(cu, bp, (size_t)nb, HK_PREC_MIXED, 1e-28, note_done, &log, err, sizeof err)
+                        : HK_E_NOMEM;
     int in_order = log.n == nb, same = 1;
     for (int i = 0; i < nb && i < 16; i++) in_order &= log.seen[i] == &b[i];
     for (int i = 0; i < nb; i++) {
@@ -437,7 +438,7 @@ static void check_engine(const int *ords, int nord)
         for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = SENTINEL;
         b.n_recomputed = 0;
         hk_batch_t *bp = &b;
-        const int rc = e ? hk_engine_score(e, &bp, 1, NULL, NULL) : -1;
+        const hk_status_t rc = e ? hk_engine_score(e, &bp, 1, NULL, NULL) : HK_E_NODEV;
         hk_engine_close(e);
         size_t nonfinite = 0;
         double maxd = 0, lowest = 0;

@@ -35,7 +35,8 @@ static int ref_code(unsigned char c)
 
 /* The reference: what a read must become, or which error it must raise. */
 typedef struct {
-    int      code, field;
+    hk_batch_fault_t code;   /* 0: none */
+    int      field;
     uint32_t pos;
     uint8_t  base[64], q[4][64];
 } expect_t;
@@ -50,24 +51,24 @@ static int gap_undefined(int i, int d)
 
 static void reference(const hk_seq_rules_t *rules, const char *f[5], uint32_t len, expect_t *x)
 {
-    x->code = 0;
+    x->code = (hk_batch_fault_t)0;
     for (uint32_t i = 0; i < len; i++) {          /* bases first, then each quality field */
         int c = ref_code((unsigned char)f[0][i]);
-        if (c < 0 && !rules->unknown_as_n) { *x = (expect_t){ .code = HK_BATCH_EBASE, .field = 0, .pos = i }; return; }
+        if (c < 0 && !rules->unknown_as_n) { *x = (expect_t){ .code = HK_BATCH_BAD_BASE, .field = 0, .pos = i }; return; }
         x->base[i] = (uint8_t)(c < 0 ? HK_BASE_N : c);
     }
     for (int k = 0; k < 4; k++)
         for (uint32_t i = 0; i < len; i++) {
             int v = (unsigned char)f[k + 1][i] - 33;
-            if (v < 0 || v > 93) { *x = (expect_t){ .code = HK_BATCH_EQUAL, .field = k + 1, .pos = i }; return; }
+            if (v < 0 || v > 93) { *x = (expect_t){ .code = HK_BATCH_BAD_QUAL, .field = k + 1, .pos = i }; return; }
             if (k == 0 && v < rules->min_base_quality) v = rules->min_base_quality;
             x->q[k][i] = (uint8_t)v;
         }
     for (uint32_t i = 0; i < len; i++)
-        if (gap_undefined(x->q[1][i], x->q[2][i])) { *x = (expect_t){ .code = HK_BATCH_EGAP, .field = 2, .pos = i }; return; }
+        if (gap_undefined(x->q[1][i], x->q[2][i])) { *x = (expect_t){ .code = HK_BATCH_BAD_GAP, .field = 2, .pos = i }; return; }
     if (rules->gcp < 0) {
         for (uint32_t i = 0; i < len; i++)
-            if (x->q[3][i] == 0) { *x = (expect_t){ .code = HK_BATCH_EGCP, .field = 4, .pos = i }; return; }
+            if (x->q[3][i] == 0) { *x = (expect_t){ .code = HK_BATCH_BAD_GCP, .field = 4, .pos = i }; return; }
     } else {
         memset(x->q[3], rules->gcp, len);
     }
@@ -155,12 +156,12 @@ int main(void)
         hk_batch_t b;
         hk_batch_init(&b);
         hk_batch_error_t e = { 0 };
-        int rc = hk_batch_begin_region(&b, NULL, 1);
+        hk_status_t rc = hk_batch_begin_region(&b, NULL, 1);
         if (!rc) rc = hk_batch_append_read(&b, len, 7);
         if (!rc) rc = hk_batch_set_read(&b, rules, 0, f[0], f[1], f[2], f[3], f[4], &e);
         if (x.code) {
             n_err++;
-            if (rc != x.code || e.field != x.field || e.pos != x.pos || e.line != 7) wrong++;
+            if (rc != HK_E_INPUT || e.code != x.code || e.field != x.field || e.pos != x.pos || e.line != 7) wrong++;
         } else {
             n_ok++;
             uint8_t scratch[3 * 64];
@@ -202,12 +203,12 @@ int main(void)
         hk_batch_t b;
         hk_batch_init(&b);
         hk_batch_error_t e = { 0 };
-        int rc = hk_batch_begin_region(&b, NULL, 1);
+        hk_status_t rc = hk_batch_begin_region(&b, NULL, 1);
         if (!rc) rc = hk_batch_append_hap(&b, len, 3);
         if (!rc) rc = hk_batch_set_hap(&b, rules, 0, h, &e);
         if (bad_at >= 0 && !rules->unknown_as_n) {
             hap_err++;
-            hap_wrong += rc != HK_BATCH_EBASE || e.pos != (uint32_t)bad_at || e.is_read;
+            hap_wrong += rc != HK_E_INPUT || e.code != HK_BATCH_BAD_BASE || e.pos != (uint32_t)bad_at || e.is_read;
         } else {
             int same = rc == 0 && !memcmp(b.hap_text, h, len);
             for (uint32_t i = 0; i < len; i++) {
@@ -236,7 +237,7 @@ int main(void)
         hk_batch_error_t e;
         hk_batch_t *bs[2] = { &with, &without };
         for (int k = 0; k < 2; k++) {
-            int rc = hk_batch_begin_region(bs[k], NULL, 1);
+            hk_status_t rc = hk_batch_begin_region(bs[k], NULL, 1);
             if (!rc) rc = hk_batch_append_read(bs[k], len, 1);
             if (!rc) rc = hk_batch_set_read(bs[k], &rule_sets[0], 0, f[0], f[1], f[2], f[3], f[4], &e);
             if (!rc) rc = hk_batch_append_hap(bs[k], len, 2);
@@ -265,7 +266,7 @@ int main(void)
         hk_batch_t b;
         hk_batch_init(&b);
         hk_batch_error_t e;
-        int rc = hk_batch_begin_region(&b, NULL, 1);
+        hk_status_t rc = hk_batch_begin_region(&b, NULL, 1);
         if (!rc) rc = hk_batch_append_read(&b, len, 1);
         if (!rc) rc = hk_batch_set_read(&b, &pd, 0, bases, q, ins, ins, gcp, &e);
         TAP_OK(rc == 0 && b.read_gaps[0].constant && b.read_gaps[0].rows && b.read_i[len - 1] == 'N' - 33 &&
