@@ -168,21 +168,28 @@ static inline const char *number_end(const char *p)
     return p;
 }
 
+/* Whether p starts with the n bytes of kept and then a tab (kept holds no
+ * tab). Short in practice (a file name, a region name): no call to memcmp. */
+static inline int field_is(const char *p, const char *end, const char *kept, size_t n)
+{
+    if ((size_t)(end - p) <= n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != kept[i]) return 0;
+    return p[n] == '\t';
+}
+
 /* 1: the row at t->s continues the current region and is fine (rec filled);
  * 0: let the full check decide. */
 static int fast_row(hk_tread_t *t, hk_tread_rec_t *rec)
 {
     const char *p = t->s, *const end = t->s + t->n;
-    if (!t->regions || !t->input || t->n <= t->input_len + t->name_len ||
-        memcmp(p, t->input, t->input_len) || p[t->input_len] != '\t')
-        return 0;
+    if (!t->regions || !t->input || !field_is(p, end, t->input, t->input_len)) return 0;
     uint64_t line, region, read, hap;
     if (!(p = count_tab(p + t->input_len + 1, &line)) || !line) return 0;
     const char *const at = p;   /* region_index */
     if (!(p = count_tab(p, &region)) || region != t->regions - 1) return 0;
     const char *const after = p - 1;
-    if ((size_t)(end - p) <= t->name_len || memcmp(p, t->name, t->name_len) || p[t->name_len] != '\t')
-        return 0;
+    if (!field_is(p, end, t->name, t->name_len)) return 0;
     if (!(p = count_tab(p + t->name_len + 1, &read)) || !(p = count_tab(p, &hap))) return 0;
     for (int i = F_LK; i < t->columns; i++) {
         if (*p != '\t' && p != end && !(p = number_end(p))) return 0;   /* empty, or a number */
