@@ -2,7 +2,7 @@
 # bench-merge.sh - `haplik merge` of 8 shard tables against copying the same bytes, for the
 # json, jsonl and tsv tables (docs/PERFORMANCE.md, "merge"). The shard tables are those the
 # workflow makes: a generated dump planned in 8 parts (haplik split --plan) and each part
-# scored in place (score --plan --part) on the CPU. Then, per format and alternating, RUNS
+# scored in place (score --plan --part; BACKEND). Then, per format and alternating, RUNS
 # times each: `cat shards > x` and `haplik merge shards -o y`, wall and CPU (user + system)
 # seconds; the medians and their ratios are printed. The merged json table's regions are
 # compared with those of the whole dump scored at once (they must be identical).
@@ -13,7 +13,8 @@
 # inputs and tables, kept between runs), PAIRS (pairs generated, 2000000), REPEAT (the
 # generated dump written this many times into the input, 4: a larger table without a longer
 # generation), SEQUENCES (json tables with reads and haplotypes: true or false, false as the
-# workflow's large runs write them), GEN_BATCHES (scripts/gen_batches.py).
+# workflow's large runs write them), BACKEND (what scores the shard tables: cpu, or cuda on a GPU
+# host for a large REPEAT), GEN_BATCHES (scripts/gen_batches.py).
 set -eo pipefail
 runs=${1:-3}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,7 @@ work=${WORKDIR:-/tmp/hk-merge}
 pairs=${PAIRS:-2000000}
 repeat=${REPEAT:-4}
 seq=${SEQUENCES:-false}
+backend=${BACKEND:-cpu}
 mkdir -p "$work"
 cd "$work"
 
@@ -39,11 +41,11 @@ if [ ! -e "$tag/done" ]; then
     "$H" split --quiet --plan "$tag/plan.tsv" --parts 8 "$in"
     for k in 1 2 3 4 5 6 7 8; do
         for f in json jsonl tsv; do
-            "$H" score --quiet --backend cpu --sequences "$seq" --plan "$tag/plan.tsv" --part "$k" \
+            "$H" score --quiet --backend "$backend" --sequences "$seq" --plan "$tag/plan.tsv" --part "$k" \
                 -o "$tag/s$k.$f" "$in"
         done
     done
-    "$H" score --quiet --backend cpu --sequences "$seq" -o "$tag/whole.json" "$in"
+    "$H" score --quiet --backend "$backend" --sequences "$seq" -o "$tag/whole.json" "$in"
     touch "$tag/done"
 fi
 
