@@ -9,6 +9,12 @@
  * each other; tsv tables with tsv tables. Each table is read once, so a pipe
  * or standard input may stand in any place. What merge cannot read is an
  * input error (2) with its file and line, leaving no output.
+ *
+ * Reading and checking the tables (a thread of its own) and handing their
+ * records to the writer (the calling thread) overlap: the reader copies the
+ * checked records into blocks of about a MiB, a few of which are in flight,
+ * and the writer copies them on with their new indices, so each side's work
+ * hides the other's (docs/PERFORMANCE.md, "merge").
  */
 #include "hk_cli.h"
 #include "hk_log.h"
@@ -21,6 +27,7 @@
 #include <cJSON.h>
 #include <ctype.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,7 +46,100 @@ typedef struct {
     cJSON   *devices;         /* union of device names */
     cJSON   *parts;           /* each input's summary, with its file */
     int      write_failed;    /* the output could not be written (exit 3, not 2) */
+    int      no_memory;       /* the reader ran out of memory (exit 3) */
 } merge_t;
+
+/* ---- records in flight from the reader to the writer ---- */
+
+#define BLOCK_BYTES   (1u << 20)   /* text of the records of a block, unless one is longer */
+#define BLOCK_RECORDS 32768        /* records of a block */
+#define N_BLOCKS      4            /* blocks in flight */
+
+typedef struct {
+    uint64_t index;      /* the record's index in the merged table */
+    size_t   off, len;   /* its text, in the block's */
+} rec_ref_t;
+
+typedef struct {
+    char      *text;
+    size_t     len, cap, n;
+    rec_ref_t *rec;
+    int        expected;   /* tsv: whether the rows have the expected columns (-1: no row yet) */
+} block_t;
+
+typedef struct {
+    merge_t        *m;
+    block_t         block[N_BLOCKS];
+    size_t          fill, take, full;   /* the block being filled, the next to write, blocks full */
+    int             threaded;           /* else each block is written as soon as it is full */
+    int             done, stop;         /* the reader has finished; the writer failed */
+    int             expected_set;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+} pipe_t;
+
+/* Write the records of b (the writer's side). */
+static int write_block(pipe_t *p, block_t *b)
+{
+    merge_t *m = p->m;
+    if (!p->expected_set && b->expected >= 0) {
+        hk_table_set_expected(m->out, b->expected);
+        p->expected_set = 1;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (hk_table_copy(m->out, b->rec[i].index, b->text + b->rec[i].off, b->rec[i].len)) {
+            m->write_failed = 1;   /* logged by the table writer, with the errno of the write */
+            return -1;
+        }
+    return 0;
+}
+
+/* The reader's side: hand the block being filled over and wait for a free
+ * one; -1 when the writer has failed (then the reader stops). */
+static int hand_over(pipe_t *p)
+{
+    block_t *b = &p->block[p->fill];
+    if (!p->threaded) {
+        const int rc = write_block(p, b);
+        b->n = b->len = 0;
+        return rc;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->full++;
+    p->fill = (p->fill + 1) % N_BLOCKS;
+    pthread_cond_broadcast(&p->cv);
+    while (p->full == N_BLOCKS && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+    const int stop = p->stop;
+    pthread_mutex_unlock(&p->mu);
+    return stop ? -1 : 0;
+}
+
+/* Queue a record's text for the writer, with its index in the merged table. */
+static int put_record(pipe_t *p, uint64_t index, const char *text, size_t len)
+{
+    block_t *b = &p->block[p->fill];
+    if (b->n && (b->n == BLOCK_RECORDS || b->cap - b->len < len)) {
+        if (hand_over(p)) return -1;
+        b = &p->block[p->fill];
+    }
+    if (b->cap - b->len < len || !b->rec) {
+        const size_t cap = b->len + len > BLOCK_BYTES ? b->len + len : BLOCK_BYTES;
+        char *text2 = b->cap < cap ? realloc(b->text, cap) : b->text;
+        rec_ref_t *rec = b->rec ? b->rec : malloc(BLOCK_RECORDS * sizeof *rec);
+        if (text2) b->text = text2, b->cap = b->cap < cap ? cap : b->cap;
+        b->rec = rec;
+        if (!text2 || !rec) {
+            hk_log_error("out of memory");
+            p->m->no_memory = 1;
+            return -1;
+        }
+    }
+    memcpy(b->text + b->len, text, len);
+    b->rec[b->n++] = (rec_ref_t){ .index = index, .off = b->len, .len = len };
+    b->len += len;
+    b->expected = p->m->expected;
+    return 0;
+}
 
 static void usage(FILE *fp)
 {
@@ -127,11 +227,10 @@ static int take_summary(merge_t *m, const char *path, const cJSON *s)
     return 0;
 }
 
-/* A line of a json table; *at is where the table is in its layout. */
-
-/* Copy rec, a record of t, into the output with its new index. */
-static int copy_record(merge_t *m, const hk_tread_t *t, const hk_tread_rec_t *rec)
+/* Queue rec, a record of t, for the output with its new index. */
+static int copy_record(pipe_t *p, const hk_tread_t *t, const hk_tread_rec_t *rec)
 {
+    merge_t *m = p->m;
     const char *text = rec->rest;
     size_t len = rec->rest_len;
     if (m->format == HK_OUT_TSV) {
@@ -141,7 +240,6 @@ static int copy_record(merge_t *m, const hk_tread_t *t, const hk_tread_rec_t *re
         if (m->expected < 0) {
             m->expected = expected;
             m->expected_from = hk_tread_path(t);
-            hk_table_set_expected(m->out, expected);
         } else if (expected != m->expected) {
             hk_log_error("%s:1: columns differ from those of %s (%s the expected and difference "
                          "columns)", hk_tread_path(t), m->expected_from,
@@ -151,16 +249,13 @@ static int copy_record(merge_t *m, const hk_tread_t *t, const hk_tread_rec_t *re
         text = rec->head;   /* the whole row, whose region_index the writer replaces */
         len = (size_t)(rec->rest + rec->rest_len - rec->head);
     }
-    if (hk_table_copy(m->out, m->index + rec->index, text, len)) {
-        m->write_failed = 1;   /* logged by the table writer, with the errno of the write */
-        return -1;
-    }
-    return 0;
+    return put_record(p, m->index + rec->index, text, len);
 }
 
 /* Merge table t (opened; the first table's header already taken). */
-static int merge_one(merge_t *m, hk_tread_t *t, int first)
+static int merge_one(pipe_t *p, hk_tread_t *t, int first)
 {
+    merge_t *m = p->m;
     const char *where;
     long line;
     const int format = hk_tread_format(t);
@@ -174,7 +269,7 @@ static int merge_one(merge_t *m, hk_tread_t *t, int first)
     hk_tread_rec_t rec;
     int got;
     while ((got = hk_tread_next(t, &rec)) > 0)
-        if (copy_record(m, t, &rec)) return -1;
+        if (copy_record(p, t, &rec)) return -1;
     if (got < 0) return -1;
     /* a jsonl table's header is on its last line */
     if (!first && !h && (!(h = hk_tread_header(t, 0, &where, &line)) || take_header(m, where, line, h)))
@@ -212,6 +307,85 @@ out:
     free(ordinals);
     free(parts);
     return rc;
+}
+
+/* ---- the reader's thread ---- */
+
+typedef struct {
+    pipe_t      *p;
+    hk_tread_t  *first;     /* the first table, open, its header taken */
+    char *const *paths;
+    int          n;
+    int          failed;    /* a table could not be merged (logged) */
+} reader_t;
+
+/* Read, check and queue every table, in order. */
+static void *read_tables(void *arg)
+{
+    reader_t *r = arg;
+    pipe_t *p = r->p;
+    hk_tread_t *t = r->first;
+    for (int i = 0; i < r->n && !r->failed; i++) {
+        if (i > 0 && !(t = hk_tread_open(r->paths[i]))) { r->failed = 1; break; }
+        r->failed = merge_one(p, t, i == 0) != 0;
+        hk_tread_close(t);
+    }
+    if (!r->failed && p->block[p->fill].n) r->failed = hand_over(p) != 0;
+    if (p->threaded) {
+        pthread_mutex_lock(&p->mu);
+        p->done = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+/* Write what the reader queues until it is done; -1 when a write failed. */
+static int write_blocks(pipe_t *p)
+{
+    int rc = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->full && !p->done) pthread_cond_wait(&p->cv, &p->mu);
+        block_t *b = p->full ? &p->block[p->take] : NULL;
+        pthread_mutex_unlock(&p->mu);
+        if (!b) return rc;
+        rc = write_block(p, b);
+        pthread_mutex_lock(&p->mu);
+        b->n = b->len = 0;
+        p->take = (p->take + 1) % N_BLOCKS;
+        p->full--;
+        if (rc) p->stop = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (rc) return rc;
+    }
+}
+
+/* Merge the n tables at paths (the first open as first) into m->out: 0, or
+ * -1 (logged) with m->write_failed or m->no_memory telling a runtime fault
+ * from an input's. The first table is closed. */
+static int merge_all(merge_t *m, hk_tread_t *first, char *const *paths, int n)
+{
+    pipe_t p = { .m = m, .threaded = 1 };
+    reader_t r = { .p = &p, .first = first, .paths = paths, .n = n };
+    pthread_t tid;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    if (pthread_create(&tid, NULL, read_tables, &r)) {
+        p.threaded = 0;   /* no thread to spare: read and write in turn */
+        read_tables(&r);
+    } else {
+        (void)write_blocks(&p);
+        pthread_join(tid, NULL);
+    }
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+    for (int i = 0; i < N_BLOCKS; i++) {
+        free(p.block[i].text);
+        free(p.block[i].rec);
+    }
+    return r.failed || m->write_failed ? -1 : 0;
 }
 
 /* ---- the command ---- */
@@ -336,15 +510,11 @@ int hk_cmd_merge(int argc, char **argv)
                                           m.model, 0)))
         goto done;
     status = HK_EXIT_INPUT;
-    for (int i = optind; i < argc; i++) {
-        if (i > optind && !(t = hk_tread_open(argv[i]))) goto done;
-        const int rc = merge_one(&m, t, i == optind);
-        hk_tread_close(t);
-        t = NULL;
-        if (rc) {
-            if (m.write_failed) status = HK_EXIT_RUNTIME;
-            goto done;
-        }
+    const int rc = merge_all(&m, t, argv + optind, argc - optind);
+    t = NULL;
+    if (rc) {
+        if (m.write_failed || m.no_memory) status = HK_EXIT_RUNTIME;
+        goto done;
     }
     /* no table had a row: the first one's columns */
     if (m.format == HK_OUT_TSV && m.expected < 0) hk_table_set_expected(m.out, first_expected);

@@ -114,26 +114,76 @@ static const char *string(scan_t *sc, const char *p)
     }
 }
 
+/* The end of the run of digits at p (before end). A table is mostly numbers
+ * of a few digits each (a likelihood's fraction): 8 bytes at a time, a byte
+ * being a digit when its high nibble is 3 both as it is and plus 6. */
+static inline const char *digits(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t high = 0xf0f0f0f0f0f0f0f0u, three = 0x3030303030303030u;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        /* a carry out of a byte only comes from a byte that is no digit, and
+         * only the first byte that is none counts */
+        const uint64_t other = ((w & high) ^ three) | (((w + 0x0606060606060606u) & high) ^ three);
+        if (other) return p + (__builtin_ctzll(other) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end && is_digit(*p)) p++;
+    return p;
+}
+
 static const char *number(scan_t *sc, const char *p)
 {
     const char *const end = sc->end, *p0 = p;
     if (p < end && *p == '-') p++;
     if (p < end && *p == '0') p++;
-    else if (p < end && is_digit(*p)) while (p < end && is_digit(*p)) p++;
+    else if (p < end && is_digit(*p)) p = digits(p + 1, end);
     else return fail(sc, p0, "a malformed number");
     if (p < end && *p == '.') {
         if (++p >= end || !is_digit(*p)) return fail(sc, p0, "a malformed number");
-        while (p < end && is_digit(*p)) p++;
+        p = digits(p + 1, end);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
         if (++p < end && (*p == '+' || *p == '-')) p++;
         if (p >= end || !is_digit(*p)) return fail(sc, p0, "a malformed number");
-        while (p < end && is_digit(*p)) p++;
+        p = digits(p + 1, end);
     }
     /* 01, 1.2.3, 1e5e5: a number must end where a value may */
     if (p < end && (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-'))
         return fail(sc, p0, "a malformed number");
     return p;
+}
+
+/* A likelihood, as number() takes it, mostly in one go: the tables write
+ * -D.DDDDDD, whose parts each fit 8 bytes; anything else (or near the end)
+ * goes to number(). */
+static inline const char *lk_number(scan_t *sc, const char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (sc->end - p >= 32) {   /* every byte read below lies within p + 20 */
+        const uint64_t high = 0xf0f0f0f0f0f0f0f0u, three = 0x3030303030303030u;
+        const char *q = p + (*p == '-');
+        uint64_t w, other;
+        if (*q < '1' || *q > '9') return number(sc, p);
+        memcpy(&w, q + 1, 8);
+        other = ((w & high) ^ three) | (((w + 0x0606060606060606u) & high) ^ three);
+        if (!other) return number(sc, p);
+        q += 1 + (__builtin_ctzll(other) >> 3);
+        if (*q != '.') return number(sc, p);
+        memcpy(&w, q + 1, 8);
+        other = ((w & high) ^ three) | (((w + 0x0606060606060606u) & high) ^ three);
+        const int n = other ? __builtin_ctzll(other) >> 3 : 8;
+        if (n == 0 || n == 8) return number(sc, p);
+        q += 1 + n;
+        /* what number() refuses after it, or an exponent: let it decide */
+        if (*q == '.' || *q == 'e' || *q == 'E' || *q == '+' || *q == '-') return number(sc, p);
+        return q;
+    }
+#endif
+    return number(sc, p);
 }
 
 static const char *literal(scan_t *sc, const char *p, const char *word, size_t n)
@@ -254,7 +304,7 @@ static const char *likelihoods(scan_t *sc, const char *p, hk_scan_region_t *r)
         if (p < sc->end && *p == ']') p++;
         else for (;;) {
             if (p < sc->end && *p == 'n') p = literal(sc, p, "null", 4);
-            else if (p < sc->end && (*p == '-' || is_digit(*p))) p = number(sc, p);
+            else if (p < sc->end && (*p == '-' || is_digit(*p))) p = lk_number(sc, p);
             else return fail_shape(sc, p, not_rows);
             if (!p) return NULL;
             n++;
@@ -299,8 +349,14 @@ static const char *index_value(scan_t *sc, const char *p, uint64_t *index)
     }
     const char *q = number(sc, p);
     if (!q) return NULL;
-    char buf[64];
     const size_t n = (size_t)(q - p);
+    if (n <= 15 && digits(p, q) == q) {   /* digits alone, the index as written: exact */
+        uint64_t v = 0;
+        for (const char *d = p; d < q; d++) v = v * 10 + (uint64_t)(*d - '0');
+        *index = v;
+        return q;
+    }
+    char buf[64];
     if (n >= sizeof buf) return fail_shape(sc, p, "it does not start with its index");
     memcpy(buf, p, n);
     buf[n] = '\0';

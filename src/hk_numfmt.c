@@ -33,6 +33,13 @@ static int n_digits(uint64_t u)
     return n + (u >= 10);
 }
 
+char *hk_numfmt_u64(char *p, uint64_t u)
+{
+    const int n = n_digits(u);
+    digits_back(p + n, u, n);
+    return p + n;
+}
+
 char *hk_numfmt_fixed(char *p, double v, int decimals)
 {
     if (!isfinite(v)) { memcpy(p, "null", 4); return p + 4; }

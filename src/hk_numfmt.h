@@ -7,6 +7,8 @@
 #ifndef HK_NUMFMT_H
 #define HK_NUMFMT_H
 
+#include <stdint.h>
+
 /* Largest number of decimals supported. */
 #define HK_NUMFMT_MAX_DECIMALS 12
 /* Bytes that always suffice for one number. */
@@ -15,5 +17,10 @@
 /* Write v with `decimals` digits after the point at p (no terminating NUL);
  * non-finite values are written as JSON null. Returns the end. */
 char *hk_numfmt_fixed(char *p, double v, int decimals);
+
+/* Bytes that always suffice for hk_numfmt_u64. */
+#define HK_NUMFMT_U64_LEN 20
+/* Write u in decimal at p (no terminating NUL), as printf's %llu does. Returns the end. */
+char *hk_numfmt_u64(char *p, uint64_t u);
 
 #endif

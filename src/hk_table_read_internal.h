@@ -12,7 +12,8 @@ enum { AT_HEADER, AT_OPEN, AT_REGIONS, AT_SUMMARY, AT_END };
 
 struct hk_tread {
     const char *path;
-    BGZF       *bg;
+    BGZF       *bg;           /* compressed files and pipes */
+    int         fd;           /* a plain file read with read(2) (bg NULL), or -1 */
     int         spool;        /* the temporary copy of a pipe, or -1 */
     char       *buf;          /* text read, [pos, len) not yet taken */
     size_t      cap, pos, len;

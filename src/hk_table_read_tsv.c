@@ -126,8 +126,89 @@ static int in_order(hk_tread_t *t, uint64_t read, uint64_t hap)
     return t->hap + 1 == t->n_haps;
 }
 
+/* ---- the common row, checked in one pass ----
+ *
+ * Most rows continue the region of the row before, with its input and name:
+ * fast_row checks such a row field by field as it walks it (the line is
+ * NUL-terminated, so no digit run needs a bound) and accepts nothing that the
+ * full check below refuses. Anything else (a region's first row, another
+ * input, any fault) goes to the full check, which says what is wrong. */
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* A count at p (as count_field) followed by a tab: where the next field
+ * starts, or NULL. */
+static inline const char *count_tab(const char *p, uint64_t *v)
+{
+    const char *const p0 = p;
+    uint64_t x = 0;
+    while (is_digit(*p)) x = x * 10 + (uint64_t)(*p++ - '0');
+    const size_t n = (size_t)(p - p0);
+    if (*p != '\t' || !n || n > 16 || (*p0 == '0' && n > 1) || x > (1ull << 53)) return NULL;
+    *v = x;
+    return p + 1;
+}
+
+/* The end of a JSON number at p (hk_json_is_number's grammar), or NULL. */
+static inline const char *number_end(const char *p)
+{
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') do p++; while (is_digit(*p));
+    else return NULL;
+    if (*p == '.') {
+        if (!is_digit(*++p)) return NULL;
+        do p++; while (is_digit(*p));
+    }
+    if (*p == 'e' || *p == 'E') {
+        if (*++p == '+' || *p == '-') p++;
+        if (!is_digit(*p)) return NULL;
+        do p++; while (is_digit(*p));
+    }
+    return p;
+}
+
+/* Whether p starts with the n bytes of kept and then a tab (kept holds no
+ * tab). Short in practice (a file name, a region name): no call to memcmp. */
+static inline int field_is(const char *p, const char *end, const char *kept, size_t n)
+{
+    if ((size_t)(end - p) <= n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != kept[i]) return 0;
+    return p[n] == '\t';
+}
+
+/* 1: the row at t->s continues the current region and is fine (rec filled);
+ * 0: let the full check decide. */
+static int fast_row(hk_tread_t *t, hk_tread_rec_t *rec)
+{
+    const char *p = t->s, *const end = t->s + t->n;
+    if (!t->regions || !t->input || !field_is(p, end, t->input, t->input_len)) return 0;
+    uint64_t line, region, read, hap;
+    if (!(p = count_tab(p + t->input_len + 1, &line)) || !line) return 0;
+    const char *const at = p;   /* region_index */
+    if (!(p = count_tab(p, &region)) || region != t->regions - 1) return 0;
+    const char *const after = p - 1;
+    if (!field_is(p, end, t->name, t->name_len)) return 0;
+    if (!(p = count_tab(p + t->name_len + 1, &read)) || !(p = count_tab(p, &hap))) return 0;
+    for (int i = F_LK; i < t->columns; i++) {
+        if (*p != '\t' && p != end && !(p = number_end(p))) return 0;   /* empty, or a number */
+        if (i + 1 < t->columns ? *p != '\t' : p != end) return 0;
+        p++;
+    }
+    if (read == t->read ? hap != t->hap + 1 || (t->n_haps && hap >= t->n_haps) : !in_order(t, read, hap))
+        return 0;
+    t->read = read;
+    t->hap = hap;
+    t->pairs++;
+    *rec = (hk_tread_rec_t){ .index = region, .head = t->s, .head_len = (size_t)(at - t->s),
+                             .rest = after, .rest_len = (size_t)(end - after), .pairs = 1 };
+    return 1;
+}
+
 int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
 {
+    if (fast_row(t, rec)) return 1;
     const char *f[N_FIELDS + 1];
     size_t len[N_FIELDS];
     const char *const end = t->s + t->n;

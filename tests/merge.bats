@@ -145,6 +145,35 @@ open("pairs.jsonl", "w").write("\n".join(lines) + "\n")'
     done
 }
 
+@test "likelihoods: every form of JSON number passes, first in a line or last; nothing else does" {
+    score --output-format jsonl -o t.jsonl "$DATA/tiny.in"
+    # lk.jsonl: t.jsonl with the first value of the first region, or its last, written as TEXT
+    with_lk() {
+        python3 -c 'import json, sys
+lines = open("t.jsonl").read().splitlines()
+r = json.loads(lines[0])
+rows = r["log10_likelihoods"]
+assert len(rows) > 1 and len(rows[0]) > 1, rows
+rows[0 if sys.argv[1] == "first" else -1][0 if sys.argv[1] == "first" else -1] = "@"
+lines[0] = json.dumps(r).replace("\"@\"", sys.argv[2])
+open("lk.jsonl", "w").write("\n".join(lines) + "\n")' "$@"
+    }
+    local at v
+    for at in first last; do
+        for v in -2.5 -2.797158 -12345678.25 -2.123456789012 -0.5 0 3 1.5e3 -2.5E-3 1E+2 null \
+                 -123456789012345678.5; do
+            with_lk "$at" "$v"
+            run -0 hk merge --quiet -o m.jsonl t.jsonl lk.jsonl
+            grep -qF -- "$v" m.jsonl || fail "$at $v: not copied as written"
+        done
+        for v in 01.5 -2.5. 2. - --1 1e +1 .5 -2.5e 1.5- -2.5e+ -02 0x1 1.5.5 NaN -Infinity; do
+            with_lk "$at" "$v"
+            refused t.jsonl lk.jsonl
+            [[ "$stderr" == "haplik: error: lk.jsonl:1: "* ]] || fail "$at $v: $stderr"
+        done
+    done
+}
+
 # with_row FILE N TEXT: FILE with its line N replaced by TEXT (\t decoded).
 with_row() {
     python3 -c 'import sys

@@ -183,3 +183,39 @@ PY
     run -0 figures t/shard0[1-4].json
     grep -q "t/shard01" t.svg
 }
+
+@test "report: a dump that several shards name (read in place) is read once, not once per shard" {
+    cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" hc.txt
+    "$HAPLIK" score --backend cpu --quiet -o a.json hc.txt
+    mkdir -p t
+    for i in 1 2 3 4; do cp a.json "t/s$i.json"; done
+    # opens of hc.txt by the figure script, given N shard tables that all scored it
+    opens() {
+        local py n=$1
+        py=$(head -n 1 "$(command -v snakemake)" | sed 's/^#! *//')
+        echo '{}' >bench.tsv
+        "$py" - "$SRC/workflow/scripts/report_figures.py" "$n" <<'PY'
+import builtins, runpy, sys
+script, n = sys.argv[1], int(sys.argv[2])
+count, real = 0, builtins.open
+def counted(path, *args, **kwargs):
+    global count
+    count += str(path).endswith("hc.txt")
+    return real(path, *args, **kwargs)
+builtins.open = counted
+sys.argv = [script, "--tables", *[f"t/s{i}.json" for i in range(1, n + 1)],
+            "--sources", *["hc.txt"] * n, "--benchmarks", *["bench.tsv"] * n, "--shards", "s.tsv",
+            "--shards-html", "s.html", "--throughput", "t.svg", "--likelihoods", "l.svg",
+            "--gatk", "g.svg"]
+runpy.run_path(script, run_name="__main__")
+print(count)
+PY
+    }
+    run -0 opens 1
+    one=$output
+    [ "$one" -ge 1 ] || fail "hc.txt never opened: $one"
+    run -0 opens 4
+    assert_output "$one"
+    # and every shard's pairs are compared all the same
+    grep -q "|haplik - GATK| per pair (1136 pairs, largest 1e-06)" g.svg
+}

@@ -696,6 +696,15 @@ static void test_numfmt(void)
         TAP_OK(!strcmp(buf, cases[i].want), "numfmt %g with %d decimals: '%s' (want '%s')",
                cases[i].v, cases[i].dec, buf, cases[i].want);
     }
+    /* integers (a merged table's indices), against printf at each digit count */
+    static const uint64_t ints[] = { 0, 7, 9, 10, 99, 100, 12345, 999999, 1000000, 4294967296u,
+                                     9007199254740992u, 18446744073709551615u };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        char buf[HK_NUMFMT_U64_LEN + 1], want[32];
+        *hk_numfmt_u64(buf, ints[i]) = '\0';
+        snprintf(want, sizeof want, "%llu", (unsigned long long)ints[i]);
+        TAP_OK(!strcmp(buf, want), "numfmt u64: '%s' (want '%s')", buf, want);
+    }
 }
 
 /* The constants written once (src/hk_types.h, src/hk_err_values.inc) against

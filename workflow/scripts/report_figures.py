@@ -181,15 +181,33 @@ def gatk_values(source):
     return values
 
 
-def differences(table, source):
+class GatkSource:
+    """GATK's values of one source at a time, read once for all the shards that name it: the
+    shards of a dump read in place all name the whole dump, one after another (each reading
+    it again cost a full pass over the dump per shard)."""
+
+    def __init__(self):
+        self.path = None
+
+    def get(self, source):
+        """(values, record lines in order, {line: its place among them}) of source."""
+        if source != self.path:
+            self.path = None  # a failed read leaves nothing half-made behind
+            values = gatk_values(source)
+            lines = sorted(values)
+            self.known = (values, lines, {line: i for i, line in enumerate(lines)})
+            self.path = source
+        return self.known
+
+
+def differences(table, source, known=None):
     """|haplik - GATK| per pair of the table's regions whose records carry GATK's value: a
     number, inf where only one of the two is finite (GATK's -Infinity, which haplik rescues
-    to a finite value), 0 where both are -inf, or None where haplik has no value (null)."""
-    values = gatk_values(source)
+    to a finite value), 0 where both are -inf, or None where haplik has no value (null).
+    known: a GatkSource that may hold the source's values already."""
+    values, lines, index = (known or GatkSource()).get(source)
     if not values:
         return []
-    lines = sorted(values)
-    index = {line: i for i, line in enumerate(lines)}
     out = []
     for region in table["regions"]:
         start = index.get(region.get("line"))
@@ -250,6 +268,7 @@ def main(a):
         fail(f"{n} tables, {len(a.sources)} sources, {len(a.benchmarks)} benchmarks: one each per shard")
     shards, likelihoods, diffs = [], [], []
     decimals = 6
+    known = GatkSource()
     for table_path, source, benchmark in zip(a.tables, a.sources, a.benchmarks):
         table = load_table(table_path)
         summary = table["summary"]
@@ -276,7 +295,7 @@ def main(a):
             for row in region.get("log10_likelihoods") or []:
                 likelihoods.extend(number(v) for v in row)
         if a.gatk:
-            diffs.extend(differences(table, source))
+            diffs.extend(differences(table, source, known))
 
     header = ["shard", "regions", "pairs", "cells", "seconds", "GCUPS", "device", "job wall s"]
     rows = [
