@@ -42,7 +42,7 @@ static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the 
 static int tracing;                  /* HK_TRACE: time the calls */
 static atomic_ullong ns_call, ns_score; /* traced: time in JNI calls, and in scoring them */
 
-static int engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     return hk_engine_score(e, b, n, done, arg);
 }
@@ -77,13 +77,13 @@ static int open_state(int dbl, int threads, char *why, size_t whylen)
     if (cfg.backend != HK_BACKEND_CPU) {
         /* the engine's notice on falling back names these threads */
         cfg.threads = threads;
-        int status = 0;
         /* the notice that no GPU is usable: once per process, not per open */
         const int quiet = hk_log_quiet();
         if (no_gpu_told) hk_log_set_quiet(1);
-        hk_engine_t *e = hk_engine_open(&cfg, &status);
+        hk_engine_t *e;
+        const hk_status_t rc = hk_engine_start(&cfg, &e);
         hk_log_set_quiet(quiet);
-        if (!e) {
+        if (rc) {
             snprintf(why, whylen, "engine.backend %s: no usable GPU (the reason is on stderr)",
                      hk_config_choice_name(HK_KEY_ENGINE_BACKEND, cfg.backend));
             hk_config_free(&cfg);
