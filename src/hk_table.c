@@ -234,17 +234,17 @@ static int format_of_name(const char *path)
     return -1;
 }
 
-int hk_table_pick_format(const char *path, int format, int *picked)
+hk_status_t hk_table_pick_format(const char *path, int format, int *picked)
 {
     const int by_name = format_of_name(path);
     if (format != HK_OUT_AUTO && by_name >= 0 && by_name != format) {
         hk_log_error("%s: the name says %s but the output format is %s (--output-format or "
                      "output.format): rename the output or drop the format", path,
                      formats[by_name]->name, formats[format]->name);
-        return -1;
+        return HK_E_INPUT;
     }
     *picked = format != HK_OUT_AUTO ? format : by_name >= 0 ? by_name : HK_OUT_JSON;
-    return 0;
+    return HK_OK;
 }
 
 /* Write what comes before the first region, with this model (before

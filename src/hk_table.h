@@ -48,9 +48,8 @@ typedef struct hk_table hk_table_t;
  * the settings ask for `format` (HK_OUT_AUTO: none asked): the one its name's
  * extension says (.json, .jsonl, .tsv, each optionally followed by .gz),
  * else `format`, else json. A format asked for that contradicts the
- * extension is a usage error (logged, naming both): -1. */
-int hk_table_pick_format(const char *path, int format, int *picked)
-    __attribute__((warn_unused_result));
+ * extension is a usage error (logged, naming both): HK_E_INPUT. */
+HK_RESULT_USED hk_status_t hk_table_pick_format(const char *path, int format, int *picked);
 
 /* Open a table for scoring with c's format (HK_OUT_AUTO: hk_table_pick_format),
  * compression, decimals, sequences and model; path NULL or "-" for standard
