@@ -1,8 +1,8 @@
 /* hk_engine.h - the scoring backend chosen for a run (CPU or CUDA).
  *
  * hk_engine_start resolves engine.backend: `cuda` must get a GPU (else
- * HK_E_NODEV, exit status 3), `auto` takes one when usable and otherwise falls back to the CPU
- * with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
+ * HK_E_NODEV, exit status 3), `auto` takes one when usable and otherwise
+ * falls back to the CPU with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
  * claims the first free device of engine.devices by flock and holds it until
  * the engine is closed (or the process exits).
  */
