@@ -135,7 +135,7 @@ HK_RESULT_USED static hk_status_t add_region(hk_batch_t *b, const hk_model_t *m,
     for (int h = 0; h < H; h++) {
         memcpy(hap[h], hap[0], (size_t)maxh);
         hap[h][(int)(urand() * hl[h])] = "ACGT"[(int)(urand() * 4)];
-        if ((rc = hk_batch_add_hap_st(b, &rules, hap[h], (uint32_t)hl[h], &bad))) return rc;
+        if ((rc = hk_batch_add_hap(b, &rules, hap[h], (uint32_t)hl[h], &bad))) return rc;
     }
     for (int r = 0; r < R; r++) {
         int h = (int)(urand() * H), len = rl[r] < hl[h] ? rl[r] : hl[h];
@@ -154,7 +154,7 @@ HK_RESULT_USED static hk_status_t add_region(hk_batch_t *b, const hk_model_t *m,
             }
             gg[i] = '+';
         }
-        if ((rc = hk_batch_add_read_st(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad))) return rc;
+        if ((rc = hk_batch_add_read(b, &rules, seq, q, gi, gd, gg, (uint32_t)len, &bad))) return rc;
     }
     return hk_batch_end_region(b);
 }

@@ -28,8 +28,7 @@ static hk_status_t score_or_check(int check, int argc, char **argv)
         return rc;
     }
     hk_run_stats_t r;
-    /* hk_run returns an exit status, whose values are the kinds' */
-    hk_status_t status = (hk_status_t)hk_run(&o.cfg, argv + first, argc - first, o.plan ? &part : NULL, o.output, check, &r);
+    hk_status_t status = hk_run(&o.cfg, argv + first, argc - first, o.plan ? &part : NULL, o.output, check, &r);
     hk_split_part_free(&part);
     if (status == 0 && check) {
         if (r.compared == 0 && r.expected_neg_inf == 0) {

@@ -632,9 +632,9 @@ hk_status_t hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size
     return HK_E_INPUT;
 }
 
-hk_status_t hk_batch_add_read_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                                 const char *qual, const char *ins, const char *del,
-                                 const char *gcp, uint32_t len, hk_batch_error_t *e)
+hk_status_t hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                              const char *qual, const char *ins, const char *del,
+                              const char *gcp, uint32_t len, hk_batch_error_t *e)
 {
     hk_status_t rc = hk_batch_append_read(b, len, 0);
     if (rc) {
@@ -649,8 +649,8 @@ hk_status_t hk_batch_add_read_st(hk_batch_t *b, const hk_seq_rules_t *rules, con
     return rc;
 }
 
-hk_status_t hk_batch_add_hap_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
-                                hk_batch_error_t *e)
+hk_status_t hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
+                             hk_batch_error_t *e)
 {
     hk_status_t rc = hk_batch_append_hap(b, len, 0);
     if (rc) {
@@ -663,37 +663,6 @@ hk_status_t hk_batch_add_hap_st(hk_batch_t *b, const hk_seq_rules_t *rules, cons
         b->n_hap_pos = b->hap_off[b->n_haps];
     }
     return rc;
-}
-
-/* The int code of the add functions for a status and its fault. */
-static int add_code(hk_status_t rc, int len_ok, const hk_batch_error_t *e)
-{
-    if (rc == HK_OK) return 0;
-    if (rc != HK_E_INPUT) return HK_BATCH_ENOMEM;
-    if (!len_ok) return HK_BATCH_ELONG;
-    static const int code[] = { [HK_BATCH_BAD_BASE] = HK_BATCH_EBASE, [HK_BATCH_BAD_QUAL] = HK_BATCH_EQUAL,
-                                [HK_BATCH_BAD_GAP] = HK_BATCH_EGAP, [HK_BATCH_BAD_GCP] = HK_BATCH_EGCP };
-    return code[e->code];
-}
-
-int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                      const char *qual, const char *ins, const char *del,
-                      const char *gcp, uint32_t len, const char **bad)
-{
-    hk_batch_error_t e = { 0 };
-    const hk_status_t rc = hk_batch_add_read_st(b, rules, bases, qual, ins, del, gcp, len, &e);
-    const char *src[5] = { bases, qual, ins, del, gcp };
-    if (rc) *bad = e.code ? src[e.field] + e.pos : bases;
-    return add_code(rc, len <= HK_MAX_SEQ_LEN, &e);
-}
-
-int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,
-                     const char **bad)
-{
-    hk_batch_error_t e = { 0 };
-    const hk_status_t rc = hk_batch_add_hap_st(b, rules, bases, len, &e);
-    if (rc) *bad = e.code ? bases + e.pos : bases;
-    return add_code(rc, len <= HK_MAX_SEQ_LEN, &e);
 }
 
 hk_status_t hk_batch_end_region(hk_batch_t *b)

@@ -120,12 +120,6 @@ typedef enum {
     HK_BATCH_BAD_GCP = 4    /* a gap-continuation quality of Q0: gap-to-match = 0 */
 } hk_batch_fault_t;
 
-/* The int codes of hk_batch_add_read and hk_batch_add_hap (the GKL bridge
- * tells its caller which rule broke by them); everything else returns an
- * hk_status_t. */
-enum { HK_BATCH_ENOMEM = -1, HK_BATCH_EBASE = -2, HK_BATCH_EQUAL = -3, HK_BATCH_ELONG = -4,
-       HK_BATCH_EGAP = -5, HK_BATCH_EGCP = -6 };
-
 /* Initialise an empty batch (no allocation). */
 void hk_batch_init(hk_batch_t *b);
 /* Keep no text of the sequences (read_text, hap_text stay NULL): for a table
@@ -206,21 +200,15 @@ static inline int hk_batch_hap_fits(const hk_batch_t *b, uint32_t len)
  * order), end it. Sequences are normalised with the rules. name is copied
  * (NULL for none). end_region sizes the region's results, sets lk[] to NaN
  * and expected[] to NaN. begin and end: HK_OK or HK_E_NOMEM. The add
- * functions return 0 or an HK_BATCH_E* code (on HK_BATCH_EBASE,
- * HK_BATCH_EQUAL, HK_BATCH_EGAP and HK_BATCH_EGCP *bad points at the
- * offending character); hk_batch_add_read_st and hk_batch_add_hap_st are the
- * same with an hk_status_t, the fault in *err. */
+ * functions: HK_OK; HK_E_INPUT for a sequence the rules refuse (err->code
+ * says which rule, err->field and err->pos where; code 0: longer than
+ * HK_MAX_SEQ_LEN), which is not added; or HK_E_NOMEM. */
 HK_RESULT_USED hk_status_t hk_batch_begin_region(hk_batch_t *b, const char *name, long line);
-HK_RESULT_USED hk_status_t hk_batch_add_read_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                                                const char *qual, const char *ins, const char *del,
-                                                const char *gcp, uint32_t len, hk_batch_error_t *err);
-HK_RESULT_USED hk_status_t hk_batch_add_hap_st(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                                               uint32_t len, hk_batch_error_t *err);
-HK_RESULT_USED int hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                                     const char *qual, const char *ins, const char *del,
-                                     const char *gcp, uint32_t len, const char **bad);
-HK_RESULT_USED int hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                                    uint32_t len, const char **bad);
+HK_RESULT_USED hk_status_t hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                             const char *qual, const char *ins, const char *del,
+                                             const char *gcp, uint32_t len, hk_batch_error_t *err);
+HK_RESULT_USED hk_status_t hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                            uint32_t len, hk_batch_error_t *err);
 HK_RESULT_USED hk_status_t hk_batch_end_region(hk_batch_t *b);
 /* The region being built or last built. */
 static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)

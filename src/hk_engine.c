@@ -328,13 +328,6 @@ hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
     return HK_OK;
 }
 
-hk_engine_t *hk_engine_open(const hk_config_t *c, int *status)
-{
-    hk_engine_t *e;
-    *status = hk_status_exit(hk_engine_start(c, &e));
-    return e;
-}
-
 #ifdef HAVE_CUDA
 static void trace_chunks(hk_engine_t *e)
 {

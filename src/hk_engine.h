@@ -1,8 +1,8 @@
 /* hk_engine.h - the scoring backend chosen for a run (CPU or CUDA).
  *
- * hk_engine_open resolves engine.backend: `cuda` must get a GPU (else exit
- * status 3), `auto` takes one when usable and otherwise falls back to the CPU
- * with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
+ * hk_engine_start resolves engine.backend: `cuda` must get a GPU (else
+ * HK_E_NODEV, exit status 3), `auto` takes one when usable and otherwise
+ * falls back to the CPU with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
  * claims the first free device of engine.devices by flock and holds it until
  * the engine is closed (or the process exits).
  */
@@ -18,9 +18,6 @@ typedef struct hk_engine hk_engine_t;
 /* The engine for c into *out: HK_OK, or a failure (logged; HK_E_NODEV:
  * `cuda` without a usable GPU) and *out NULL. */
 HK_RESULT_USED hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out);
-/* hk_engine_start for callers that want an exit status: NULL on failure,
- * *status its exit status (hk_status_exit). */
-hk_engine_t *hk_engine_open(const hk_config_t *c, int *status);
 /* Called for each batch of an hk_engine_score call, in order, as soon as its
  * results are final; possibly from another thread, never two at once. */
 typedef void (*hk_engine_done_fn)(hk_batch_t *b, void *arg);
@@ -44,7 +41,7 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
 /* Pairs per batch: engine.max_batch_pairs, or the default (known before the
  * engine is open, so that reading starts while the GPU is being set up). */
 size_t hk_engine_batch_pairs(const hk_config_t *c);
-/* For a whole run (score, check), before hk_engine_open and before any other
+/* For a whole run (score, check), before hk_engine_start and before any other
  * thread starts (it may set the environment). The GPUs the run will use (a
  * list in engine.devices, or the one it claims in engine.gpu_lock_dir, which
  * may wait here) become the only ones CUDA sees (CUDA_VISIBLE_DEVICES, unless

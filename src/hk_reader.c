@@ -643,7 +643,7 @@ void hk_reader_set_all_read(hk_reader_t *r, void (*all_read)(void *arg), void *a
     r->w.all_read_arg = arg;
 }
 
-int hk_reader_prime(hk_reader_t *r) { return hk_lines_prime(r->w.lines) ? -1 : 0; }
+hk_status_t hk_reader_prime(hk_reader_t *r) { return hk_lines_prime(r->w.lines); }
 
 void hk_reader_set_threads(hk_reader_t *r, int nthreads)
 {

@@ -59,9 +59,9 @@ void hk_reader_expect_pdhmm(hk_reader_t *r, int pdhmm);
 
 /* Start reading and scanning the input's first block now, beside the
  * caller (after hk_reader_set_threads): for the next input,
- * opened while the one before is still walked. 0, or -1 when memory or a
- * thread could not be had (then close it and open it again in turn). */
-HK_RESULT_USED int hk_reader_prime(hk_reader_t *r);
+ * opened while the one before is still walked. HK_OK, or the failure
+ * (memory, a thread: then close it and open it again in turn). */
+HK_RESULT_USED hk_status_t hk_reader_prime(hk_reader_t *r);
 /* Call all_read(arg) once, in the walk's thread, when the input has all
  * been read and scanned (its last lines may still be walked): the moment to
  * open and prime the next input. */

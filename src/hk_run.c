@@ -16,7 +16,6 @@
  * performance work).
  */
 #include "hk_run.h"
-#include "hk_cli.h"
 #include "hk_engine.h"
 #include "hk_knobs.h"
 #include "hk_log.h"
@@ -69,7 +68,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t  cv;
     queue_t free_q, score_q, write_q;
-    int    status;            /* first failure's exit status, 0 if none */
+    hk_status_t status;       /* the first failure, HK_OK if none */
 
     /* totals, written by the writer thread */
     uint64_t regions, pairs, cells, recomputed;
@@ -155,7 +154,7 @@ static int q_pop_all(run_t *r, queue_t *q, hk_batch_t **out, int *end)
     return n;
 }
 
-static void fail(run_t *r, int status)
+static void fail(run_t *r, hk_status_t status)
 {
     pthread_mutex_lock(&r->mu);
     if (!r->status) r->status = status;
@@ -241,7 +240,7 @@ static void open_next_early(void *arg)
     hk_log_mute_errors(1);
     if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
     r->early = open_input(r, path);
-    if (r->early && hk_reader_prime(r->early) < 0) {
+    if (r->early && hk_reader_prime(r->early)) {
         hk_reader_close(r->early);
         r->early = NULL;
     }
@@ -263,7 +262,7 @@ static void *read_stage(void *arg)
              * one by one in this thread while it fills (a third of reading) */
             if (caps.read_pos && hk_batch_prefault(b, &caps, r->parse_threads)) {
                 hk_log_error("out of memory");
-                fail(r, HK_EXIT_RUNTIME);
+                fail(r, HK_E_NOMEM);
                 goto out;
             }
         }
@@ -273,7 +272,7 @@ static void *read_stage(void *arg)
             if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
-            if (!r->rd) { fail(r, HK_EXIT_INPUT); goto out; }
+            if (!r->rd) { fail(r, HK_E_INPUT); goto out; }
             hk_reader_expect_pdhmm(r->rd, pdhmm);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
@@ -285,7 +284,7 @@ static void *read_stage(void *arg)
         size_t got;
         const hk_status_t st = hk_reader_next(r->rd, b, r->batch_pairs, &got);
         r->t_read += hk_log_now() - t0;
-        if (st) { fail(r, hk_status_exit(st)); goto out; }
+        if (st) { fail(r, st); goto out; }
         if (got == 0) {
             hk_reader_close(r->rd);
             r->rd = NULL;
@@ -370,7 +369,8 @@ static void *write_stage(void *arg)
             return NULL;
         }
         const double t0 = hk_log_now();
-        if (r->table && hk_table_write(r->table, b)) { fail(r, HK_EXIT_RUNTIME); return NULL; }
+        const hk_status_t st = r->table ? hk_table_write(r->table, b) : HK_OK;
+        if (st) { fail(r, st); return NULL; }
         r->t_write += hk_log_now() - t0;
         trace(r, "wrote batch, pairs", (long)b->n_pairs);
         if (r->check) check_batch(r, b);
@@ -396,15 +396,19 @@ static void batch_scored(hk_batch_t *b, void *arg)
     q_push(r, &r->write_q, b);
 }
 
-/* Run the pipeline; returns the exit status. */
-static int run(run_t *r, const char *output)
+/* A failure of scoring: the run's (exit status 3), whatever the layer
+ * below called it. */
+static hk_status_t run_fault(hk_status_t st) { return hk_status_exit(st) == 3 ? st : HK_E_RUNTIME; }
+
+/* Run the pipeline; returns its first failure, or HK_OK. */
+static hk_status_t run(run_t *r, const char *output)
 {
     hk_batch_t *pool = calloc(MAX_BATCHES, sizeof *pool);
     pthread_t reader, writer;
     int reader_up = 0, writer_up = 0;
     const hk_config_t *c = r->cfg;
 
-    if (!pool) { hk_log_error("out of memory"); return HK_EXIT_RUNTIME; }
+    if (!pool) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     r->t0 = hk_log_now();
     r->trace = hk_log_tracing();
     hk_engine_prepare_run(c);   /* no other thread yet */
@@ -422,11 +426,10 @@ static int run(run_t *r, const char *output)
      * competing with the scorer (16 of each cost it 1-2x of 16 threads' 13x). */
     if (c->backend == HK_BACKEND_CPU && r->parse_threads > 4) r->parse_threads /= 4;
     r->batch_pairs = hk_engine_batch_pairs(c);
-    if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_EXIT_RUNTIME; }
+    if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_E_RUNTIME; }
     reader_up = 1;
-    int status = 0;
     const double t_open = hk_log_now();
-    r->engine = hk_engine_open(c, &status);
+    hk_status_t status = hk_engine_start(c, &r->engine);
     const long delay_ms = hk_knob(HK_KNOB_OPEN_DELAY_MS);   /* tests: a start-up as slow as many GPUs' */
     if (delay_ms > 0) nanosleep(&(struct timespec){ delay_ms / 1000, delay_ms % 1000 * 1000000L }, NULL);
     r->t_open = hk_log_now() - t_open;
@@ -437,9 +440,9 @@ static int run(run_t *r, const char *output)
     trace(r, "engine open, batches read ahead", read_ahead);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
-        if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_EXIT_RUNTIME); goto join; }
+        if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
     }
-    if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_EXIT_RUNTIME); goto join; }
+    if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_E_RUNTIME); goto join; }
     writer_up = 1;
     for (;;) {
         hk_batch_t *b[MAX_BATCHES];
@@ -447,7 +450,8 @@ static int run(run_t *r, const char *output)
         if (n < 0) break;
         const double t0 = hk_log_now();
         trace(r, "scoring batches", n);
-        if (n && hk_engine_score(r->engine, b, (size_t)n, batch_scored, r)) { fail(r, HK_EXIT_RUNTIME); break; }
+        const hk_status_t st = n ? hk_engine_score(r->engine, b, (size_t)n, batch_scored, r) : HK_OK;
+        if (st) { fail(r, run_fault(st)); break; }
         r->t_score += hk_log_now() - t0;
         if (end) {
             q_push(r, &r->write_q, NULL);
@@ -471,7 +475,7 @@ join:
         s.n_devices = hk_engine_devices(r->engine, &names);
         s.devices = names;
         s.n_ordinals = hk_engine_ordinals(r->engine, &s.ordinals);
-        if (hk_table_finish(r->table, &s)) status = HK_EXIT_RUNTIME;
+        status = hk_table_finish(r->table, &s);
         r->table = NULL;
     }
     trace(r, "table finished", 0);
@@ -502,11 +506,11 @@ join:
     return status;
 }
 
-int hk_run(const hk_config_t *c, char **inputs, int n_inputs, const hk_split_part_t *part,
-           const char *output, int check, hk_run_stats_t *stats)
+hk_status_t hk_run(const hk_config_t *c, char **inputs, int n_inputs, const hk_split_part_t *part,
+                   const char *output, int check, hk_run_stats_t *stats)
 {
     run_t r = { .cfg = c, .part = part, .inputs = inputs, .n_inputs = n_inputs, .check = check };
-    const int status = run(&r, output);
+    const hk_status_t status = run(&r, output);
     *stats = (hk_run_stats_t){
         .regions = r.regions, .pairs = r.pairs, .compared = r.compared, .over = r.over,
         .no_expected = r.no_expected, .expected_neg_inf = r.expected_neg_inf,

@@ -26,9 +26,11 @@ typedef struct {
  * hk_table_pick_format), writing the table to output (NULL or "-": standard
  * output); with check and no output, no table is written and the expected
  * values are compared into *stats; part (NULL: whole inputs) is the one
- * input's shard read in place (--plan). Returns the exit status (hk_cli.h's
- * HK_EXIT_*); every failure is logged, the fatal error last on stderr. */
-int hk_run(const hk_config_t *c, char **inputs, int n_inputs, const hk_split_part_t *part,
-           const char *output, int check, hk_run_stats_t *stats) __attribute__((warn_unused_result));
+ * input's shard read in place (--plan). Returns HK_OK or the run's first
+ * failure (hk_status_exit gives the exit status); every failure is logged,
+ * the fatal error last on stderr. */
+HK_RESULT_USED hk_status_t hk_run(const hk_config_t *c, char **inputs, int n_inputs,
+                                  const hk_split_part_t *part, const char *output, int check,
+                                  hk_run_stats_t *stats);
 
 #endif

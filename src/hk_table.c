@@ -55,7 +55,7 @@ struct hk_table {
     int           expected_set;   /* merge said whether a tsv has the expected columns */
     char          model[256], pd_model[128];   /* score: the header's model, by the input's */
     char         *model_as;   /* merge: the inputs' model (owned), for the lazy start */
-    int           failed;     /* a write failed (under mu while the I/O thread runs) */
+    hk_status_t   failed;     /* the first failed write (under mu while the I/O thread runs) */
     pthread_t       io;
     int             io_up, io_stop;
     pthread_mutex_t mu;
@@ -128,17 +128,17 @@ static void write_failed(const hk_table_t *t, int err)
     else hk_log_error("%s: write failed (the system gave no cause)", hk_outfile_path(t->out));
 }
 
-static int flush_buf(const hk_table_t *t, textbuf_t *buf)
+static hk_status_t flush_buf(const hk_table_t *t, textbuf_t *buf)
 {
-    int rc = 0;
+    hk_status_t rc = HK_OK;
     errno = 0;
     if (buf->failed) {
         hk_log_error("out of memory writing the table");
-        rc = -1;
+        rc = HK_E_NOMEM;
     } else if (buf->len && (t->bgzf ? bgzf_write(t->bgzf, buf->p, buf->len) != (ssize_t)buf->len
                                     : fwrite(buf->p, 1, buf->len, t->fp) != buf->len)) {
         write_failed(t, t->bgzf ? probe_cause(t) : errno);
-        rc = -1;
+        rc = HK_E_RUNTIME;
     }
     buf->len = 0;
     buf->failed = 0;
@@ -146,33 +146,34 @@ static int flush_buf(const hk_table_t *t, textbuf_t *buf)
 }
 
 /* A streamed table: what is written so far goes out now. */
-static int flush_stream(const hk_table_t *t)
+static hk_status_t flush_stream(const hk_table_t *t)
 {
-    if (!t->stream) return 0;
+    if (!t->stream) return HK_OK;
     errno = 0;
     if (t->bgzf ? bgzf_flush(t->bgzf) != 0 : fflush(t->fp) != 0) {
         write_failed(t, t->bgzf ? probe_cause(t) : errno);
-        return -1;
+        return HK_E_RUNTIME;
     }
-    return 0;
+    return HK_OK;
 }
 
 static void *io_main(void *arg)
 {
     hk_table_t *t = arg;
-    int next = 0, failed = 0;
+    int next = 0;
+    hk_status_t failed = HK_OK;
     pthread_mutex_lock(&t->mu);
     for (;;) {
         textset_t *s = &t->set[next];
         while (!s->pending && !t->io_stop) pthread_cond_wait(&t->cv, &t->mu);
         if (!s->pending) break;               /* stopped, and everything is written */
         pthread_mutex_unlock(&t->mu);
-        for (int k = 0; k < s->n && !failed; k++) failed = flush_buf(t, &s->buf[k]) != 0;
-        if (!failed) failed = flush_stream(t) != 0;
+        for (int k = 0; k < s->n && !failed; k++) failed = flush_buf(t, &s->buf[k]);
+        if (!failed) failed = flush_stream(t);
         for (int k = 0; k < s->n; k++) s->buf[k].len = 0;   /* after a failure: discarded */
         pthread_mutex_lock(&t->mu);
         s->pending = 0;
-        t->failed |= failed;
+        if (!t->failed) t->failed = failed;
         pthread_cond_broadcast(&t->cv);
         next = (next + 1) % N_SETS;
     }
@@ -180,15 +181,15 @@ static void *io_main(void *arg)
     return NULL;
 }
 
-/* Wait until set s is written; -1 if a write has failed. */
-static int wait_written(hk_table_t *t, const textset_t *s)
+/* Wait until set s is written; the first failed write's status, if any. */
+static hk_status_t wait_written(hk_table_t *t, const textset_t *s)
 {
-    if (!t->io_up) return t->failed ? -1 : 0;
+    if (!t->io_up) return t->failed;
     pthread_mutex_lock(&t->mu);
     while (s->pending) pthread_cond_wait(&t->cv, &t->mu);
-    const int failed = t->failed;
+    const hk_status_t failed = t->failed;
     pthread_mutex_unlock(&t->mu);
-    return failed ? -1 : 0;
+    return failed;
 }
 
 /* Let the I/O thread write what is pending, then end it. */
@@ -233,22 +234,22 @@ static int format_of_name(const char *path)
     return -1;
 }
 
-int hk_table_pick_format(const char *path, int format, int *picked)
+hk_status_t hk_table_pick_format(const char *path, int format, int *picked)
 {
     const int by_name = format_of_name(path);
     if (format != HK_OUT_AUTO && by_name >= 0 && by_name != format) {
         hk_log_error("%s: the name says %s but the output format is %s (--output-format or "
                      "output.format): rename the output or drop the format", path,
                      formats[by_name]->name, formats[format]->name);
-        return -1;
+        return HK_E_INPUT;
     }
     *picked = format != HK_OUT_AUTO ? format : by_name >= 0 ? by_name : HK_OUT_JSON;
-    return 0;
+    return HK_OK;
 }
 
 /* Write what comes before the first region, with this model (before
  * anything is handed to the I/O thread). */
-static int start(hk_table_t *t, const char *model_json)
+static hk_status_t start(hk_table_t *t, const char *model_json)
 {
     t->started = 1;
     snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
@@ -259,7 +260,8 @@ static int start(hk_table_t *t, const char *model_json)
              t->info.decimals >= 0 ? "%d" : "null", t->info.decimals);
     textbuf_t *head = &t->set[t->cur].buf[0];
     head->len = 0;
-    return t->fmt->open(&t->info, head) || flush_buf(t, head) ? -1 : 0;
+    if (t->fmt->open(&t->info, head)) return HK_E_NOMEM;   /* a format's open fails only for memory */
+    return flush_buf(t, head);
 }
 
 /* The sidecar of a table in a file whose format keeps header and summary
@@ -340,20 +342,20 @@ hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *co
 }
 
 /* Hand set s (n buffers) to the I/O thread, or write it here without one. */
-static int submit(hk_table_t *t, textset_t *s, int n)
+static hk_status_t submit(hk_table_t *t, textset_t *s, int n)
 {
     s->n = n;
     if (!t->io_up) {
-        for (int k = 0; k < n && !t->failed; k++) t->failed = flush_buf(t, &s->buf[k]) != 0;
-        if (!t->failed) t->failed = flush_stream(t) != 0;
-        return t->failed ? -1 : 0;
+        for (int k = 0; k < n && !t->failed; k++) t->failed = flush_buf(t, &s->buf[k]);
+        if (!t->failed) t->failed = flush_stream(t);
+        return t->failed;
     }
     pthread_mutex_lock(&t->mu);
     s->pending = 1;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     t->cur = (t->cur + 1) % N_SETS;
-    return 0;
+    return HK_OK;
 }
 
 typedef struct {
@@ -375,13 +377,14 @@ static void *format_slice(void *arg)
     return NULL;
 }
 
-int hk_table_write(hk_table_t *t, const hk_batch_t *b)
+hk_status_t hk_table_write(hk_table_t *t, const hk_batch_t *b)
 {
     textset_t *set = &t->set[t->cur];
-    if (wait_written(t, set)) return -1;
+    hk_status_t rc = wait_written(t, set);
+    if (rc) return rc;
     if (!t->started) {
         if (b->n_pairs && b->expected) t->info.expected = !isnan(b->expected[0]);
-        if (start(t, b->pdhmm ? t->pd_model : t->model)) return -1;
+        if ((rc = start(t, b->pdhmm ? t->pd_model : t->model))) return rc;
     }
     int n = (int)(b->n_pairs / PAIRS_PER_THREAD);
     if (n > t->threads) n = t->threads;
@@ -408,25 +411,26 @@ void hk_table_set_expected(hk_table_t *t, int expected)
     t->expected_set = 1;
 }
 
-int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
+hk_status_t hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
 {
     textset_t *set = &t->set[t->cur];
+    hk_status_t rc;
     if (!t->copying) {
-        if (wait_written(t, set)) return -1;
+        if ((rc = wait_written(t, set))) return rc;
         t->copying = 1;
     }
     if (!t->started) {
         if (!t->expected_set && t->fmt->sidecar) t->info.expected = hk_table_tsv_expected_row(rest, len);
-        if (start(t, t->model_as ? t->model_as : t->model)) return -1;
+        if ((rc = start(t, t->model_as ? t->model_as : t->model))) return rc;
     }
     textbuf_t *buf = &set->buf[0];
     /* a format's copy fails only for memory; write failures are logged where they happen */
     if (t->fmt->copy(&t->info, buf, index, rest, len)) {
         hk_log_error("out of memory writing the table");
-        return -1;
+        return HK_E_NOMEM;
     }
     if (index + 1 > t->index) t->index = index + 1;
-    if (buf->len < COPY_FLUSH_BYTES) return 0;
+    if (buf->len < COPY_FLUSH_BYTES) return HK_OK;
     t->copying = 0;
     return submit(t, set, 1);
 }
@@ -457,22 +461,28 @@ static int put_summary(textbuf_t *buf, const hk_summary_t *s)
     return rc | hk_textbuf_puts(buf, "}");
 }
 
-int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
+hk_status_t hk_table_finish(hk_table_t *t, const hk_summary_t *s)
 {
+    hk_status_t rc;
     if (t->copying) {   /* what merge copied last */
         t->copying = 0;
-        if (submit(t, &t->set[t->cur], 1)) { hk_table_abort(t); return -1; }
+        if ((rc = submit(t, &t->set[t->cur], 1))) { hk_table_abort(t); return rc; }
     }
     io_stop(t);
-    if (!t->started && start(t, t->model_as ? t->model_as : t->model)) { hk_table_abort(t); return -1; }
+    if (!t->started && (rc = start(t, t->model_as ? t->model_as : t->model))) {
+        hk_table_abort(t);
+        return rc;
+    }
     textbuf_t summary = { 0 }, *buf = &t->set[0].buf[0];
     buf->len = 0;
-    int rc = t->failed || put_summary(&summary, s) || summary.failed ||
-             hk_textbuf_put(&summary, "", 1) ||
-             t->fmt->summary(&t->info, buf, summary.p, t->index) || flush_buf(t, buf);
+    rc = t->failed;
+    if (!rc && (put_summary(&summary, s) || summary.failed || hk_textbuf_put(&summary, "", 1) ||
+                t->fmt->summary(&t->info, buf, summary.p, t->index)))
+        rc = HK_E_NOMEM;
+    if (!rc) rc = flush_buf(t, buf);
     if (!rc && t->bgzf) {
         errno = 0;
-        rc = bgzf_close(t->bgzf) != 0;
+        if (bgzf_close(t->bgzf) != 0) rc = HK_E_RUNTIME;
         t->bgzf = NULL;
         if (rc) write_failed(t, probe_cause(t));
     }
@@ -480,16 +490,17 @@ int hk_table_finish(hk_table_t *t, const hk_summary_t *s)
         textbuf_t side = { 0 };
         FILE *fp = hk_outfile_fp(t->meta);
         errno = 0;
-        rc = t->fmt->sidecar(&t->info, &side, summary.p) || side.failed;
-        if (rc) hk_log_error("out of memory writing the table");
-        else if (fwrite(side.p, 1, side.len, fp) != side.len) {
+        if (t->fmt->sidecar(&t->info, &side, summary.p) || side.failed) {
+            hk_log_error("out of memory writing the table");
+            rc = HK_E_NOMEM;
+        } else if (fwrite(side.p, 1, side.len, fp) != side.len) {
             hk_log_error("%s: write failed: %s", hk_outfile_path(t->meta), strerror(errno));
-            rc = -1;
+            rc = HK_E_RUNTIME;
         }
         free(side.p);
     }
     free(summary.p);
-    if (rc) { hk_table_abort(t); return -1; }
+    if (rc) { hk_table_abort(t); return rc; }
     hk_outfile_t *out[2] = { t->out, t->meta };
     t->out = t->meta = NULL;
     hk_table_abort(t);

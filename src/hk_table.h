@@ -48,9 +48,8 @@ typedef struct hk_table hk_table_t;
  * the settings ask for `format` (HK_OUT_AUTO: none asked): the one its name's
  * extension says (.json, .jsonl, .tsv, each optionally followed by .gz),
  * else `format`, else json. A format asked for that contradicts the
- * extension is a usage error (logged, naming both): -1. */
-int hk_table_pick_format(const char *path, int format, int *picked)
-    __attribute__((warn_unused_result));
+ * extension is a usage error (logged, naming both): HK_E_INPUT. */
+HK_RESULT_USED hk_status_t hk_table_pick_format(const char *path, int format, int *picked);
 
 /* Open a table for scoring with c's format (HK_OUT_AUTO: hk_table_pick_format),
  * compression, decimals, sequences and model; path NULL or "-" for standard
@@ -64,8 +63,10 @@ hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *co
  * output.compression; format not HK_OUT_AUTO (see hk_table_pick_format). */
 hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
                              const char *model_json, int threads);
-/* Append the regions of b, indexed from the count written so far. */
-int hk_table_write(hk_table_t *t, const hk_batch_t *b) __attribute__((warn_unused_result));
+/* Append the regions of b, indexed from the count written so far. HK_OK,
+ * or the first failure of the table's writes (logged: HK_E_RUNTIME for a
+ * write, HK_E_NOMEM for memory), which every later call returns too. */
+HK_RESULT_USED hk_status_t hk_table_write(hk_table_t *t, const hk_batch_t *b);
 /* Whether a tsv table has the expected and difference columns (merge: call
  * before the first hk_table_copy; else the first row copied tells, by its
  * number of fields, and a table with no row has none). */
@@ -73,14 +74,14 @@ void hk_table_set_expected(hk_table_t *t, int expected);
 /* Append a region (json, jsonl) or a row (tsv) read from a table of the same
  * format, with the index `index`: json and jsonl: rest is the region's text
  * after its index; tsv: rest is the whole row (no line end), whose third
- * field (region_index) is replaced. -1 (logged, with the output's name and
- * the cause for a write) on failure. */
-int hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len)
-    __attribute__((warn_unused_result));
+ * field (region_index) is replaced. HK_OK, or a failure as hk_table_write's
+ * (logged, with the output's name and the cause for a write). */
+HK_RESULT_USED hk_status_t hk_table_copy(hk_table_t *t, uint64_t index, const char *rest, size_t len);
 /* The format's name ("json", "jsonl", "tsv"). */
 const char *hk_table_format_name(int format);
-/* Write the summary and move the table into place; frees t. */
-int hk_table_finish(hk_table_t *t, const hk_summary_t *s) __attribute__((warn_unused_result));
+/* Write the summary and move the table into place; frees t. HK_OK, or a
+ * failure as hk_table_write's (then nothing is put in place). */
+HK_RESULT_USED hk_status_t hk_table_finish(hk_table_t *t, const hk_summary_t *s);
 /* Discard; frees t; accepts NULL. */
 void hk_table_abort(hk_table_t *t);
 

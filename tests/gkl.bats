@@ -123,6 +123,9 @@ harness() {
     assert_output --partial "ok null overallGCP: NullPointerException"
     assert_output --partial "ok readQuals shorter than the bases: IllegalArgumentException"
     assert_output --partial "ok read base 0x58: IllegalArgumentException"
+    # the rule a read broke, and where, as the batch reports them
+    assert_output --partial "ok gap-open qualities Q0: IllegalArgumentException: read 0: insertion and deletion gap-open qualities at position 2 leave no probability of staying in match"
+    assert_output --partial "ok gap-continuation quality Q0: IllegalArgumentException: read 0: overallGCP[2] is 0 (no way back from a gap)"
     assert_output --partial "ok computeLikelihoodsNative before any initNative: IllegalStateException"
     assert_output --partial "ok good calls after the bad ones"
 }

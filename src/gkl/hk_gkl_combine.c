@@ -101,7 +101,7 @@ static void lead(hk_gkl_combine_t *c)
     if (call.b && call.reported) {
         for (size_t k = 0; k < n; k++) call.b[k] = taken[k]->b;
         /* a failed call leaves the batches from the failure on unreported */
-        if (c->score(c->ctx, call.b, n, job_done, &call) == 0) memset(call.reported, 1, n);
+        if (c->score(c->ctx, call.b, n, job_done, &call) == HK_OK) memset(call.reported, 1, n);
     }
     pthread_mutex_lock(&c->lock);
     for (size_t k = 0; k < n; k++)

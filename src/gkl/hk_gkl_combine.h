@@ -23,10 +23,10 @@
 
 typedef struct hk_gkl_combine hk_gkl_combine_t;
 
-/* As hk_engine_score, with ctx for the engine: 0 when every batch was
- * reported, else nonzero. */
-typedef int (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n, hk_engine_done_fn done,
-                               void *arg);
+/* As hk_engine_score, with ctx for the engine: HK_OK when every batch was
+ * reported, else the failure. */
+typedef hk_status_t (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n,
+                                       hk_engine_done_fn done, void *arg);
 
 /* max_pairs bounds one combined call (a caller's batch is never split: a
  * batch over the bound is scored alone). NULL without memory. */

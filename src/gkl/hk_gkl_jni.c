@@ -239,9 +239,9 @@ static int add_haps(JNIEnv *env, const holders_t *h, jobjectArray haps, jsize n,
         if (bad >= 0)
             return throwf(env, IAE, "haplotype %d: base %ld is byte %d, not one of A, C, G, T, N", (int)k,
                           bad, (int)(signed char)m->scratch[bad]);
-        const char *badp;
-        const int rc = hk_batch_add_hap(&m->b, rules, m->scratch, (uint32_t)len, &badp);
-        if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for haplotype %d", (int)k);
+        hk_batch_error_t e = { 0 };
+        const hk_status_t rc = hk_batch_add_hap(&m->b, rules, m->scratch, (uint32_t)len, &e);
+        if (rc && rc != HK_E_INPUT) return throwf(env, OOM, "no memory for haplotype %d", (int)k);
         if (rc) return throwf(env, IAE, "haplotype %d: cannot be scored (length %d)", (int)k, (int)len);
     }
     return 0;
@@ -299,17 +299,18 @@ static int add_read(JNIEnv *env, const holders_t *h, jobject o, jsize k, call_me
 {
     jsize len = 0;
     if (fetch_read(env, h, o, (int)k, m, &len)) return -1;
-    const char *s = m->scratch, *bad;
+    const char *s = m->scratch;
     const size_t L = (size_t)len;
-    const int rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
-                                     (uint32_t)len, &bad);
-    if (rc == HK_BATCH_ENOMEM) return throwf(env, OOM, "no memory for read %d", (int)k);
-    if (rc == HK_BATCH_EGAP)
+    hk_batch_error_t e = { 0 };
+    const hk_status_t rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
+                                             (uint32_t)len, &e);
+    if (rc && rc != HK_E_INPUT) return throwf(env, OOM, "no memory for read %d", (int)k);
+    if (rc && e.code == HK_BATCH_BAD_GAP)
         return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "
-                      "leave no probability of staying in match", (int)k, (long)((bad - s) % (long)(L ? L : 1)));
-    if (rc == HK_BATCH_EGCP)
+                      "leave no probability of staying in match", (int)k, (long)e.pos);
+    if (rc && e.code == HK_BATCH_BAD_GCP)
         return throwf(env, IAE, "read %d: overallGCP[%ld] is 0 (no way back from a gap)", (int)k,
-                      (long)((bad - s) % (long)(L ? L : 1)));
+                      (long)e.pos);
     if (rc) return throwf(env, IAE, "read %d: cannot be scored (length %d)", (int)k, (int)len);
     return 0;
 }

@@ -42,23 +42,24 @@ static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the 
 static int tracing;                  /* HK_TRACE: time the calls */
 static atomic_ullong ns_call, ns_score; /* traced: time in JNI calls, and in scoring them */
 
-static int engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     return hk_engine_score(e, b, n, done, arg);
 }
 
 /* Open the state: the config, then the engine where it may use a GPU. */
-static int open_state(int dbl, int threads, char *why, size_t whylen)
+static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
 {
+    hk_status_t rc;
     hk_config_init(&cfg);
     /* GKL's native code applies no base-quality floor (GATK applies its own
      * before the call); a config file may set one */
     cfg.model.min_base_quality = 0;
     const char *path = getenv("HAPLIK_GKL_CONFIG");
-    if (path && *path && hk_config_load(&cfg, path)) {
+    if (path && *path && (rc = hk_config_load(&cfg, path))) {
         snprintf(why, whylen, "HAPLIK_GKL_CONFIG=%s: invalid configuration (the error is on stderr)", path);
         hk_config_free(&cfg);
-        return -1;
+        return rc;
     }
     cpu_precision = cfg.model.precision;
     cpu_threshold = cfg.model.float_threshold;
@@ -77,17 +78,17 @@ static int open_state(int dbl, int threads, char *why, size_t whylen)
     if (cfg.backend != HK_BACKEND_CPU) {
         /* the engine's notice on falling back names these threads */
         cfg.threads = threads;
-        int status = 0;
         /* the notice that no GPU is usable: once per process, not per open */
         const int quiet = hk_log_quiet();
         if (no_gpu_told) hk_log_set_quiet(1);
-        hk_engine_t *e = hk_engine_open(&cfg, &status);
+        hk_engine_t *e;
+        rc = hk_engine_start(&cfg, &e);
         hk_log_set_quiet(quiet);
-        if (!e) {
+        if (rc) {
             snprintf(why, whylen, "engine.backend %s: no usable GPU (the reason is on stderr)",
                      hk_config_choice_name(HK_KEY_ENGINE_BACKEND, cfg.backend));
             hk_config_free(&cfg);
-            return -1;
+            return rc;
         }
         if (strcmp(hk_engine_backend(e), "cuda")) {
             no_gpu_told = 1;
@@ -96,12 +97,12 @@ static int open_state(int dbl, int threads, char *why, size_t whylen)
             hk_engine_close(e);
             snprintf(why, whylen, "out of memory");
             hk_config_free(&cfg);
-            return -1;
+            return HK_E_NOMEM;
         } else {
             gpu = e;
         }
     }
-    return 0;
+    return HK_OK;
 }
 
 static void close_state(void)
@@ -141,16 +142,17 @@ static void announce(int dbl, int threads)
     }
 }
 
-int hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
+hk_status_t hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
 {
     if (threads < 1) threads = 1;
     pthread_mutex_lock(&lock);
     /* a call that let go of the last reference may not have closed yet:
      * it closes only what is open with no reference (close_if_unused) */
     if (!is_open) {
-        if (open_state(dbl, threads, why, whylen)) {
+        const hk_status_t rc = open_state(dbl, threads, why, whylen);
+        if (rc) {
             pthread_mutex_unlock(&lock);
-            return -1;
+            return rc;
         }
         is_open = 1;
     }
@@ -159,7 +161,7 @@ int hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
     atomic_store(&max_threads, threads);
     announce(dbl, threads);
     pthread_mutex_unlock(&lock);
-    return 0;
+    return HK_OK;
 }
 
 /* Close the state where no reference is left. */
@@ -224,15 +226,15 @@ static int cpu_threads(const hk_batch_t *b, int threads)
     return threads;
 }
 
-int hk_gkl_score(hk_batch_t *b)
+hk_status_t hk_gkl_score(hk_batch_t *b)
 {
     hk_model_t m = cfg.model;
     m.precision = atomic_load(&use_double) ? HK_PREC_DOUBLE : cpu_precision;
     const int threads = atomic_load(&max_threads);
     const double t0 = tracing ? hk_log_now() : 0;
-    int rc = 1;
+    hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
     if (worth_gpu(b, m.precision, threads)) {
-        if ((rc = hk_gkl_combine_score(combine, b)) == 0) {
+        if ((rc = hk_gkl_combine_score(combine, b)) == HK_OK) {
             if (tracing) atomic_fetch_add(&on_gpu, 1);
         } else if (!atomic_exchange(&gpu_failed, 1)) {
             hk_log_notice("warning: the GPU failed (the error is above); scoring on the CPU from now on");

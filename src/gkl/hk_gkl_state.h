@@ -32,10 +32,9 @@
 
 /* Take a reference for an initNative, creating the state on the first:
  * reads the file named by HAPLIK_GKL_CONFIG (if set) and opens the engine.
- * Returns 0, or -1 with the reason in why (the config or the requested GPU;
- * also logged). */
-int hk_gkl_init(int use_double, int max_threads, char *why, size_t whylen)
-    __attribute__((warn_unused_result));
+ * Returns HK_OK, or the failure with the reason in why (the config, the
+ * requested GPU, memory; also logged). */
+HK_RESULT_USED hk_status_t hk_gkl_init(int use_double, int max_threads, char *why, size_t whylen);
 /* Give back an initNative's reference (doneNative). More gives than takes
  * are ignored. */
 void hk_gkl_done(void);
@@ -50,8 +49,8 @@ hk_seq_rules_t hk_gkl_seq_rules(void);
 /* Score b (one or more regions) by the rules above: the GPU through the
  * combiner when usable and worth it, else the CPU on maxThreads threads. A
  * GPU that fails is given up with one warning and the batch scored on the
- * CPU. 0, or -1 without memory or threads (logged). */
-int hk_gkl_score(hk_batch_t *b) __attribute__((warn_unused_result));
+ * CPU. HK_OK, or the CPU's failure (memory, threads; logged). */
+HK_RESULT_USED hk_status_t hk_gkl_score(hk_batch_t *b);
 
 /* With HK_TRACE set: a JNI call took total_s seconds in all (its batch's
  * scoring included); the state reports the share of the JNI layer as it

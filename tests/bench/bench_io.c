@@ -34,7 +34,8 @@ int main(int argc, char **argv)
     hk_config_init(&c);
     if (argc > 4 && hk_config_set(&c, HK_KEY_OUTPUT_FORMAT, "FORMAT", argv[4])) return 2;
     hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, hk_model_seq_rules(&c.model));
-    hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c);
+    hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c,
+                                  (const char *const *)argv + 1, 1);
     if (!r) return 2;
     const int threads = argc > 3 ? atoi(argv[3]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     hk_reader_set_threads(r, threads);
@@ -63,8 +64,8 @@ int main(int argc, char **argv)
     t0 = now();
     if (hk_table_finish(t, &s)) return 3;
     write += now() - t0;
-    struct stat st;
-    double mb = stat(argv[1], &st) == 0 ? st.st_size / 1e6 : 0;
+    struct stat sb;
+    const double mb = stat(argv[1], &sb) == 0 ? (double)sb.st_size / 1e6 : 0;
     printf("%d parsing threads\n", threads);
     printf("input %.1f MB, %llu regions, %llu pairs, %.3g cells\n", mb, regions, pairs, (double)cells);
     printf("parse %.3f s (%.0f MB/s)\nwrite %.3f s (%.2f M pairs/s)\n", parse, mb / parse, write,

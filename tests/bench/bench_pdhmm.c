@@ -80,7 +80,7 @@ static int add_region(hk_batch_t *b, int R, int H, const int *hl, int read_len)
 {
     static char hap[16][1024], seq[1024], q[1024], gi[1024], gg[1024];
     static uint8_t pd[16][1024];
-    const char *bad;
+    hk_batch_error_t bad;
     int maxh = 0;
     for (int h = 0; h < H; h++) if (hl[h] > maxh) maxh = hl[h];
     if (hk_batch_begin_region(b, NULL, 1)) return -1;

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
                 char *f[7], *s = line;
                 for (int k = 0; k < 7; k++) f[k] = strsep(&s, " \t\n");
                 if (!f[5]) die("a record with fewer than 6 fields");
-                const char *bad;
+                hk_batch_error_t bad;
                 if (i == 0 && hk_batch_add_hap(bb, &rules, f[0], (uint32_t)strlen(f[0]), &bad)) die("a bad haplotype");
                 if (h == 0 && hk_batch_add_read(bb, &rules, f[1], f[2], f[3], f[4], f[5], (uint32_t)strlen(f[1]), &bad))
                     die("a bad read");

@@ -105,10 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (opt & 8) c.model.precision = HK_PREC_FLOAT;
     char *inputs[1] = { path };
     hk_run_stats_t stats;
-    const int status = hk_run(&c, inputs, 1, NULL, out, 0, &stats);
+    const hk_status_t status = hk_run(&c, inputs, 1, NULL, out, 0, &stats);
     hk_config_free(&c);
     unlink(path);
-    CHECK(status == 0);
+    CHECK(status == HK_OK);
 
     hk_tread_t *t = hk_tread_open(out);
     CHECK(t != NULL);

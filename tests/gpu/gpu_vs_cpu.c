@@ -244,7 +244,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[8192], qb[8192], qi[8192], qd[8192], qg[8192], hap[8192];
-    const char *bad;
+    hk_batch_error_t bad;
     if (hk_batch_begin_region(b, NULL, 1)) return -1;
     int hl0 = s->min_hap + rnd(s->max_hap - s->min_hap + 1);
     for (int i = 0; i < hl0; i++) hap[i] = "ACGT"[rnd(4)];
@@ -371,7 +371,7 @@ static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, 
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[8192], q[8192], gi[8192], gd[8192], gc[8192], hap[8192];
-    const char *bad;
+    hk_batch_error_t bad;
     if (hk_batch_begin_region(b, NULL, 1)) return -1;
     for (int h = 0; h < nh; h++) {
         for (int i = 0; i < hl; i++) hap[i] = "ACGT"[rnd(4)];
@@ -397,7 +397,7 @@ static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int 
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[256], q[256], hap[256];
-    const char *bad;
+    hk_batch_error_t bad;
     if (rl1 > 256 || hl > 256 || hk_batch_begin_region(b, NULL, 1)) return -1;
     memset(hap, 'A', (size_t)hl);
     if (hk_batch_add_hap(b, &rules, hap, (uint32_t)hl, &bad)) return -1;
@@ -433,12 +433,12 @@ static void check_engine(const int *ords, int nord)
         c.n_devices = nord;
         memcpy(c.devices, ords, sizeof *ords * (size_t)nord);
         c.model.precision = prec;
-        int status = 0;
-        hk_engine_t *e = hk_engine_open(&c, &status);
+        hk_engine_t *e;
+        const hk_status_t started = hk_engine_start(&c, &e);
         for (size_t i = 0; i < b.n_pairs; i++) b.lk[i] = SENTINEL;
         b.n_recomputed = 0;
         hk_batch_t *bp = &b;
-        const hk_status_t rc = e ? hk_engine_score(e, &bp, 1, NULL, NULL) : HK_E_NODEV;
+        const hk_status_t rc = started ? started : hk_engine_score(e, &bp, 1, NULL, NULL);
         hk_engine_close(e);
         size_t nonfinite = 0;
         double maxd = 0, lowest = 0;

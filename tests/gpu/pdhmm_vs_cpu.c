@@ -66,7 +66,7 @@ static double pd_tolerance(double v)
 
 static int add_hap(hk_batch_t *b, const char *bases, const uint8_t *pd, uint32_t len)
 {
-    const char *bad;
+    hk_batch_error_t bad;
     if (hk_batch_add_hap(b, &RULES, bases, len, &bad)) return -1;
     memcpy(b->hap_pd + b->hap_off[b->n_haps - 1], pd, len);
     return 0;
@@ -75,7 +75,7 @@ static int add_hap(hk_batch_t *b, const char *bases, const uint8_t *pd, uint32_t
 static int add_read(hk_batch_t *b, const char *bases, const char *q, const char *i, const char *d,
                     const char *g, uint32_t len)
 {
-    const char *bad;
+    hk_batch_error_t bad;
     return hk_batch_add_read(b, &RULES, bases, q, i, d, g, len, &bad) ? -1 : 0;
 }
 

@@ -36,7 +36,7 @@ static void make_batch(hk_batch_t *b)
     static const char acgt[] = "ACGT";
     const hk_seq_rules_t rules = { .min_base_quality = 6, .gcp = -1 };
     char hap[200], read[200], q[200], ins[200], del[200], gcp[200];
-    const char *bad;
+    hk_batch_error_t bad;
     hk_batch_init(b);
     hk_batch_set_no_text(b, 1);
     if (hk_batch_begin_region(b, NULL, 0)) abort();
@@ -104,7 +104,7 @@ static int same_as_alone(int n)
     return 1;
 }
 
-static int engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     return hk_engine_score(e, b, n, done, arg);
 }
@@ -113,7 +113,7 @@ static int engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_
 static hk_gkl_combine_t *gated;
 static atomic_int gated_calls;
 static size_t biggest_call;
-static int gated_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+static hk_status_t gated_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     if (atomic_fetch_add(&gated_calls, 1) == 0)
         while (hk_gkl_combine_waiting(gated) < THREADS - 1) {
@@ -125,10 +125,10 @@ static int gated_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_f
 }
 
 /* Scorer 3: fails every call without reporting a batch. */
-static int failing_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+static hk_status_t failing_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     (void)e; (void)b; (void)n; (void)done; (void)arg;
-    return -1;
+    return HK_E_RUNTIME;
 }
 
 int main(void)
@@ -138,9 +138,8 @@ int main(void)
     cfg.backend = HK_BACKEND_CPU;
     cfg.threads = 2;
     model = cfg.model;
-    int status;
-    hk_engine_t *e = hk_engine_open(&cfg, &status);
-    if (!e) return 1;
+    hk_engine_t *e;
+    if (hk_engine_start(&cfg, &e)) return 1;
     const int n = THREADS * PER_THREAD;
     size_t total_pairs = 0;
     for (int k = 0; k < n; k++) {

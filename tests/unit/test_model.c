@@ -204,7 +204,7 @@ static void test_lanes_vs_scalar(void)
         int ok = 1;
         for (int region = 0; region < 12 && ok; region++) {
             char rb[300], q[300], gi[300], gd[300], gc[300], hb[400];
-            const char *bad;
+            hk_batch_error_t bad;
             ok &= hk_batch_begin_region(&b, NULL, region + 1) == 0;
             const int n_haps = 1 + (int)(RND() % 11), n_reads = 1 + (int)(RND() % 4);
             for (int h = 0; h < n_haps && ok; h++) {
@@ -280,7 +280,7 @@ static int build_pass_batch(hk_batch_t *b, const hk_model_t *m, unsigned seed)
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
 #define RND() rnd(&seed)
     static char rb[900], q[900], gi[900], gd[900], gc[900], hb[400];
-    const char *bad;
+    hk_batch_error_t bad;
     int ok = 1;
     for (int region = 0; region < 24 && ok; region++) {
         const int hopeless = region % 4 == 3, long_read = region % 8 == 5;
@@ -402,7 +402,7 @@ static void test_two_pass_order(void)
     enum { RL = 2100, HL = 4200 };
     static char rb[RL], q[RL], gi[RL], gd[RL], gc[RL], hb[HL];
     unsigned seed = 99;
-    const char *bad;
+    hk_batch_error_t bad;
     for (int j = 0; j < HL; j++) hb[j] = "ACGT"[rnd(&seed) % 4];
     for (int i = 0; i < RL; i++) {
         rb[i] = hb[1000 + i];   /* an exact match, found in double */
@@ -464,7 +464,7 @@ static void test_gap_summary(void)
         const hk_seq_rules_t rules = hk_model_seq_rules(&m);
         hk_batch_t b;
         hk_batch_init(&b);
-        const char *bad;
+        hk_batch_error_t bad;
         const uint32_t len = (uint32_t)strlen(c[k].ins);
         int rc = hk_batch_begin_region(&b, NULL, 1);
         if (!rc) rc = hk_batch_add_read(&b, &rules, "ACGTA", "IIIII", c[k].ins, c[k].del, c[k].gcp, len, &bad);
@@ -529,7 +529,7 @@ static int add_region(hk_batch_t *b, const hk_model_t *m, unsigned *seed, const 
     const uint32_t cap = 20000;
     char *s = malloc(6 * (size_t)cap);
     char *qq = s + cap, *gi = qq + cap, *gd = gi + cap, *gc = gd + cap, *h0 = gc + cap;
-    const char *bad;
+    hk_batch_error_t bad;
     int ok = s && hk_batch_begin_region(b, NULL, 1) == 0;
     for (int h = 0; ok && h < haps; h++) {
         for (uint32_t j = 0; j < hlen[h]; j++) s[j] = "ACGT"[rnd(seed) % 4];

@@ -42,7 +42,7 @@ static void make_batch(hk_batch_t *b, const hk_model_t *m, int n)
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
     static char seq[HK_MIXED_FLOAT_MAX_HAP + 256], q[1024], gi[1024], gd[1024], gg[1024];
-    const char *bad;
+    hk_batch_error_t bad;
     for (int g = 0; g < n; g++) {
         if (hk_batch_begin_region(b, NULL, 1)) abort();
         const int nh = 1 + (int)rnd(rnd(4) ? 6 : 40), nr = 1 + (int)rnd(12);

@@ -160,7 +160,7 @@ static int random_region(hk_batch_t *b, int cs)
     enum { MAXL = 600 };
     static char hs[8][MAXL], r[MAXL], q[MAXL], gi[MAXL], gd[MAXL], gg[MAXL];
     static uint8_t pd[MAXL];
-    const char *bad;
+    hk_batch_error_t bad;
     const int R = 1 + (int)rnd(5), H = 1 + (int)rnd(5);
     const bool low = cs % 3 == 1;              /* gap-open qualities of Q0-3 now and then */
     const int maxr = cs % 5 == 0 ? 520 : cs % 3 == 0 ? 200 : 60;
@@ -267,7 +267,7 @@ static void test_subnormal_range(void)
     hk_batch_t b;
     hk_batch_init(&b);
     static char hs[128], r[128], q[128], gi[128], gd[128], gg[128];
-    const char *bad;
+    hk_batch_error_t bad;
     bool built = true;
     for (int form = 0; form < 2 && built; form++) {   /* constant gaps (CG), varied */
         built = !hk_batch_begin_region(&b, NULL, form + 1);
