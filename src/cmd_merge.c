@@ -264,16 +264,21 @@ static int merge_one(pipe_t *p, hk_tread_t *t, int first)
                      hk_table_format_name(format), hk_table_format_name(m->format));
         return -1;
     }
-    const cJSON *h = first ? NULL : hk_tread_header(t, 0, &where, &line);
-    if (h && take_header(m, where, line, h)) return -1;
+    const cJSON *h = NULL;
+    hk_status_t st = first ? HK_OK : hk_tread_header(t, 0, &h, &where, &line);
+    if (!st && h && take_header(m, where, line, h)) return -1;
     hk_tread_rec_t rec;
-    int got;
-    while ((got = hk_tread_next(t, &rec)) > 0)
+    int got = 0;
+    while (!st && !(st = hk_tread_next(t, &rec, &got)) && got)
         if (copy_record(p, t, &rec)) return -1;
-    if (got < 0) return -1;
     /* a jsonl table's header is on its last line */
-    if (!first && !h && (!(h = hk_tread_header(t, 0, &where, &line)) || take_header(m, where, line, h)))
+    if (!st && !first && !h && !(st = hk_tread_header(t, 0, &h, &where, &line)) &&
+        (!h || take_header(m, where, line, h)))
         return -1;
+    if (st) {
+        if (hk_status_exit(st) != HK_EXIT_INPUT) m->no_memory = 1;   /* exit 3, not 2 */
+        return -1;
+    }
     const cJSON *s = hk_tread_summary(t, &where, &line);
     if (take_summary(m, hk_tread_path(t), s)) return -1;
     m->index += hk_tread_regions(t);
@@ -326,7 +331,12 @@ static void *read_tables(void *arg)
     pipe_t *p = r->p;
     hk_tread_t *t = r->first;
     for (int i = 0; i < r->n && !r->failed; i++) {
-        if (i > 0 && !(t = hk_tread_open(r->paths[i]))) { r->failed = 1; break; }
+        hk_status_t st = i > 0 ? hk_tread_open(r->paths[i], &t) : HK_OK;
+        if (st) {
+            if (hk_status_exit(st) != HK_EXIT_INPUT) p->m->no_memory = 1;
+            r->failed = 1;
+            break;
+        }
         r->failed = merge_one(p, t, i == 0) != 0;
         hk_tread_close(t);
     }
@@ -492,9 +502,11 @@ int hk_cmd_merge(int argc, char **argv)
     const cJSON *h;
     status = HK_EXIT_INPUT;
     /* the output's header needs the first table's model and decimals */
-    hk_tread_t *t = hk_tread_open(argv[optind]);
-    if (!t || !(h = hk_tread_header(t, 1, &where, &line)) || take_header(&m, where, line, h))
-        goto done;
+    hk_tread_t *t;
+    hk_status_t st = hk_tread_open(argv[optind], &t);
+    if (!st) st = hk_tread_header(t, 1, &h, &where, &line);
+    if (st) status = hk_status_exit(st);
+    if (st || !h || take_header(&m, where, line, h)) goto done;
     const int first_format = hk_tread_format(t);
     if (pick_format(output, format, first_format, &m.format)) goto done;
     const int first_expected = hk_tread_tsv_expected(t);

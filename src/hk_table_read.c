@@ -27,7 +27,10 @@
 
 /* ---- lines ---- */
 
-static int fill(hk_tread_t *t)
+/* The cause of a failed open: memory, or the table. */
+static hk_status_t errno_status(int e) { return e == ENOMEM ? HK_E_NOMEM : HK_E_INPUT; }
+
+static hk_status_t fill(hk_tread_t *t)
 {
     if (t->pos) {
         memmove(t->buf, t->buf + t->pos, t->len - t->pos);
@@ -37,7 +40,7 @@ static int fill(hk_tread_t *t)
     if (t->cap - t->len < READ_BLOCK + 1) {
         const size_t cap = t->cap ? 2 * t->cap : 2 * READ_BLOCK;
         char *b = realloc(t->buf, cap);
-        if (!b) { hk_log_error("out of memory reading %s", t->path); return -1; }
+        if (!b) { hk_log_error("out of memory reading %s", t->path); return HK_E_NOMEM; }
         t->buf = b;
         t->cap = cap;
     }
@@ -47,20 +50,22 @@ static int fill(hk_tread_t *t)
         while (got < 0 && errno == EINTR);
         if (got < 0) {
             hk_log_error("%s:%ld: read error: %s", t->path, t->line + 1, strerror(errno));
-            return -1;
+            return HK_E_INPUT;
         }
     } else if ((got = bgzf_read(t->bg, t->buf + t->len, t->cap - t->len - 1)) < 0) {
         hk_log_error("%s:%ld: read error (truncated compressed stream?)", t->path, t->line + 1);
-        return -1;
+        return HK_E_INPUT;
     }
     if (got == 0) t->eof = 1;
     t->len += (size_t)got;
-    return 0;
+    return HK_OK;
 }
 
-int hk_tread_getline(hk_tread_t *t)
+hk_status_t hk_tread_getline(hk_tread_t *t, int *got)
 {
-    if (!t->buf && fill(t)) return -1;
+    hk_status_t st;
+    *got = 0;
+    if (!t->buf && (st = fill(t))) return st;
     for (;;) {
         char *s = t->buf + t->pos, *nl = t->len > t->pos ? memchr(s, '\n', t->len - t->pos) : NULL;
         if (nl || (t->eof && t->pos < t->len)) {
@@ -73,10 +78,11 @@ int hk_tread_getline(hk_tread_t *t)
             t->s = s;
             t->n = n;
             t->line++;
-            return 1;
+            *got = 1;
+            return HK_OK;
         }
-        if (t->eof) return 0;
-        if (fill(t)) return -1;
+        if (t->eof) return HK_OK;
+        if ((st = fill(t))) return st;
     }
 }
 
@@ -95,16 +101,17 @@ static int is_binary(enum htsExactFormat f)
     }
 }
 
-/* Start reading hf (owned from here); -1 (logged) for what is no table. */
-static int start(hk_tread_t *t, hFILE *hf)
+/* Start reading hf (owned from here); HK_E_INPUT (logged) for what is no table. */
+static hk_status_t start(hk_tread_t *t, hFILE *hf)
 {
     /* htslib recognises xz, bzip2 and zstd, but reads text only plain or
      * through BGZF: detect first */
     htsFormat f;
     if (hts_detect_format(hf, &f) < 0) {
-        hk_log_error("%s: %s", t->path, strerror(errno));
+        const int e = errno;
+        hk_log_error("%s: %s", t->path, strerror(e));
         hclose_abruptly(hf);
-        return -1;
+        return errno_status(e);
     }
     if (f.compression != no_compression && f.compression != gzip && f.compression != bgzf) {
         char *what = hts_format_description(&f);
@@ -112,7 +119,7 @@ static int start(hk_tread_t *t, hFILE *hf)
                      "tables", t->path, what ? what : "unknown");
         free(what);
         hclose_abruptly(hf);
-        return -1;
+        return HK_E_INPUT;
     }
     if (is_binary(f.format)) {
         char *what = hts_format_description(&f);
@@ -120,7 +127,7 @@ static int start(hk_tread_t *t, hFILE *hf)
                      what ? what : "unknown format");
         free(what);
         hclose_abruptly(hf);
-        return -1;
+        return HK_E_INPUT;
     }
     /* a plain file: read(2) into the line buffer, one copy fewer than through hFILE */
     struct stat st;
@@ -132,72 +139,79 @@ static int start(hk_tread_t *t, hFILE *hf)
         } else {
             (void)posix_fadvise(t->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
             hclose_abruptly(hf);
-            return 0;
+            return HK_OK;
         }
     }
     if (!(t->bg = bgzf_hopen(hf, "r"))) {
-        hk_log_error("%s: %s", t->path, strerror(errno ? errno : EIO));
+        const int e = errno ? errno : EIO;
+        hk_log_error("%s: %s", t->path, strerror(e));
         hclose_abruptly(hf);
-        return -1;
+        return errno_status(e);
     }
     if (f.compression == bgzf) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         if (cores > MAX_THREADS) cores = MAX_THREADS;
         if (cores > 1) (void)bgzf_mt(t->bg, (int)cores, 256);
     }
-    return 0;
+    return HK_OK;
 }
 
 /* The format from the first line: a json table's ends with a comma (its
  * header's members), a tsv table's is its column names. */
-static int detect(hk_tread_t *t)
+static hk_status_t detect(hk_tread_t *t)
 {
     if (!strncmp(t->s, "#haplik-likelihoods ", 20)) {
         hk_log_error("%s:1: a tsv table of an earlier haplik (with # lines), which merge no longer "
                      "reads: score its input again", t->path);
-        return -1;
+        return HK_E_INPUT;
     }
     if (!strncmp(t->s, "input\t", 6)) return hk_tread_tsv_start(t);
     t->format = t->n && t->s[t->n - 1] == ',' ? HK_OUT_JSON : HK_OUT_JSONL;
     if (t->format == HK_OUT_JSONL) {
         t->pending = 1;   /* the first line is a region or the summary */
         t->at = AT_REGIONS;
-        return 0;
+        return HK_OK;
     }
     /* {"format": ..., "decimals": N, */
-    t->header_doc = hk_tread_parse(t, "", t->s, t->n - 1, "}");
-    if (!t->header_doc || hk_tread_check_header(t, t->header_doc)) return -1;
+    hk_status_t st = hk_tread_parse(t, "", t->s, t->n - 1, "}", &t->header_doc);
+    if (st || (st = hk_tread_check_header(t, t->header_doc))) return st;
     t->header = t->header_doc;
     t->header_where = t->path;
     t->header_line = 1;
     t->at = AT_OPEN;
-    return 0;
+    return HK_OK;
 }
 
-hk_tread_t *hk_tread_open(const char *path)
+hk_status_t hk_tread_open(const char *path, hk_tread_t **out)
 {
+    *out = NULL;
     hk_tread_t *t = calloc(1, sizeof *t);
-    if (!t) { hk_log_error("out of memory"); return NULL; }
+    if (!t) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    hk_status_t st = HK_E_INPUT;
     t->path = path;
     t->spool = t->fd = -1;
     errno = 0;
     hFILE *hf = strcmp(path, "-") ? hopen(path, "r") : hdopen(dup(STDIN_FILENO), "r");
     if (!hf) {
-        hk_log_error("%s: %s", path, strerror(errno ? errno : EIO));
+        const int e = errno ? errno : EIO;
+        hk_log_error("%s: %s", path, strerror(e));
+        st = errno_status(e);
         goto fail;
     }
-    if (start(t, hf)) goto fail;
-    const int got = hk_tread_getline(t);
-    if (got < 0) goto fail;
+    if ((st = start(t, hf))) goto fail;
+    int got;
+    if ((st = hk_tread_getline(t, &got))) goto fail;
     if (!got) {
         hk_log_error("%s: empty file, not a haplik table", path);
+        st = HK_E_INPUT;
         goto fail;
     }
-    if (detect(t)) goto fail;
-    return t;
+    if ((st = detect(t))) goto fail;
+    *out = t;
+    return HK_OK;
 fail:
     hk_tread_close(t);
-    return NULL;
+    return st;
 }
 
 void hk_tread_close(hk_tread_t *t)
@@ -225,14 +239,14 @@ int hk_tread_tsv_expected(const hk_tread_t *t) { return t->expected; }
 
 /* ---- JSON text ---- */
 
-/* s with ill-formed UTF-8 repaired (into t->fixed), told once. NULL: memory. */
-static char *repaired(hk_tread_t *t, const char *s, size_t *n)
+/* s with ill-formed UTF-8 repaired (into t->fixed, *n its length), told once. */
+static hk_status_t repaired(hk_tread_t *t, const char *s, size_t *n)
 {
     free(t->fixed);
-    if (!(t->fixed = hk_text_utf8_fix(s, *n, n))) { hk_log_error("out of memory"); return NULL; }
+    if (!(t->fixed = hk_text_utf8_fix(s, *n, n))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     if (!t->fixed_told++)
         hk_log_notice("%s:%ld: text that is not UTF-8 is written as U+FFFD", t->path, t->line);
-    return t->fixed;
+    return HK_OK;
 }
 
 static void json_fault(const hk_tread_t *t, const hk_scan_fault_t *f, size_t skip)
@@ -242,12 +256,14 @@ static void json_fault(const hk_tread_t *t, const hk_scan_fault_t *f, size_t ski
     else hk_log_error("%s:%ld: not valid JSON: %s at byte %zu", t->path, t->line, f->what, at + 1);
 }
 
-cJSON *hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n, const char *suffix)
+hk_status_t hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n,
+                           const char *suffix, cJSON **out)
 {
     const size_t np = strlen(prefix), ns = strlen(suffix);
     char *text = malloc(np + n + ns + 1);
-    cJSON *j = NULL;
-    if (!text) { hk_log_error("out of memory"); return NULL; }
+    hk_status_t st = HK_OK;
+    *out = NULL;
+    if (!text) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     memcpy(text, prefix, np);
     memcpy(text + np, s, n);
     memcpy(text + np + n, suffix, ns + 1);
@@ -255,17 +271,22 @@ cJSON *hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n
     hk_scan_fault_t f;
     int rc = hk_json_scan_value(text, len, &f);
     if (rc == HK_SCAN_UTF8) {
-        const char *fixed = repaired(t, text, &len);
+        st = repaired(t, text, &len);
         free(text);
-        if (!fixed) return NULL;
-        if (!(text = malloc(len + 1))) { hk_log_error("out of memory"); return NULL; }
-        memcpy(text, fixed, len + 1);
+        if (st) return st;
+        if (!(text = malloc(len + 1))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+        memcpy(text, t->fixed, len + 1);
         rc = hk_json_scan_value(text, len, &f);
     }
-    if (rc != HK_SCAN_OK) json_fault(t, &f, np);
-    else if (!(j = cJSON_ParseWithLength(text, len))) hk_log_error("out of memory");
+    if (rc != HK_SCAN_OK) {
+        json_fault(t, &f, np);
+        st = HK_E_INPUT;
+    } else if (!(*out = cJSON_ParseWithLength(text, len))) {
+        hk_log_error("out of memory");
+        st = HK_E_NOMEM;
+    }
     free(text);
-    return j;
+    return st;
 }
 
 /* ---- header and summary ---- */
@@ -276,7 +297,7 @@ static int is_count(const cJSON *v)
            v->valuedouble == floor(v->valuedouble);
 }
 
-int hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
+hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
 {
     const char *where = t->sidecar ? t->sidecar : t->path;
     const long line = t->sidecar ? 1 : t->line;
@@ -286,14 +307,14 @@ int hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "haplik-likelihoods") ||
         !cJSON_IsObject(model)) {
         hk_log_error("%s:%ld: not a haplik likelihood table", where, line);
-        return -1;
+        return HK_E_INPUT;
     }
     if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
         hk_log_error("%s:%ld: table format_version %g is not supported (1 is)", where, line,
                      cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
-        return -1;
+        return HK_E_INPUT;
     }
-    return 0;
+    return HK_OK;
 }
 
 /* What is wrong with the summary s (written into buf), or NULL. */
@@ -331,18 +352,18 @@ static const char *summary_fault(const hk_tread_t *t, const cJSON *s, char *buf,
     return NULL;
 }
 
-int hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where, long line)
+hk_status_t hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where, long line)
 {
     char buf[160];
     const char *fault = summary_fault(t, s, buf, sizeof buf);
     if (fault) {
         hk_log_error("%s:%ld: %s", where, line, fault);
-        return -1;
+        return HK_E_INPUT;
     }
     t->summary = s;
     t->summary_where = where;
     t->summary_line = line;
-    return 0;
+    return HK_OK;
 }
 
 const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *line)
@@ -353,13 +374,14 @@ const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *lin
 }
 
 /* A jsonl table's summary line, with the header: {"summary": {...}, "format": ...}. */
-static int jsonl_summary(hk_tread_t *t)
+static hk_status_t jsonl_summary(hk_tread_t *t)
 {
-    cJSON *j = hk_tread_parse(t, "", t->s, t->n, "");
-    if (!j) return -1;
+    cJSON *j;
+    hk_status_t st = hk_tread_parse(t, "", t->s, t->n, "", &j);
+    if (st) return st;
     cJSON_Delete(t->summary_doc);
     t->summary_doc = j;
-    if (hk_tread_check_header(t, j)) return -1;
+    if ((st = hk_tread_check_header(t, j))) return st;
     if (!t->header) {
         t->header = j;
         t->header_where = t->path;
@@ -381,20 +403,21 @@ static int is_summary_line(const char *s)
 
 /* ---- the first table's header, read ahead ---- */
 
-/* The last line of the plain regular file open at fd, into a new string. */
-static char *last_line_of(const hk_tread_t *t, int fd)
+/* The last line of the plain regular file open at fd, into a new string *out. */
+static hk_status_t last_line_of(const hk_tread_t *t, int fd, char **out)
 {
     struct stat st;
-    if (fstat(fd, &st)) { hk_log_error("%s: %s", t->path, strerror(errno)); return NULL; }
+    *out = NULL;
+    if (fstat(fd, &st)) { hk_log_error("%s: %s", t->path, strerror(errno)); return HK_E_INPUT; }
     size_t want = 1u << 16;
     for (;;) {
         const size_t size = (size_t)st.st_size, n = want < size ? want : size;
         char *b = malloc(n + 1);
-        if (!b) { hk_log_error("out of memory"); return NULL; }
+        if (!b) { hk_log_error("out of memory"); return HK_E_NOMEM; }
         if (pread(fd, b, n, (off_t)(size - n)) != (ssize_t)n) {
             hk_log_error("%s: %s", t->path, errno ? strerror(errno) : "file changed while read");
             free(b);
-            return NULL;
+            return HK_E_INPUT;
         }
         size_t end = n;
         while (end && (b[end - 1] == '\n' || b[end - 1] == '\r')) end--;
@@ -403,7 +426,8 @@ static char *last_line_of(const hk_tread_t *t, int fd)
             const size_t from = nl ? (size_t)(nl - b) + 1 : 0;
             memmove(b, b + from, end - from);
             b[end - from] = '\0';
-            return b;
+            *out = b;
+            return HK_OK;
         }
         free(b);
         want *= 4;
@@ -411,8 +435,9 @@ static char *last_line_of(const hk_tread_t *t, int fd)
 }
 
 /* Copy what is left of t (buffered and unread) into an unlinked temporary
- * file and read on from there: a pipe cannot be read twice. */
-static int spool(hk_tread_t *t)
+ * file and read on from there: a pipe cannot be read twice. A fault of the
+ * copy is the run's (HK_E_RUNTIME), not the table's. */
+static hk_status_t spool(hk_tread_t *t)
 {
     const char *dir = getenv("TMPDIR");
     char tmpl[4096];
@@ -420,12 +445,13 @@ static int spool(hk_tread_t *t)
     const int fd = mkstemp(tmpl);
     if (fd < 0) {
         hk_log_error("%s: cannot make a temporary copy of the table: %s", tmpl, strerror(errno));
-        return -1;
+        return HK_E_RUNTIME;
     }
     unlink(tmpl);
     /* everything read so far is still in the buffer: only the first line was taken */
     t->pos = 0;
     if (t->cut) *t->cut = t->cut_byte;
+    hk_status_t st;
     for (;;) {
         const char *p = t->buf;
         size_t n = t->len;
@@ -436,87 +462,112 @@ static int spool(hk_tread_t *t)
                 hk_log_error("%s: cannot make a temporary copy of the table: %s", t->path,
                              strerror(w < 0 ? errno : ENOSPC));
                 close(fd);
-                return -1;
+                return HK_E_RUNTIME;
             }
             p += w;
             n -= (size_t)w;
         }
         t->len = 0;
         if (t->eof) break;
-        if (fill(t)) { close(fd); return -1; }
+        if ((st = fill(t))) { close(fd); return st; }
     }
     bgzf_close(t->bg);
     t->bg = NULL;
     hFILE *hf = lseek(fd, 0, SEEK_SET) == 0 ? hdopen(dup(fd), "r") : NULL;
     if (!hf || !(t->bg = bgzf_hopen(hf, "r"))) {
-        hk_log_error("%s: cannot read the temporary copy of the table: %s", t->path, strerror(errno));
+        const int e = errno;
+        hk_log_error("%s: cannot read the temporary copy of the table: %s", t->path, strerror(e));
         if (hf) hclose_abruptly(hf);
         close(fd);
-        return -1;
+        return e == ENOMEM ? HK_E_NOMEM : HK_E_RUNTIME;
     }
     t->spool = fd;
     t->pos = t->len = 0;
     t->eof = 0;
     t->line = 0;
-    return hk_tread_getline(t) == 1 ? 0 : -1;
+    int got;
+    if ((st = hk_tread_getline(t, &got))) return st;
+    if (!got) {
+        hk_log_error("%s: the table changed while it was read", t->path);
+        return HK_E_INPUT;
+    }
+    return HK_OK;
 }
 
-/* The last line of a compressed file, read through from the start. */
-static char *last_line_read(const hk_tread_t *t)
+/* The last line of a compressed file, read through from the start, into a
+ * new string *out (NULL when the file has none). */
+static hk_status_t last_line_read(const hk_tread_t *t, char **out)
 {
-    hk_tread_t *u = hk_tread_open(t->path);
-    char *last = NULL;
-    if (!u) return NULL;
+    hk_tread_t *u;
+    *out = NULL;
+    hk_status_t st = hk_tread_open(t->path, &u);
+    if (st) return st;
+    const char *last = NULL;
     int got;
     size_t n = 0;
-    while ((got = hk_tread_getline(u)) > 0) n = u->n, last = u->s;
-    char *copy = got == 0 && last ? strndup(last, n) : NULL;
+    while (!(st = hk_tread_getline(u, &got)) && got) n = u->n, last = u->s;
+    if (!st && last && !(*out = strndup(last, n))) {
+        hk_log_error("out of memory");
+        st = HK_E_NOMEM;
+    }
     hk_tread_close(u);
-    return copy;
+    return st;
 }
 
-/* The header from the last line of a jsonl table, its errors muted: NULL
- * when it is not there or not right (the caller then finds why in turn). */
-static cJSON *header_ahead(hk_tread_t *t)
+/* The header from the last line of a jsonl table into *out, its errors
+ * muted: NULL when it is not there or not right (the caller then finds why
+ * in turn). HK_E_NOMEM alone is returned, its message muted too. */
+static hk_status_t header_ahead(hk_tread_t *t, cJSON **out)
 {
+    *out = NULL;
     const int plain = t->fd >= 0 || !bgzf_compression(t->bg);
     int fd = t->spool;
     if (fd < 0 && plain) fd = open(t->path, O_RDONLY);
-    char *last = fd >= 0 && plain ? last_line_of(t, fd) : last_line_read(t);
+    char *last;
+    hk_status_t st = fd >= 0 && plain ? last_line_of(t, fd, &last) : last_line_read(t, &last);
     if (fd >= 0 && fd != t->spool) close(fd);
-    cJSON *j = NULL;
-    if (last && is_summary_line(last)) {
+    if (st == HK_OK && last && is_summary_line(last)) {
         hk_tread_t probe = *t;
         probe.fixed = NULL;
         probe.fixed_told = 1;   /* told when the line is read in turn */
-        if ((j = hk_tread_parse(&probe, "", last, strlen(last), "")) &&
-            hk_tread_check_header(&probe, j)) {
+        cJSON *j;
+        if (!(st = hk_tread_parse(&probe, "", last, strlen(last), "", &j)) &&
+            (st = hk_tread_check_header(&probe, j)))
             cJSON_Delete(j);
-            j = NULL;
-        }
+        else if (!st)
+            *out = j;
         free(probe.fixed);
     }
     free(last);
-    return j;
+    return st == HK_E_NOMEM ? st : HK_OK;
 }
 
-const cJSON *hk_tread_header(hk_tread_t *t, int ahead, const char **where, long *line)
+hk_status_t hk_tread_header(hk_tread_t *t, int ahead, const cJSON **h, const char **where,
+                            long *line)
 {
+    hk_status_t st;
+    *h = NULL;
     if (!t->header && ahead && t->format == HK_OUT_JSONL) {
-        struct stat st;
-        if (t->spool < 0 && (strcmp(t->path, "-") == 0 || stat(t->path, &st) || !S_ISREG(st.st_mode)) &&
-            spool(t))
-            return NULL;
+        struct stat sb;
+        if (t->spool < 0 && (strcmp(t->path, "-") == 0 || stat(t->path, &sb) || !S_ISREG(sb.st_mode)) &&
+            (st = spool(t)))
+            return st;
         hk_log_mute_errors(1);
-        cJSON *j = header_ahead(t);
+        cJSON *j;
+        st = header_ahead(t, &j);
         hk_log_mute_errors(0);
+        if (st) {
+            hk_log_error("out of memory");
+            return st;
+        }
         if (!j) {
             /* read it in turn: the first fault is reported where it is */
             hk_tread_rec_t rec;
-            int rc;
-            while ((rc = hk_tread_next(t, &rec)) > 0) continue;
-            if (rc == 0) hk_log_error("%s: the table changed while it was read", t->path);
-            return NULL;
+            int got;
+            while (!(st = hk_tread_next(t, &rec, &got)) && got) continue;
+            if (st) return st;
+            hk_log_error("%s: the table changed while it was read", t->path);
+            return HK_E_INPUT;
         }
         t->ahead_doc = j;
         t->header = j;
@@ -525,13 +576,14 @@ const cJSON *hk_tread_header(hk_tread_t *t, int ahead, const char **where, long 
     }
     if (where) *where = t->header_where;
     if (line) *line = t->header_line;
-    return t->header;
+    *h = t->header;
+    return HK_OK;
 }
 
 /* ---- records ---- */
 
 /* A json or jsonl region line: checked, and handed over. */
-static int region(hk_tread_t *t, hk_tread_rec_t *rec)
+static hk_status_t region(hk_tread_t *t, hk_tread_rec_t *rec)
 {
     const char *s = t->s;
     size_t n = t->n;
@@ -539,110 +591,129 @@ static int region(hk_tread_t *t, hk_tread_rec_t *rec)
     hk_scan_fault_t f;
     int rc = hk_json_scan_region(s, n, &r, &f);
     if (rc == HK_SCAN_UTF8) {
-        if (!(s = repaired(t, s, &n))) return -1;
+        const hk_status_t st = repaired(t, s, &n);
+        if (st) return st;
+        s = t->fixed;
         rc = hk_json_scan_region(s, n, &r, &f);
     }
     if (rc != HK_SCAN_OK) {
         json_fault(t, &f, 0);
-        return -1;
+        return HK_E_INPUT;
     }
     if (r.index != t->regions) {
         hk_log_error("%s:%ld: not a haplik region: its index %llu is not its place (%llu)", t->path,
                      t->line, (unsigned long long)r.index, (unsigned long long)t->regions);
-        return -1;
+        return HK_E_INPUT;
     }
     t->regions++;
     t->pairs += r.n_reads * r.n_haps;
     *rec = (hk_tread_rec_t){ .index = r.index, .head = "", .rest = s + r.rest,
                              .rest_len = n - r.rest, .pairs = r.n_reads * r.n_haps };
-    return 1;
+    return HK_OK;
 }
 
-/* One line of a json table: 1 a record, 0 none (go on), -1 a fault. */
-static int json_line(hk_tread_t *t, hk_tread_rec_t *rec)
+/* One line of a json table: *got 1 a record, 0 none (go on). */
+static hk_status_t json_line(hk_tread_t *t, hk_tread_rec_t *rec, int *got)
 {
+    *got = 0;
     switch (t->at) {
     case AT_OPEN:
         if (strcmp(t->s, "\"regions\": [")) {
             hk_log_error("%s:%ld: expected \"regions\": [", t->path, t->line);
-            return -1;
+            return HK_E_INPUT;
         }
         t->at = AT_REGIONS;
-        return 0;
+        return HK_OK;
     case AT_REGIONS:
         if (!strcmp(t->s, "],")) {
             if (t->comma) {
                 hk_log_error("%s:%ld: the last region line ends with a comma", t->path, t->line - 1);
-                return -1;
+                return HK_E_INPUT;
             }
             t->at = AT_SUMMARY;
-            return 0;
+            return HK_OK;
         }
         if (t->regions && !t->comma) {
             hk_log_error("%s:%ld: no comma after the region before", t->path, t->line);
-            return -1;
+            return HK_E_INPUT;
         }
         if ((t->comma = t->n && t->s[t->n - 1] == ',')) t->s[--t->n] = '\0';
+        *got = 1;
         return region(t, rec);
     case AT_SUMMARY: {
         /* "summary": {...}} */
-        cJSON *w = hk_tread_parse(t, "{", t->s, t->n, "");
-        if (!w) return -1;
+        cJSON *w;
+        const hk_status_t st = hk_tread_parse(t, "{", t->s, t->n, "", &w);
+        if (st) return st;
         cJSON_Delete(t->summary_doc);
         t->summary_doc = w;
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(w, "summary");
         if (!s) {
             hk_log_error("%s:%ld: expected the summary", t->path, t->line);
-            return -1;
+            return HK_E_INPUT;
         }
         t->at = AT_END;
         return hk_tread_check_summary(t, s, t->path, t->line);
     }
     default:
         hk_log_error("%s:%ld: unexpected line after the summary", t->path, t->line);
-        return -1;
+        return HK_E_INPUT;
     }
 }
 
-int hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec)
+hk_status_t hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec, int *got)
 {
+    hk_status_t st;
     for (;;) {
-        int got = 1;
+        int line = 1;
+        *got = 0;
         if (t->pending) t->pending = 0;
-        else if ((got = hk_tread_getline(t)) < 0) return -1;
-        if (!got) {
+        else if ((st = hk_tread_getline(t, &line))) return st;
+        if (!line) {
             if (t->format == HK_OUT_TSV) return hk_tread_tsv_end(t);
             if (t->at != AT_END) {
                 hk_log_error("%s:%ld: truncated table (no summary)", t->path, t->line);
-                return -1;
+                return HK_E_INPUT;
             }
-            return 0;
+            return HK_OK;
         }
-        int rc;
-        if (t->format == HK_OUT_TSV) rc = hk_tread_tsv_row(t, rec);
-        else if (t->format == HK_OUT_JSON) rc = json_line(t, rec);
-        else if (t->at == AT_END) {
+        if (t->format == HK_OUT_TSV) {
+            *got = 1;
+            st = hk_tread_tsv_row(t, rec);
+        } else if (t->format == HK_OUT_JSON) {
+            st = json_line(t, rec, got);
+        } else if (t->at == AT_END) {
             hk_log_error("%s:%ld: unexpected line after the summary", t->path, t->line);
-            rc = -1;
-        } else rc = is_summary_line(t->s) ? jsonl_summary(t) : region(t, rec);
-        if (rc) return rc;
+            st = HK_E_INPUT;
+        } else if (is_summary_line(t->s)) {
+            st = jsonl_summary(t);
+        } else {
+            *got = 1;
+            st = region(t, rec);
+        }
+        if (st) {
+            *got = 0;
+            return st;
+        }
+        if (*got) return HK_OK;
     }
 }
 
 /* ---- the sidecar of a tsv table ---- */
 
-int hk_tread_sidecar(hk_tread_t *t)
+hk_status_t hk_tread_sidecar(hk_tread_t *t)
 {
     const size_t n = strlen(t->path);
-    if (!(t->sidecar = malloc(n + sizeof ".meta.json"))) { hk_log_error("out of memory"); return -1; }
+    if (!(t->sidecar = malloc(n + sizeof ".meta.json"))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     memcpy(t->sidecar, t->path, n);
     memcpy(t->sidecar + n, ".meta.json", sizeof ".meta.json");
     FILE *fp = strcmp(t->path, "-") ? fopen(t->sidecar, "rb") : NULL;
     if (!fp) {
+        const int e = errno;
         hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which is missing%s%s",
                      t->path, t->sidecar, strcmp(t->path, "-") ? ": " : " (a table streamed "
-                     "to standard output has none)", strcmp(t->path, "-") ? strerror(errno) : "");
-        return -1;
+                     "to standard output has none)", strcmp(t->path, "-") ? strerror(e) : "");
+        return strcmp(t->path, "-") ? errno_status(e) : HK_E_INPUT;
     }
     char *text = malloc(MAX_SIDECAR + 1);
     const size_t got = text ? fread(text, 1, MAX_SIDECAR + 1, fp) : 0;
@@ -652,7 +723,7 @@ int hk_tread_sidecar(hk_tread_t *t)
         hk_log_error("%s: %s", t->sidecar, !text ? "out of memory" : err ? "read error"
                                                                        : "too large for a sidecar");
         free(text);
-        return -1;
+        return !text ? HK_E_NOMEM : HK_E_INPUT;
     }
     size_t len = got;
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
@@ -660,20 +731,21 @@ int hk_tread_sidecar(hk_tread_t *t)
     probe.path = t->sidecar;
     probe.line = 1;
     probe.fixed = NULL;
-    cJSON *j = hk_tread_parse(&probe, "", text, len, "");
+    cJSON *j;
+    hk_status_t st = hk_tread_parse(&probe, "", text, len, "", &j);
     free(text);
     free(probe.fixed);
-    if (!j) return -1;
+    if (st) return st;
     t->header_doc = j;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "haplik-likelihoods");
     if (!cJSON_IsObject(h)) {
         hk_log_error("%s:1: not a haplik table's sidecar (no \"haplik-likelihoods\" object)",
                      t->sidecar);
-        return -1;
+        return HK_E_INPUT;
     }
-    if (hk_tread_check_header(t, h)) return -1;
+    if ((st = hk_tread_check_header(t, h))) return st;
     t->header = h;
     t->header_where = t->sidecar;
     t->header_line = 1;
-    return 0;
+    return HK_OK;
 }

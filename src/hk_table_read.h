@@ -21,10 +21,14 @@
  * versions) is repaired to U+FFFD with a notice. Plain, gzip or BGZF; a pipe
  * works (the first table's header, which a jsonl table keeps last, is then
  * found through a temporary copy). Every fault is logged once as FILE:LINE:
- * what; nothing here exits.
+ * what; nothing here exits. Fallible functions return HK_OK, HK_E_INPUT (the
+ * table: not one, unsupported compression, a read error, a truncated
+ * stream), HK_E_NOMEM, or HK_E_RUNTIME (the temporary copy of a pipe).
  */
 #ifndef HK_TABLE_READ_H
 #define HK_TABLE_READ_H
+
+#include "hk_types.h"
 
 #include <cJSON.h>
 #include <stddef.h>
@@ -43,9 +47,10 @@ typedef struct {
     uint64_t    pairs;          /* pairs it holds */
 } hk_tread_rec_t;
 
-/* Open the table at path ("-": standard input), read its first line and find
- * its format. NULL on failure (logged). Close with hk_tread_close. */
-hk_tread_t *hk_tread_open(const char *path);
+/* Open the table at path ("-": standard input) into *out, read its first line
+ * and find its format. On failure (logged) *out is NULL. Close with
+ * hk_tread_close. */
+HK_RESULT_USED hk_status_t hk_tread_open(const char *path, hk_tread_t **out);
 /* Discard; accepts NULL. */
 void hk_tread_close(hk_tread_t *t);
 
@@ -55,23 +60,24 @@ int hk_tread_format(const hk_tread_t *t);
 /* The line last read (for messages), from 1. */
 long hk_tread_line(const hk_tread_t *t);
 
-/* The header object (format, model, decimals, ...), checked to be a haplik
- * table of a format version this reader knows; where it was found in *where
- * and *line (the table or the sidecar; line 0 when read ahead). A jsonl table
- * keeps it on its last line: NULL until that is read, unless ahead, when it
- * is read first (a file is read twice, a pipe through a temporary copy).
- * NULL when not (yet) known, or on failure (logged). Owned by t. */
-const cJSON *hk_tread_header(hk_tread_t *t, int ahead, const char **where, long *line);
+/* The header object (format, model, decimals, ...) into *h, checked to be a
+ * haplik table of a format version this reader knows; where it was found in
+ * *where and *line (the table or the sidecar; line 0 when read ahead). A
+ * jsonl table keeps it on its last line: *h NULL until that is read, unless
+ * ahead, when it is read first (a file is read twice, a pipe through a
+ * temporary copy). On failure (logged) *h is NULL. Owned by t. */
+HK_RESULT_USED hk_status_t hk_tread_header(hk_tread_t *t, int ahead, const cJSON **h,
+                                           const char **where, long *line);
 
 /* tsv: whether the table has the expected and difference columns; -1 when it
  * has no rows and so need not agree with other tables. */
 int hk_tread_tsv_expected(const hk_tread_t *t);
 
-/* The next record: 1, 0 at the table's end (its summary then read and
- * checked), -1 on a fault (logged). */
-int hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec) __attribute__((warn_unused_result));
+/* The next record into *rec: *got 1, or 0 at the table's end (its summary
+ * then read and checked). */
+HK_RESULT_USED hk_status_t hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec, int *got);
 
-/* After hk_tread_next returned 0: the summary object, and where it was (the
+/* After hk_tread_next reached the end: the summary object, and where it was (the
  * table's line, or the sidecar's). Owned by t. */
 const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *line);
 /* Regions read. */

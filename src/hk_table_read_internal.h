@@ -45,22 +45,23 @@ struct hk_tread {
     size_t      input_len, input_cap;
 };
 
-/* The next line into t->s: 1, 0 at the end, -1 (logged). */
-int hk_tread_getline(hk_tread_t *t) __attribute__((warn_unused_result));
-/* prefix s[0, n) suffix as one JSON value (hk_json_scan_value), parsed; NULL
- * (logged with t's path and line) when it is none. */
-cJSON *hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n, const char *suffix);
-int hk_tread_check_header(const hk_tread_t *t, const cJSON *h) __attribute__((warn_unused_result));
-/* Check the summary s against what was read, and keep it; -1 (logged). */
-int hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where, long line)
-    __attribute__((warn_unused_result));
+/* The next line into t->s: *got 1, or 0 at the end. */
+HK_RESULT_USED hk_status_t hk_tread_getline(hk_tread_t *t, int *got);
+/* prefix s[0, n) suffix as one JSON value (hk_json_scan_value), parsed into
+ * *out; HK_E_INPUT (logged with t's path and line) when it is none. */
+HK_RESULT_USED hk_status_t hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s,
+                                          size_t n, const char *suffix, cJSON **out);
+HK_RESULT_USED hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h);
+/* Check the summary s against what was read, and keep it. */
+HK_RESULT_USED hk_status_t hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where,
+                                                  long line);
 /* tsv: the sidecar read and its header checked. */
-int hk_tread_sidecar(hk_tread_t *t) __attribute__((warn_unused_result));
+HK_RESULT_USED hk_status_t hk_tread_sidecar(hk_tread_t *t);
 /* tsv: the column names on the current line; then the sidecar. */
-int hk_tread_tsv_start(hk_tread_t *t) __attribute__((warn_unused_result));
-/* tsv: the current line as a row (1), or -1. */
-int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec) __attribute__((warn_unused_result));
-/* tsv: the end of the table, its summary checked: 0 or -1. */
-int hk_tread_tsv_end(hk_tread_t *t) __attribute__((warn_unused_result));
+HK_RESULT_USED hk_status_t hk_tread_tsv_start(hk_tread_t *t);
+/* tsv: the current line as a row into *rec. */
+HK_RESULT_USED hk_status_t hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec);
+/* tsv: the end of the table, its summary checked. */
+HK_RESULT_USED hk_status_t hk_tread_tsv_end(hk_tread_t *t);
 
 #endif

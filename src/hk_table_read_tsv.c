@@ -21,7 +21,7 @@ static const char *const field_names[N_FIELDS] = {
     "log10_likelihood", "expected", "difference",
 };
 
-int hk_tread_tsv_start(hk_tread_t *t)
+hk_status_t hk_tread_tsv_start(hk_tread_t *t)
 {
     t->format = HK_OUT_TSV;
     if (!strcmp(t->s, COLUMNS)) t->expected = 0;
@@ -29,7 +29,7 @@ int hk_tread_tsv_start(hk_tread_t *t)
     else {
         hk_log_error("%s:1: not the columns of a haplik tsv table (%s[%s])", t->path, COLUMNS,
                      EXPECTED);
-        return -1;
+        return HK_E_INPUT;
     }
     t->columns = t->expected ? N_FIELDS : F_EXPECTED;
     t->at = AT_REGIONS;
@@ -83,38 +83,38 @@ static const char *text_fault(const char *s, size_t n)
 }
 
 /* Keep a copy of s[0, n) in *buf. */
-static int keep(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+static hk_status_t keep(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
     if (n + 1 > *cap) {
         char *b = realloc(*buf, n + 1);
-        if (!b) { hk_log_error("out of memory"); return -1; }
+        if (!b) { hk_log_error("out of memory"); return HK_E_NOMEM; }
         *buf = b;
         *cap = n + 1;
     }
     memcpy(*buf, s, n);
     *len = n;
-    return 0;
+    return HK_OK;
 }
 
-static int row_fault(const hk_tread_t *t, const char *what, int field)
+static hk_status_t row_fault(const hk_tread_t *t, const char *what, int field)
 {
     if (field >= 0)
         hk_log_error("%s:%ld: not a haplik row: %s %s", t->path, t->line, field_names[field], what);
     else
         hk_log_error("%s:%ld: not a haplik row: %s", t->path, t->line, what);
-    return -1;
+    return HK_E_INPUT;
 }
 
 /* The region ends: its last read must have all its haplotypes. */
-static int region_end(const hk_tread_t *t)
+static hk_status_t region_end(const hk_tread_t *t)
 {
     if (t->regions && t->n_haps && t->hap + 1 != t->n_haps) {
         hk_log_error("%s:%ld: region %llu ends with %llu of its %llu haplotypes in its last read",
                      t->path, t->line, (unsigned long long)(t->regions - 1),
                      (unsigned long long)(t->hap + 1), (unsigned long long)t->n_haps);
-        return -1;
+        return HK_E_INPUT;
     }
-    return 0;
+    return HK_OK;
 }
 
 /* Whether (read, hap) may follow the row before in the same region. */
@@ -206,9 +206,9 @@ static int fast_row(hk_tread_t *t, hk_tread_rec_t *rec)
     return 1;
 }
 
-int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
+hk_status_t hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
 {
-    if (fast_row(t, rec)) return 1;
+    if (fast_row(t, rec)) return HK_OK;
     const char *f[N_FIELDS + 1];
     size_t len[N_FIELDS];
     const char *const end = t->s + t->n;
@@ -225,10 +225,12 @@ int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
     if (++k < t->columns) return row_fault(t, "fewer fields than the table's columns", -1);
     uint64_t line, region, read, hap;
     const char *why;
+    hk_status_t st;
     /* a table's rows repeat their input's name: checked when it changes */
     if (!t->input || len[F_INPUT] != t->input_len || memcmp(f[F_INPUT], t->input, t->input_len)) {
         if ((why = text_fault(f[F_INPUT], len[F_INPUT]))) return row_fault(t, why, F_INPUT);
-        if (keep(&t->input, &t->input_len, &t->input_cap, f[F_INPUT], len[F_INPUT])) return -1;
+        if ((st = keep(&t->input, &t->input_len, &t->input_cap, f[F_INPUT], len[F_INPUT])))
+            return st;
     }
     if (count_field(f[F_LINE], len[F_LINE], &line) || line == 0)
         return row_fault(t, "is not a line number", F_LINE);
@@ -246,15 +248,15 @@ int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
                          "haplotype %llu", t->path, t->line, (unsigned long long)read,
                          (unsigned long long)hap, (unsigned long long)t->read,
                          (unsigned long long)t->hap);
-            return -1;
+            return HK_E_INPUT;
         }
     } else if (region == t->regions) {
-        if (region_end(t)) return -1;
+        if ((st = region_end(t))) return st;
         if (read || hap)
             return row_fault(t, "a region's first row is not read 0, haplotype 0", -1);
         /* the name: checked in a region's first row, the others must repeat it */
         if ((why = text_fault(f[F_NAME], len[F_NAME]))) return row_fault(t, why, F_NAME);
-        if (keep(&t->name, &t->name_len, &t->name_cap, f[F_NAME], len[F_NAME])) return -1;
+        if ((st = keep(&t->name, &t->name_len, &t->name_cap, f[F_NAME], len[F_NAME]))) return st;
         t->regions++;
         t->n_haps = 0;
     } else {
@@ -262,7 +264,7 @@ int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
                      t->line, (unsigned long long)region,
                      (unsigned long long)(t->regions ? t->regions - 1 : 0),
                      (unsigned long long)t->regions);
-        return -1;
+        return HK_E_INPUT;
     }
     t->read = read;
     t->hap = hap;
@@ -270,16 +272,17 @@ int hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
     const char *after = f[F_REGION] + len[F_REGION];
     *rec = (hk_tread_rec_t){ .index = region, .head = t->s, .head_len = (size_t)(f[F_REGION] - t->s),
                              .rest = after, .rest_len = (size_t)(end - after), .pairs = 1 };
-    return 1;
+    return HK_OK;
 }
 
-int hk_tread_tsv_end(hk_tread_t *t)
+hk_status_t hk_tread_tsv_end(hk_tread_t *t)
 {
-    if (region_end(t)) return -1;
+    const hk_status_t st = region_end(t);
+    if (st) return st;
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(t->header_doc, "summary");
     if (!s) {
         hk_log_error("%s:1: not a haplik table's sidecar (no summary)", t->sidecar);
-        return -1;
+        return HK_E_INPUT;
     }
     return hk_tread_check_summary(t, s, t->sidecar, 1);
 }

@@ -110,14 +110,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unlink(path);
     CHECK(status == HK_OK);
 
-    hk_tread_t *t = hk_tread_open(out);
-    CHECK(t != NULL);
-    CHECK(hk_tread_header(t, 1, NULL, NULL) != NULL);
+    hk_tread_t *t;
+    CHECK(hk_tread_open(out, &t) == HK_OK);
+    const cJSON *h;
+    CHECK(hk_tread_header(t, 1, &h, NULL, NULL) == HK_OK && h != NULL);
     hk_tread_rec_t rec;
-    int rc;
+    hk_status_t rc;
+    int got;
     uint64_t rows = 0;
     char decoded[8200];
-    while ((rc = hk_tread_next(t, &rec)) > 0) {
+    while (!(rc = hk_tread_next(t, &rec, &got)) && got) {
         rows++;
         /* region_name: the field after region_index */
         const char *f = rec.rest + 1, *tab = memchr(f, '\t', rec.rest_len - 1);
@@ -130,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (const char *)memchr(rec.head, '\t', rec.head_len) - rec.head : 0), decoded);
         CHECK(n_in == strlen(path) && !memcmp(decoded, path, n_in));
     }
-    CHECK(rc == 0);
+    CHECK(rc == HK_OK);
     CHECK(rows == 2);
     hk_tread_close(t);
     char meta[720];
