@@ -464,6 +464,73 @@ hk_status_t hk_batch_append_hap(hk_batch_t *b, uint32_t len, long line)
     return HK_OK;
 }
 
+/* memcpy that accepts an empty array's NULL */
+static void copy_n(void *to, const void *from, size_t n)
+{
+    if (n) memcpy(to, from, n);
+}
+
+hk_status_t hk_batch_append_batch(hk_batch_t *dst, const hk_batch_t *src)
+{
+    if (!src->n_regions) return HK_OK;
+    if (!dst->no_text || (dst->n_regions && dst->pdhmm != src->pdhmm)) return HK_E_INVAL;
+    const size_t r0 = dst->n_reads, h0 = dst->n_haps, p0 = dst->n_pairs, g0 = dst->n_regions;
+    const uint64_t rp0 = dst->n_read_pos, hp0 = dst->n_hap_pos;
+    /* room first, so that a failure leaves dst as it was */
+    const size_t gcap = next_cap(g0 + src->n_regions, dst->m_regions);
+    if (gcap != dst->m_regions) {
+        if (grow(dst, (void **)&dst->regions, sizeof *dst->regions, gcap, gcap)) return HK_E_NOMEM;
+        dst->m_regions = gcap;
+    }
+    const size_t pcap = next_cap(p0 + src->n_pairs, dst->m_pairs);
+    if (pcap != dst->m_pairs) {
+        if (grow(dst, (void **)&dst->lk, sizeof *dst->lk, pcap, pcap) ||
+            grow(dst, (void **)&dst->expected, sizeof *dst->expected, pcap, pcap) ||
+            grow(dst, (void **)&dst->pair_line, sizeof *dst->pair_line, pcap, pcap))
+            return HK_E_NOMEM;
+        dst->m_pairs = pcap;
+    }
+    if (hk_batch_reserve_reads(dst, r0 + src->n_reads + 1, rp0 + src->n_read_pos) ||
+        hk_batch_reserve_haps(dst, h0 + src->n_haps + 1, hp0 + src->n_hap_pos))
+        return HK_E_NOMEM;
+    uint8_t *const rows_to[] = { dst->read_base, dst->read_q, dst->read_i, dst->read_d, dst->read_g };
+    const uint8_t *const rows_from[] = { src->read_base, src->read_q, src->read_i, src->read_d, src->read_g };
+    for (int f = 0; f < 5; f++) copy_n(rows_to[f] + rp0, rows_from[f], src->n_read_pos);
+    copy_n(dst->read_gaps + r0, src->read_gaps, src->n_reads * sizeof *src->read_gaps);
+    copy_n(dst->read_line + r0, src->read_line, src->n_reads * sizeof *src->read_line);
+    dst->read_off[r0] = rp0;
+    for (size_t k = 1; k <= src->n_reads; k++) dst->read_off[r0 + k] = rp0 + src->read_off[k];
+    copy_n(dst->hap_base + hp0, src->hap_base, src->n_hap_pos);
+    if (src->pdhmm) copy_n(dst->hap_pd + hp0, src->hap_pd, src->n_hap_pos);
+    copy_n(dst->hap_line + h0, src->hap_line, src->n_haps * sizeof *src->hap_line);
+    dst->hap_off[h0] = hp0;
+    for (size_t k = 1; k <= src->n_haps; k++) dst->hap_off[h0 + k] = hp0 + src->hap_off[k];
+    for (size_t g = 0; g < src->n_regions; g++) {
+        hk_region_t *r = &dst->regions[g0 + g];
+        *r = src->regions[g];
+        r->name = NULL;   /* the names stay src's: a scorer does not read them */
+        r->read0 += (uint32_t)r0;
+        r->hap0 += (uint32_t)h0;
+        r->pair0 += p0;
+    }
+    for (size_t i = 0; i < src->n_pairs; i++) dst->lk[p0 + i] = NAN;
+    copy_n(dst->expected + p0, src->expected, src->n_pairs * sizeof *src->expected);
+    copy_n(dst->pair_line + p0, src->pair_line, src->n_pairs * sizeof *src->pair_line);
+    dst->n_regions += src->n_regions;
+    dst->n_reads += src->n_reads;
+    dst->n_read_pos += src->n_read_pos;
+    dst->n_haps += src->n_haps;
+    dst->n_hap_pos += src->n_hap_pos;
+    dst->n_pairs += src->n_pairs;
+    dst->cells += src->cells;
+    dst->pdhmm = src->pdhmm;
+    if (src->max_read_len > dst->max_read_len) dst->max_read_len = src->max_read_len;
+    if (src->max_hap_len > dst->max_hap_len) dst->max_hap_len = src->max_hap_len;
+    if (src->max_region_haps > dst->max_region_haps) dst->max_region_haps = src->max_region_haps;
+    if (src->max_region_hap_cols > dst->max_region_hap_cols) dst->max_region_hap_cols = src->max_region_hap_cols;
+    return HK_OK;
+}
+
 /* Gap-open pairs (insertion Q, deletion Q) whose error probabilities sum to 1
  * or more leave match-to-match at or below 0: the model is undefined there.
  * Both are then at most Q3 on one side, which a first pass tests cheaply. */

@@ -214,6 +214,14 @@ HK_RESULT_USED hk_status_t hk_batch_end_region(hk_batch_t *b);
 static inline hk_region_t *hk_batch_last_region(hk_batch_t *b)
 { return &b->regions[b->n_regions - 1]; }
 
+/* Append every region of src to dst, as if they had been read into it:
+ * sequences, qualities, gap summaries and rows, input lines and expected
+ * values; results NaN; region names are not copied (NULL). For gathering
+ * small batches into one scoring call. Both batches keep no text, and hold
+ * the same model (pdhmm). HK_OK; HK_E_INVAL (text kept, or models differ);
+ * HK_E_NOMEM, dst holding what it held. */
+HK_RESULT_USED hk_status_t hk_batch_append_batch(hk_batch_t *dst, const hk_batch_t *src);
+
 /* Capacities of a batch, to size another one like it. */
 typedef struct {
     size_t regions, reads, read_pos, haps, hap_pos, pairs;

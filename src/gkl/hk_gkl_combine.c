@@ -23,6 +23,7 @@ struct hk_gkl_combine {
     job_t          *head, *tail;
     int             leading; /* a leader is in the scorer */
     size_t          calls, batches;
+    hk_batch_t      merged;  /* the leader's: a call's batches as one (kept for its capacity) */
 };
 
 hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t max_pairs)
@@ -34,6 +35,8 @@ hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t m
     c->max_pairs = max_pairs ? max_pairs : 1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
+    hk_batch_init(&c->merged);
+    hk_batch_set_no_text(&c->merged, 1);
     return c;
 }
 
@@ -42,6 +45,7 @@ void hk_gkl_combine_close(hk_gkl_combine_t *c)
     if (!c) return;
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->wake);
+    hk_batch_free(&c->merged);
     free(c);
 }
 
@@ -83,6 +87,42 @@ static job_t **take_jobs(hk_gkl_combine_t *c, size_t *n)
     return taken;
 }
 
+/* The taken batches as one: the engine scores a batch's regions in one
+ * stream of chunks, but each batch of a call in chunks of its own (a GPU
+ * round trip each), so many small batches go faster merged. 0, or -1 when
+ * they are not merged (one batch, or no memory: scored as they are). */
+static int merge(hk_gkl_combine_t *c, job_t *const *taken, size_t n)
+{
+    if (n < 2) return -1;
+    hk_batch_clear(&c->merged);
+    for (size_t k = 0; k < n; k++)
+        if (hk_batch_append_batch(&c->merged, taken[k]->b)) return -1;
+    return 0;
+}
+
+/* Score the taken batches; which of them have their results in reported[]. */
+static void score_taken(hk_gkl_combine_t *c, job_t *const *taken, size_t n, unsigned char *reported)
+{
+    if (merge(c, taken, n) == 0) {
+        hk_batch_t *one = &c->merged;
+        if (c->score(c->ctx, &one, 1, NULL, NULL) != HK_OK) return;
+        size_t at = 0;
+        for (size_t k = 0; k < n; k++) {
+            hk_batch_t *b = taken[k]->b;
+            memcpy(b->lk, one->lk + at, b->n_pairs * sizeof *b->lk);
+            at += b->n_pairs;
+            reported[k] = 1;
+        }
+        return;
+    }
+    call_t call = { .b = malloc(n * sizeof *call.b), .reported = reported, .n = n };
+    if (!call.b) return;
+    for (size_t k = 0; k < n; k++) call.b[k] = taken[k]->b;
+    /* a failed call leaves the batches from the failure on unreported */
+    if (c->score(c->ctx, call.b, n, job_done, &call) == HK_OK) memset(reported, 1, n);
+    free(call.b);
+}
+
 /* Lead one engine call: the lock is held on entry and on return. */
 static void lead(hk_gkl_combine_t *c)
 {
@@ -97,17 +137,11 @@ static void lead(hk_gkl_combine_t *c)
     }
     c->leading = 1;
     pthread_mutex_unlock(&c->lock);
-    call_t call = { .b = malloc(n * sizeof *call.b), .reported = calloc(n, 1), .n = n };
-    if (call.b && call.reported) {
-        for (size_t k = 0; k < n; k++) call.b[k] = taken[k]->b;
-        /* a failed call leaves the batches from the failure on unreported */
-        if (c->score(c->ctx, call.b, n, job_done, &call) == HK_OK) memset(call.reported, 1, n);
-    }
+    unsigned char *reported = calloc(n, 1);
+    if (reported) score_taken(c, taken, n, reported);
     pthread_mutex_lock(&c->lock);
-    for (size_t k = 0; k < n; k++)
-        taken[k]->state = call.reported && call.reported[k] ? JOB_DONE : JOB_FAILED;
-    free(call.b);
-    free(call.reported);
+    for (size_t k = 0; k < n; k++) taken[k]->state = reported && reported[k] ? JOB_DONE : JOB_FAILED;
+    free(reported);
     c->calls++;
     c->batches += n;
     c->leading = 0;

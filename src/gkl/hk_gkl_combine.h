@@ -5,7 +5,9 @@
  * an array of batches as one piece of work, so concurrent callers combine:
  * each enqueues its batch and waits; whichever caller finds no call in
  * progress becomes the leader, takes every batch pending (up to a number of
- * pairs), scores them in one hk_engine_score call and wakes their owners;
+ * pairs), scores them in one hk_engine_score call (merged into one batch of
+ * the combiner's: the engine gives each batch chunks of its own) and wakes
+ * their owners;
  * batches enqueued meanwhile go together in the next leader's call. The
  * engine is only ever called by one thread at a time.
  *

@@ -8,6 +8,7 @@
 #include "hk_batch.h"
 #include "tap.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,84 @@ static void large_arrays_advised(void)
            strstr(flags, " hg") != NULL, "a batch's 32 MB of read bases is advised to huge pages (VmFlags:%s)",
            flags);
     hk_batch_free(&b);
+}
+
+/* Batches of random regions appended into one: the result holds every
+ * region as built directly, read by read, haplotype by haplotype. */
+static void appended_batches(const hk_seq_rules_t *rules)
+{
+    enum { PARTS = 5 };
+    hk_batch_t part[PARTS], all, whole;
+    hk_batch_init(&all);
+    hk_batch_init(&whole);
+    hk_batch_set_no_text(&all, 1);
+    hk_batch_set_no_text(&whole, 1);
+    int failed = 0;
+    for (int k = 0; k < PARTS; k++) {
+        hk_batch_init(&part[k]);
+        hk_batch_set_no_text(&part[k], 1);
+        for (int g = 0, ng = (int)rnd(3); g < ng; g++) {   /* 0-2 regions: some batches empty */
+            hk_batch_t *to[2] = { &part[k], &whole };
+            const int nr = 1 + (int)rnd(3), nh = 1 + (int)rnd(2);
+            char f[5][64], h[64];
+            for (int t = 0; t < 2; t++) failed |= hk_batch_begin_region(to[t], NULL, 10 * k + g) != HK_OK;
+            for (int r = 0; r < nr; r++) {
+                const uint32_t len = 1 + rnd(60);
+                for (uint32_t i = 0; i < len; i++) {
+                    f[0][i] = rnd_base();
+                    for (int x = 1; x < 5; x++) f[x][i] = (char)(33 + 10 + rnd(40));
+                }
+                hk_batch_error_t e;
+                for (int t = 0; t < 2; t++)
+                    failed |= hk_batch_add_read(to[t], rules, f[0], f[1], f[2], f[3], f[4], len, &e) != HK_OK;
+            }
+            for (int x = 0; x < nh; x++) {
+                const uint32_t len = 1 + rnd(60);
+                for (uint32_t i = 0; i < len; i++) h[i] = rnd_base();
+                hk_batch_error_t e;
+                for (int t = 0; t < 2; t++) failed |= hk_batch_add_hap(to[t], rules, h, len, &e) != HK_OK;
+            }
+            for (int t = 0; t < 2; t++) failed |= hk_batch_end_region(to[t]) != HK_OK;
+        }
+        failed |= hk_batch_append_batch(&all, &part[k]) != HK_OK;
+    }
+    int differ = failed || all.n_regions != whole.n_regions || all.n_reads != whole.n_reads ||
+                 all.n_haps != whole.n_haps || all.n_pairs != whole.n_pairs || all.cells != whole.cells ||
+                 all.n_read_pos != whole.n_read_pos || all.n_hap_pos != whole.n_hap_pos ||
+                 all.max_read_len != whole.max_read_len || all.max_hap_len != whole.max_hap_len ||
+                 all.max_region_haps != whole.max_region_haps ||
+                 all.max_region_hap_cols != whole.max_region_hap_cols;
+    for (size_t g = 0; !differ && g < all.n_regions; g++) {
+        const hk_region_t *a = &all.regions[g], *w = &whole.regions[g];
+        differ = a->read0 != w->read0 || a->n_reads != w->n_reads || a->hap0 != w->hap0 || a->n_haps != w->n_haps ||
+                 a->pair0 != w->pair0 || a->cells != w->cells || a->line != w->line;
+    }
+    for (size_t r = 0; !differ && r < all.n_reads; r++) {
+        const uint64_t o = all.read_off[r];
+        const uint32_t len = hk_batch_read_len(&all, r);
+        uint8_t scratch[2][3 * 64];
+        const uint8_t *gap[2][3];
+        hk_batch_gap_rows(&all, r, scratch[0], gap[0]);
+        hk_batch_gap_rows(&whole, r, scratch[1], gap[1]);
+        differ = o != whole.read_off[r] || len != hk_batch_read_len(&whole, r) ||
+                 memcmp(all.read_base + o, whole.read_base + o, len) || memcmp(all.read_q + o, whole.read_q + o, len) ||
+                 memcmp(&all.read_gaps[r], &whole.read_gaps[r], sizeof all.read_gaps[r]);
+        for (int x = 0; x < 3 && !differ; x++) differ = memcmp(gap[0][x], gap[1][x], len) != 0;
+    }
+    for (size_t x = 0; !differ && x < all.n_haps; x++)
+        differ = all.hap_off[x] != whole.hap_off[x] ||
+                 memcmp(all.hap_base + all.hap_off[x], whole.hap_base + whole.hap_off[x], hk_batch_hap_len(&all, x));
+    for (size_t i = 0; !differ && i < all.n_pairs; i++) differ = !isnan(all.lk[i]);
+    TAP_OK(!differ, "%zu regions of %d batches appended into one: as if built into it (%zu reads, %zu haplotypes)",
+           all.n_regions, PARTS, all.n_reads, all.n_haps);
+    hk_batch_t text;
+    hk_batch_init(&text);
+    TAP_OK(whole.n_regions == 0 || hk_batch_append_batch(&text, &whole) == HK_E_INVAL,
+           "appending into a batch that keeps text is refused");
+    hk_batch_free(&text);
+    for (int k = 0; k < PARTS; k++) hk_batch_free(&part[k]);
+    hk_batch_free(&all);
+    hk_batch_free(&whole);
 }
 
 int main(void)
@@ -274,6 +353,7 @@ int main(void)
                "a PDHMM read with constant gap qualities keeps its rows");
         hk_batch_free(&b);
     }
+    for (int rep = 0; rep < 3; rep++) appended_batches(&rule_sets[0]);
     large_arrays_advised();
     return TAP_DONE();
 }
