@@ -75,7 +75,9 @@ extern "C" {
     X(CUDA_ONE_STREAM, TUNING, 0, 0, 1, NULL, \
       "1: a chunk's kernels on one stream, none on the side streams") \
     X(PD_CG, TUNING, 1, 0, 1, NULL, \
-      "0: PDHMM reads of constant gap qualities go to the per-row kernels")
+      "0: PDHMM reads of constant gap qualities go to the per-row kernels") \
+    X(GKL_ENGINES, TUNING, 0, 1, 4, NULL, \
+      "GPU engines the GKL-compatible library gathers calls on; 0: the built-in count")
 
 #define HK_KNOB_ID(NAME, FOR, DEF, MIN, MAX, WORDS, DOC) HK_KNOB_##NAME,
 typedef enum { HK_KNOBS(HK_KNOB_ID) HK_N_KNOBS } hk_knob_t;

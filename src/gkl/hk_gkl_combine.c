@@ -14,29 +14,40 @@ typedef struct job {
     struct job *next;        /* the queue, oldest first */
 } job_t;
 
+/* One scorer context and what its leader keeps. */
+typedef struct {
+    void      *ctx;
+    int        busy;         /* a leader is in the scorer with it */
+    hk_batch_t merged;       /* its calls' batches as one (kept for its capacity) */
+} lane_t;
+
 struct hk_gkl_combine {
     hk_gkl_score_fn score;
-    void           *ctx;
     size_t          max_pairs;
     pthread_mutex_t lock;
     pthread_cond_t  wake;    /* a call ended: owners look at their job, one waiter may lead */
     job_t          *head, *tail;
-    int             leading; /* a leader is in the scorer */
+    int             leading; /* leaders in the scorer, at most n_lanes */
+    int             n_lanes;
     size_t          calls, batches;
-    hk_batch_t      merged;  /* the leader's: a call's batches as one (kept for its capacity) */
+    lane_t          lane[HK_GKL_COMBINE_MAX_CTX];
 };
 
-hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t max_pairs)
+hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs)
 {
+    if (n_ctx < 1 || n_ctx > HK_GKL_COMBINE_MAX_CTX) return NULL;
     hk_gkl_combine_t *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->score = score;
-    c->ctx = ctx;
     c->max_pairs = max_pairs ? max_pairs : 1;
+    c->n_lanes = n_ctx;
+    for (int i = 0; i < n_ctx; i++) {
+        c->lane[i].ctx = ctx[i];
+        hk_batch_init(&c->lane[i].merged);
+        hk_batch_set_no_text(&c->lane[i].merged, 1);
+    }
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
-    hk_batch_init(&c->merged);
-    hk_batch_set_no_text(&c->merged, 1);
     return c;
 }
 
@@ -45,7 +56,7 @@ void hk_gkl_combine_close(hk_gkl_combine_t *c)
     if (!c) return;
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->wake);
-    hk_batch_free(&c->merged);
+    for (int i = 0; i < c->n_lanes; i++) hk_batch_free(&c->lane[i].merged);
     free(c);
 }
 
@@ -91,21 +102,21 @@ static job_t **take_jobs(hk_gkl_combine_t *c, size_t *n)
  * stream of chunks, but each batch of a call in chunks of its own (a GPU
  * round trip each), so many small batches go faster merged. 0, or -1 when
  * they are not merged (one batch, or no memory: scored as they are). */
-static int merge(hk_gkl_combine_t *c, job_t *const *taken, size_t n)
+static int merge(lane_t *l, job_t *const *taken, size_t n)
 {
     if (n < 2) return -1;
-    hk_batch_clear(&c->merged);
+    hk_batch_clear(&l->merged);
     for (size_t k = 0; k < n; k++)
-        if (hk_batch_append_batch(&c->merged, taken[k]->b)) return -1;
+        if (hk_batch_append_batch(&l->merged, taken[k]->b)) return -1;
     return 0;
 }
 
 /* Score the taken batches; which of them have their results in reported[]. */
-static void score_taken(hk_gkl_combine_t *c, job_t *const *taken, size_t n, unsigned char *reported)
+static void score_taken(hk_gkl_combine_t *c, lane_t *l, job_t *const *taken, size_t n, unsigned char *reported)
 {
-    if (merge(c, taken, n) == 0) {
-        hk_batch_t *one = &c->merged;
-        if (c->score(c->ctx, &one, 1, NULL, NULL) != HK_OK) return;
+    if (merge(l, taken, n) == 0) {
+        hk_batch_t *one = &l->merged;
+        if (c->score(l->ctx, &one, 1, NULL, NULL) != HK_OK) return;
         size_t at = 0;
         for (size_t k = 0; k < n; k++) {
             hk_batch_t *b = taken[k]->b;
@@ -119,13 +130,16 @@ static void score_taken(hk_gkl_combine_t *c, job_t *const *taken, size_t n, unsi
     if (!call.b) return;
     for (size_t k = 0; k < n; k++) call.b[k] = taken[k]->b;
     /* a failed call leaves the batches from the failure on unreported */
-    if (c->score(c->ctx, call.b, n, job_done, &call) == HK_OK) memset(reported, 1, n);
+    if (c->score(l->ctx, call.b, n, job_done, &call) == HK_OK) memset(reported, 1, n);
     free(call.b);
 }
 
-/* Lead one engine call: the lock is held on entry and on return. */
+/* Lead one engine call on a free lane: the lock is held on entry and on
+ * return. */
 static void lead(hk_gkl_combine_t *c)
 {
+    lane_t *l = c->lane;
+    while (l->busy) l++;   /* leading < n_lanes: one is free */
     size_t n = 0;
     job_t **taken = take_jobs(c, &n);
     if (!taken) {   /* no memory for the list: the oldest job fails alone */
@@ -135,16 +149,18 @@ static void lead(hk_gkl_combine_t *c)
         j->state = JOB_FAILED;
         return;
     }
-    c->leading = 1;
+    c->leading++;
+    l->busy = 1;
     pthread_mutex_unlock(&c->lock);
     unsigned char *reported = calloc(n, 1);
-    if (reported) score_taken(c, taken, n, reported);
+    if (reported) score_taken(c, l, taken, n, reported);
     pthread_mutex_lock(&c->lock);
     for (size_t k = 0; k < n; k++) taken[k]->state = reported && reported[k] ? JOB_DONE : JOB_FAILED;
     free(reported);
     c->calls++;
     c->batches += n;
-    c->leading = 0;
+    c->leading--;
+    l->busy = 0;
     free(taken);
     pthread_cond_broadcast(&c->wake);
 }
@@ -157,11 +173,12 @@ hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
     else c->head = &job;
     c->tail = &job;
     while (job.state == JOB_PENDING || job.state == JOB_TAKEN) {
-        if (!c->leading && job.state == JOB_PENDING) lead(c);
+        if (c->leading < c->n_lanes && job.state == JOB_PENDING) lead(c);
         else pthread_cond_wait(&c->wake, &c->lock);
     }
-    /* a leader that left jobs behind (over max_pairs) hands the lead on */
-    if (c->head && !c->leading) pthread_cond_broadcast(&c->wake);
+    /* jobs left behind (over max_pairs, or queued while every lane was
+     * busy) and a lane free: a waiter takes the lead */
+    if (c->head && c->leading < c->n_lanes) pthread_cond_broadcast(&c->wake);
     const int state = job.state;
     pthread_mutex_unlock(&c->lock);
     return state == JOB_DONE ? HK_OK : HK_E_RUNTIME;

@@ -3,19 +3,21 @@
  * HaplotypeCaller scores one active region per call: a hundred to a few
  * hundred pairs, far too little to fill a GPU. hk_engine_score already scores
  * an array of batches as one piece of work, so concurrent callers combine:
- * each enqueues its batch and waits; whichever caller finds no call in
- * progress becomes the leader, takes every batch pending (up to a number of
- * pairs), scores them in one hk_engine_score call (merged into one batch of
- * the combiner's: the engine gives each batch chunks of its own) and wakes
- * their owners;
- * batches enqueued meanwhile go together in the next leader's call. The
- * engine is only ever called by one thread at a time.
+ * each enqueues its batch and waits; a caller that finds a scorer context
+ * (an engine) free becomes its leader, takes every batch pending (up to a
+ * number of pairs), scores them in one hk_engine_score call (merged into one
+ * batch of the leader's: the engine gives each batch chunks of its own) and
+ * wakes their owners; batches enqueued meanwhile go together in the next
+ * leader's call. Each context is only ever called by one thread at a time.
+ * With several contexts (engines on one GPU, each with its own streams),
+ * one group's launch need not wait for the other's to end: a small launch
+ * lasts as long as its kernels' latency, not the GPU's throughput.
  *
  * The scorer is a function with hk_engine_score's contract (the library
  * passes the engine's; the unit test also a scorer that holds its first call
  * until every other caller waits, to see the gathering happen).
- * Ownership: the combiner borrows the scorer's context (the caller closes it
- * after hk_gkl_combine_close); a batch stays its caller's.
+ * Ownership: the combiner borrows the scorer's contexts (the caller closes
+ * them after hk_gkl_combine_close); a batch stays its caller's.
  */
 #ifndef HK_GKL_COMBINE_H
 #define HK_GKL_COMBINE_H
@@ -30,9 +32,14 @@ typedef struct hk_gkl_combine hk_gkl_combine_t;
 typedef hk_status_t (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n,
                                        hk_engine_done_fn done, void *arg);
 
-/* max_pairs bounds one combined call (a caller's batch is never split: a
- * batch over the bound is scored alone). NULL without memory. */
-hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *ctx, size_t max_pairs);
+/* The most scorer contexts a combiner takes. */
+#define HK_GKL_COMBINE_MAX_CTX 4
+
+/* n_ctx contexts (1 to HK_GKL_COMBINE_MAX_CTX), each led by one caller at a
+ * time; max_pairs bounds one combined call (a caller's batch is never split:
+ * a batch over the bound is scored alone). NULL without memory or with a
+ * bad n_ctx. */
+hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs);
 /* Score b (its lk[]) together with whatever other threads submit meanwhile;
  * returns when b's results are final. HK_OK, or HK_E_RUNTIME when the
  * engine failed before b was reported (logged once by the engine; b has no

@@ -2,6 +2,7 @@
 #include "hk_gkl_state.h"
 #include "hk_gkl_combine.h"
 #include "hk_engine.h"
+#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_model.h"
 #include "config.h"
@@ -30,6 +31,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int is_open;
 static hk_config_t cfg;              /* valid while refs > 0; the engine points at it */
 static hk_engine_t *gpu;             /* NULL: the CPU only */
+static hk_engine_t *more_gpu[HK_GKL_COMBINE_MAX_CTX - 1];   /* gpu's fellow engines on the same devices */
+static int n_more_gpu;
 static hk_gkl_combine_t *combine;
 static int gpu_precision;            /* the engine's precision (cfg.model.precision) */
 static double cpu_threshold;         /* the config's own float threshold */
@@ -93,12 +96,25 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
         if (strcmp(hk_engine_backend(e), "cuda")) {
             no_gpu_told = 1;
             hk_engine_close(e);
-        } else if (!(combine = hk_gkl_combine_open(engine_score, e, hk_engine_batch_pairs(&cfg)))) {
-            hk_engine_close(e);
-            snprintf(why, whylen, "out of memory");
-            hk_config_free(&cfg);
-            return HK_E_NOMEM;
         } else {
+            /* fellow engines, so that one group of calls' launch need not
+             * wait for another's: as many as open (each is only faster) */
+            void *ctx[HK_GKL_COMBINE_MAX_CTX] = { e };
+            const long long want = hk_knob(HK_KNOB_GKL_ENGINES);
+            const int n_engines = want ? (int)want : HK_GKL_GPU_ENGINES;
+            n_more_gpu = 0;
+            while (1 + n_more_gpu < n_engines && hk_engine_start(&cfg, &more_gpu[n_more_gpu]) == HK_OK) {
+                ctx[1 + n_more_gpu] = more_gpu[n_more_gpu];
+                n_more_gpu++;
+            }
+            if (!(combine = hk_gkl_combine_open(engine_score, ctx, 1 + n_more_gpu, hk_engine_batch_pairs(&cfg)))) {
+                for (int i = 0; i < n_more_gpu; i++) hk_engine_close(more_gpu[i]);
+                n_more_gpu = 0;
+                hk_engine_close(e);
+                snprintf(why, whylen, "out of memory");
+                hk_config_free(&cfg);
+                return HK_E_NOMEM;
+            }
             gpu = e;
         }
     }
@@ -117,6 +133,8 @@ static void close_state(void)
                 t_call, t_score, t_call > 0 ? 100 * (t_call - t_score) / t_call : 0.0);
     }
     hk_gkl_combine_close(combine);
+    for (int i = 0; i < n_more_gpu; i++) hk_engine_close(more_gpu[i]);
+    n_more_gpu = 0;
     hk_engine_close(gpu);
     combine = NULL;
     gpu = NULL;

@@ -6,7 +6,8 @@
  *   2. a scorer that holds its first call until every other thread waits:
  *      the next call then takes all of them at once (the gathering is seen,
  *      not hoped for), and max_pairs splits what exceeds it;
- *   3. a scorer that fails: every waiting caller hears of it. */
+ *   3. with two scorer contexts, two leaders score at once, one on each;
+ *   4. a scorer that fails: every waiting caller hears of it. */
 #include "gkl/hk_gkl_combine.h"
 #include "hk_config.h"
 #include "hk_engine.h"
@@ -126,6 +127,28 @@ static hk_status_t gated_score(void *e, hk_batch_t *const *b, size_t n, hk_engin
     return engine_score(e, b, n, done, arg);
 }
 
+/* Scorer 4, for two contexts: its first call waits (up to 10 s) until a
+ * second call is in the scorer at the same time; it counts the most calls
+ * in at once and which contexts were used. */
+static atomic_int inside, most_inside, lane_calls;
+static void *lane_ctx[2];
+static atomic_int lanes_used;   /* bit i: lane_ctx[i] was called */
+static hk_status_t two_lane_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+{
+    const int now = atomic_fetch_add(&inside, 1) + 1;
+    for (int m = atomic_load(&most_inside); now > m && !atomic_compare_exchange_weak(&most_inside, &m, now);)
+        ;
+    atomic_fetch_or(&lanes_used, e == lane_ctx[0] ? 1 : e == lane_ctx[1] ? 2 : 4);
+    if (atomic_fetch_add(&lane_calls, 1) == 0)
+        for (int waited = 0; atomic_load(&inside) < 2 && waited < 10000; waited++) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+        }
+    const hk_status_t rc = engine_score(e, b, n, done, arg);
+    atomic_fetch_sub(&inside, 1);
+    return rc;
+}
+
 /* Scorer 3: fails every call without reporting a batch. */
 static hk_status_t failing_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
@@ -142,6 +165,7 @@ int main(void)
     model = cfg.model;
     hk_engine_t *e;
     if (hk_engine_start(&cfg, &e)) return 1;
+    void *ctx = e;
     const int n = THREADS * PER_THREAD;
     size_t total_pairs = 0;
     for (int k = 0; k < n; k++) {
@@ -153,7 +177,7 @@ int main(void)
     }
 
     /* 1: the CPU engine, all threads at once */
-    hk_gkl_combine_t *c = hk_gkl_combine_open(engine_score, e, 1000);
+    hk_gkl_combine_t *c = hk_gkl_combine_open(engine_score, &ctx, 1, 1000);
     TAP_OK(run_threads(c, THREADS, PER_THREAD) == 0, "%d threads x %d calls: none failed", THREADS, PER_THREAD);
     TAP_OK(same_as_alone(n), "%zu pairs of %d batches: combined results equal each batch scored alone", total_pairs, n);
     size_t calls, done;
@@ -162,7 +186,7 @@ int main(void)
     hk_gkl_combine_close(c);
 
     /* 2: the gathering, made certain */
-    gated = hk_gkl_combine_open(gated_score, e, (size_t)-1);
+    gated = hk_gkl_combine_open(gated_score, &ctx, 1, (size_t)-1);
     TAP_OK(run_threads(gated, THREADS, 1) == 0, "gated: %d threads, one call each", THREADS);
     hk_gkl_combine_counts(gated, &calls, &done);
     TAP_OK(calls == 2 && biggest_call == THREADS - 1,
@@ -171,7 +195,7 @@ int main(void)
     TAP_OK(same_as_alone(THREADS), "gated: results equal each batch scored alone");
     hk_gkl_combine_close(gated);
     /* the same with a bound of one batch's pairs: the waiting callers go one call each */
-    gated = hk_gkl_combine_open(gated_score, e, 1);
+    gated = hk_gkl_combine_open(gated_score, &ctx, 1, 1);
     atomic_store(&gated_calls, 0);
     biggest_call = 0;
     TAP_OK(run_threads(gated, THREADS, 1) == 0 && same_as_alone(THREADS), "max_pairs 1: all scored");
@@ -179,8 +203,25 @@ int main(void)
     TAP_OK(calls == THREADS && biggest_call == 1, "max_pairs 1: %zu calls of at most %zu region", calls, biggest_call);
     hk_gkl_combine_close(gated);
 
+    /* 2b: two contexts: a second leader scores while the first is in the scorer */
+    hk_engine_t *e2;
+    if (hk_engine_start(&cfg, &e2)) return 1;
+    void *two[2] = { e, e2 };
+    lane_ctx[0] = e;
+    lane_ctx[1] = e2;
+    c = hk_gkl_combine_open(two_lane_score, two, 2, (size_t)-1);
+    TAP_OK(run_threads(c, THREADS, 2) == 0 && same_as_alone(THREADS * 2), "two contexts: all scored, results equal");
+    TAP_OK(atomic_load(&most_inside) == 2 && atomic_load(&lanes_used) == 3,
+           "two contexts: two calls were in the scorer at once, one on each (most at once %d)",
+           atomic_load(&most_inside));
+    hk_gkl_combine_close(c);
+    hk_engine_close(e2);
+    TAP_OK(hk_gkl_combine_open(engine_score, two, 0, 1) == NULL &&
+           hk_gkl_combine_open(engine_score, two, HK_GKL_COMBINE_MAX_CTX + 1, 1) == NULL,
+           "no context, or more than %d: refused", HK_GKL_COMBINE_MAX_CTX);
+
     /* 3: a failing engine: every caller hears it, none hangs */
-    c = hk_gkl_combine_open(failing_score, e, 1000);
+    c = hk_gkl_combine_open(failing_score, &ctx, 1, 1000);
     TAP_OK(run_threads(c, THREADS, 2) == THREADS * 2, "a failing scorer: all %d calls report the failure", THREADS * 2);
     hk_gkl_combine_close(c);
 
