@@ -41,6 +41,7 @@ struct hk_engine {
     char       *names[HK_MAX_DEVICES];
     uint64_t    rescued;           /* GPU pairs rescued on the CPU (beyond GATK's range) */
     int         pin_traced;        /* the staging memory's pinning time is printed once */
+    int         shares_contexts;   /* another engine uses the CUDA contexts too: release leaves them */
 };
 
 static char *cpu_model_name(void)
@@ -462,7 +463,7 @@ void hk_engine_release(hk_engine_t *e)
         hk_cuda_close(e->cu);
         e->cu = NULL;
         const double t_close = hk_log_now() - t0;
-        hk_cuda_reset(e->cuda_ordinals, e->n_ordinals);
+        if (!e->shares_contexts) hk_cuda_reset(e->cuda_ordinals, e->n_ordinals);
         if (hk_log_tracing())
             fprintf(stderr, "haplik: trace engine: buffers freed in %.1f ms, contexts destroyed in %.1f ms\n",
                     t_close * 1e3, (hk_log_now() - t0 - t_close) * 1e3);
@@ -493,6 +494,11 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals)
 size_t hk_engine_batch_pairs(const hk_config_t *c)
 {
     return c->max_batch_pairs > 0 ? (size_t)c->max_batch_pairs : BATCH_PAIRS;
+}
+
+void hk_engine_share_contexts(hk_engine_t *e)
+{
+    e->shares_contexts = 1;
 }
 
 void hk_engine_close(hk_engine_t *e)

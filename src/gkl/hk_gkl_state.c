@@ -104,6 +104,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
             const int n_engines = want ? (int)want : HK_GKL_GPU_ENGINES;
             n_more_gpu = 0;
             while (1 + n_more_gpu < n_engines && hk_engine_start(&cfg, &more_gpu[n_more_gpu]) == HK_OK) {
+                hk_engine_share_contexts(more_gpu[n_more_gpu]);   /* closed before e, which resets them */
                 ctx[1 + n_more_gpu] = more_gpu[n_more_gpu];
                 n_more_gpu++;
             }
