@@ -98,10 +98,13 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
             hk_engine_close(e);
         } else {
             /* fellow engines, so that one group of calls' launch need not
-             * wait for another's: as many as open (each is only faster) */
+             * wait for another's, where region-sized calls come to the GPU
+             * (backend cuda; with auto only calls large enough alone do, and
+             * their launches are bound by the GPU's throughput): as many as
+             * open */
             void *ctx[HK_GKL_COMBINE_MAX_CTX] = { e };
             const long long want = hk_knob(HK_KNOB_GKL_ENGINES);
-            const int n_engines = want ? (int)want : HK_GKL_GPU_ENGINES;
+            const int n_engines = want ? (int)want : cfg.backend == HK_BACKEND_CUDA ? HK_GKL_GPU_ENGINES : 1;
             n_more_gpu = 0;
             while (1 + n_more_gpu < n_engines && hk_engine_start(&cfg, &more_gpu[n_more_gpu]) == HK_OK) {
                 hk_engine_share_contexts(more_gpu[n_more_gpu]);   /* closed before e, which resets them */

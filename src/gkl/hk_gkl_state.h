@@ -24,11 +24,12 @@
  * HaplotypeCaller"). */
 #define HK_GKL_GPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 22)
 
-/* GPU engines the combiner leads calls on (HK_GKL_ENGINES in a tuning
- * build chooses another count): each has its own streams and staging
- * memory, so a group of calls is launched while another group's kernels
- * run; region-sized launches last as long as their kernels' latency
- * (docs/PERFORMANCE.md, "haplik inside HaplotypeCaller"). */
+/* GPU engines the combiner leads calls on with engine.backend cuda (auto
+ * opens one; HK_GKL_ENGINES in a tuning build chooses another count): each
+ * has its own streams and staging memory, so a group of calls is launched
+ * while another group's kernels run; region-sized launches last as long as
+ * their kernels' latency (docs/PERFORMANCE.md, "haplik inside
+ * HaplotypeCaller"). */
 #define HK_GKL_GPU_ENGINES 2
 
 /* A call on the CPU gets one thread per this many cells, up to maxThreads:
