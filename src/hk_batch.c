@@ -100,6 +100,28 @@ HK_RESULT_USED static hk_status_t reserve_hap_pos(hk_batch_t *b, size_t add)
     return HK_OK;
 }
 
+/* Room for n regions; for n pairs' results, expected values and lines. */
+HK_RESULT_USED static hk_status_t reserve_regions(hk_batch_t *b, size_t n)
+{
+    const size_t cap = next_cap(n, b->m_regions);
+    if (cap == b->m_regions) return HK_OK;
+    if (grow(b, (void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_E_NOMEM;
+    b->m_regions = cap;
+    return HK_OK;
+}
+
+HK_RESULT_USED static hk_status_t reserve_pairs(hk_batch_t *b, size_t n)
+{
+    const size_t cap = next_cap(n, b->m_pairs);
+    if (cap == b->m_pairs) return HK_OK;
+    if (grow(b, (void **)&b->lk, sizeof *b->lk, cap, cap) ||
+        grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap) ||
+        grow(b, (void **)&b->pair_line, sizeof *b->pair_line, cap, cap))
+        return HK_E_NOMEM;
+    b->m_pairs = cap;
+    return HK_OK;
+}
+
 hk_batch_caps_t hk_batch_caps(const hk_batch_t *b)
 {
     return (hk_batch_caps_t){ .regions = b->m_regions, .reads = b->m_reads,
@@ -207,11 +229,7 @@ hk_status_t hk_batch_prefault(hk_batch_t *b, const hk_batch_caps_t *caps, int nt
 
 hk_status_t hk_batch_begin_region(hk_batch_t *b, const char *name, long line)
 {
-    size_t cap = next_cap(b->n_regions + 1, b->m_regions);
-    if (cap != b->m_regions) {
-        if (grow(b, (void **)&b->regions, sizeof *b->regions, cap, cap)) return HK_E_NOMEM;
-        b->m_regions = cap;
-    }
+    if (reserve_regions(b, b->n_regions + 1)) return HK_E_NOMEM;
     hk_region_t *r = &b->regions[b->n_regions];
     memset(r, 0, sizeof *r);
     if (name && !(r->name = strdup(name))) return HK_E_NOMEM;
@@ -477,20 +495,8 @@ hk_status_t hk_batch_append_batch(hk_batch_t *dst, const hk_batch_t *src)
     const size_t r0 = dst->n_reads, h0 = dst->n_haps, p0 = dst->n_pairs, g0 = dst->n_regions;
     const uint64_t rp0 = dst->n_read_pos, hp0 = dst->n_hap_pos;
     /* room first, so that a failure leaves dst as it was */
-    const size_t gcap = next_cap(g0 + src->n_regions, dst->m_regions);
-    if (gcap != dst->m_regions) {
-        if (grow(dst, (void **)&dst->regions, sizeof *dst->regions, gcap, gcap)) return HK_E_NOMEM;
-        dst->m_regions = gcap;
-    }
-    const size_t pcap = next_cap(p0 + src->n_pairs, dst->m_pairs);
-    if (pcap != dst->m_pairs) {
-        if (grow(dst, (void **)&dst->lk, sizeof *dst->lk, pcap, pcap) ||
-            grow(dst, (void **)&dst->expected, sizeof *dst->expected, pcap, pcap) ||
-            grow(dst, (void **)&dst->pair_line, sizeof *dst->pair_line, pcap, pcap))
-            return HK_E_NOMEM;
-        dst->m_pairs = pcap;
-    }
-    if (hk_batch_reserve_reads(dst, r0 + src->n_reads + 1, rp0 + src->n_read_pos) ||
+    if (reserve_regions(dst, g0 + src->n_regions) || reserve_pairs(dst, p0 + src->n_pairs) ||
+        hk_batch_reserve_reads(dst, r0 + src->n_reads + 1, rp0 + src->n_read_pos) ||
         hk_batch_reserve_haps(dst, h0 + src->n_haps + 1, hp0 + src->n_hap_pos))
         return HK_E_NOMEM;
     uint8_t *const rows_to[] = { dst->read_base, dst->read_q, dst->read_i, dst->read_d, dst->read_g };
@@ -747,14 +753,7 @@ hk_status_t hk_batch_end_region_sized(hk_batch_t *b, uint64_t rsum, uint64_t hsu
 {
     hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
-    size_t cap = next_cap(b->n_pairs + np, b->m_pairs);
-    if (cap != b->m_pairs) {
-        if (grow(b, (void **)&b->lk, sizeof *b->lk, cap, cap) ||
-            grow(b, (void **)&b->expected, sizeof *b->expected, cap, cap) ||
-            grow(b, (void **)&b->pair_line, sizeof *b->pair_line, cap, cap))
-            return HK_E_NOMEM;
-        b->m_pairs = cap;
-    }
+    if (reserve_pairs(b, b->n_pairs + np)) return HK_E_NOMEM;
     if (fill_expected)
         for (size_t i = 0; i < np; i++) {
             b->expected[b->n_pairs + i] = NAN;
