@@ -742,9 +742,10 @@ hk_status_t hk_batch_end_region(hk_batch_t *b)
 {
     const hk_region_t *r = hk_batch_last_region(b);
     const size_t np = (size_t)r->n_reads * r->n_haps;
-    if (hk_batch_end_region_sized(b, b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0],
-                                  b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0], 1))
-        return HK_E_NOMEM;
+    /* a region without reads (haplotypes) in a batch that has none yet has no offsets to read */
+    const uint64_t rsum = r->n_reads ? b->read_off[r->read0 + r->n_reads] - b->read_off[r->read0] : 0;
+    const uint64_t hsum = r->n_haps ? b->hap_off[r->hap0 + r->n_haps] - b->hap_off[r->hap0] : 0;
+    if (hk_batch_end_region_sized(b, rsum, hsum, 1)) return HK_E_NOMEM;
     for (size_t i = b->n_pairs - np; i < b->n_pairs; i++) b->lk[i] = NAN;
     return HK_OK;
 }

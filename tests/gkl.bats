@@ -128,6 +128,7 @@ harness() {
     assert_output --partial "ok gap-continuation quality Q0: IllegalArgumentException: read 0: overallGCP[2] is 0 (no way back from a gap)"
     assert_output --partial "ok computeLikelihoodsNative before any initNative: IllegalStateException"
     assert_output --partial "ok good calls after the bad ones"
+    assert_output --partial "ok a call with no reads or no haplotypes returns nothing, a thread's first too"
 }
 
 @test "gkl: initNative many times, doneNative per object: one object's end spares the others" {

@@ -329,7 +329,15 @@ public final class GklHarness {
         double[] none = new double[0];
         hmm.computeLikelihoods(new ReadDataHolder[0], g.haps, none);
         hmm.computeLikelihoods(g.reads, new HaplotypeDataHolder[0], none);
-        System.out.println("ok a call with no reads or no haplotypes returns nothing");
+        // also as a thread's first call (the library keeps each thread's memory)
+        for (int k = 0; k < 2; k++) {
+            final boolean noReads = k == 0;
+            Thread first = new Thread(() -> hmm.computeLikelihoods(noReads ? new ReadDataHolder[0] : g.reads,
+                                                                   noReads ? g.haps : new HaplotypeDataHolder[0], none));
+            first.start();
+            try { first.join(); } catch (InterruptedException e) { throw new RuntimeException(e); }
+        }
+        System.out.println("ok a call with no reads or no haplotypes returns nothing, a thread's first too");
         hmm.done();
         if (failed > 0) fail(failed + " bad calls not refused as they should be");
     }

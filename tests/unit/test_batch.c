@@ -139,7 +139,7 @@ static void appended_batches(const hk_seq_rules_t *rules)
         hk_batch_set_no_text(&part[k], 1);
         for (int g = 0, ng = (int)rnd(3); g < ng; g++) {   /* 0-2 regions: some batches empty */
             hk_batch_t *to[2] = { &part[k], &whole };
-            const int nr = 1 + (int)rnd(3), nh = 1 + (int)rnd(2);
+            const int nr = (int)rnd(4), nh = (int)rnd(3);   /* some regions without reads or haplotypes */
             char f[5][64], h[64];
             for (int t = 0; t < 2; t++) failed |= hk_batch_begin_region(to[t], NULL, 10 * k + g) != HK_OK;
             for (int r = 0; r < nr; r++) {
@@ -354,6 +354,20 @@ int main(void)
         hk_batch_free(&b);
     }
     for (int rep = 0; rep < 3; rep++) appended_batches(&rule_sets[0]);
+    /* a first region without reads, or without haplotypes: no pairs, no offsets read */
+    for (int k = 0; k < 2; k++) {
+        hk_batch_t b;
+        hk_batch_init(&b);
+        hk_batch_set_no_text(&b, 1);
+        hk_batch_error_t e;
+        hk_status_t rc = hk_batch_begin_region(&b, NULL, 1);
+        if (!rc && k == 0) rc = hk_batch_add_hap(&b, &rule_sets[0], "ACGT", 4, &e);
+        if (!rc && k == 1) rc = hk_batch_add_read(&b, &rule_sets[0], "ACGT", "IIII", "IIII", "IIII", "++++", 4, &e);
+        if (!rc) rc = hk_batch_end_region(&b);
+        TAP_OK(rc == HK_OK && b.n_pairs == 0 && b.cells == 0, "a first region without %s: no pairs",
+               k == 0 ? "reads" : "haplotypes");
+        hk_batch_free(&b);
+    }
     large_arrays_advised();
     return TAP_DONE();
 }
