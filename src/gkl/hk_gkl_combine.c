@@ -184,14 +184,6 @@ hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
     return state == JOB_DONE ? HK_OK : HK_E_RUNTIME;
 }
 
-int hk_gkl_combine_busy(hk_gkl_combine_t *c)
-{
-    pthread_mutex_lock(&c->lock);
-    const int busy = c->leading || c->head;
-    pthread_mutex_unlock(&c->lock);
-    return busy;
-}
-
 size_t hk_gkl_combine_waiting(hk_gkl_combine_t *c)
 {
     pthread_mutex_lock(&c->lock);

@@ -45,9 +45,6 @@ hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, i
  * engine failed before b was reported (logged once by the engine; b has no
  * results). */
 HK_RESULT_USED hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b);
-/* Whether a call is being scored or waiting now (a hint: it may change at
- * once). */
-int hk_gkl_combine_busy(hk_gkl_combine_t *c);
 /* Callers waiting whose batch no call has taken yet. */
 size_t hk_gkl_combine_waiting(hk_gkl_combine_t *c);
 /* Engine calls made and batches scored so far (for tests and the trace). */
