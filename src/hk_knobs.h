@@ -60,8 +60,8 @@ extern "C" {
       "htslib: BGZF input read through htslib rather than inflated on the reader's threads") \
     X(CUDA_PIN, TUNING, 1, 0, 1, NULL, \
       "0: batches are not page-locked; the GPU's input goes through the staging buffers") \
-    X(CUDA_PACK, TUNING, 0, 0, 1, "gpu|host", \
-      "host: chunks are packed by the host's threads, not by the GPU") \
+    X(CUDA_PACK, TUNING, 0, 0, 2, "auto|gpu|host", \
+      "who packs the chunks: auto, the host for a small call and the GPU for others; gpu; host") \
     X(CUDA_PACK_READS, TUNING, 512, 1, 1000000, NULL, \
       "reads per part when the host's threads pack a chunk") \
     X(CUDA_HOST_THREADS, TUNING, 0, 1, 4, NULL, \

@@ -79,7 +79,7 @@ unsigned hk_engine_threads()
  * GPU, on the slot's high-priority stream) -> launched (once the bins are
  * back) -> collected. The device's thread plans, issues one chunk at a
  * time, launches and collects; a chunk whose arrays are pinned is staged by
- * it (a list of copies), others (PDHMM, unpinned batches, HK_CUDA_PACK=host)
+ * it (a list of copies), others (PDHMM, unpinned batches, a small call's)
  * are packed whole by the packing threads, or by this one when it has
  * nothing else to do. No thread waits for another's part of a chunk: on a
  * host whose cores are busy reading, packs split over many threads waited
@@ -105,9 +105,9 @@ struct hk_dev_run {
     bool one_stream = hk_knob(HK_KNOB_CUDA_ONE_STREAM) != 0;
     unsigned ramp = (unsigned)hk_knob(HK_KNOB_CUDA_RAMP);
     unsigned item_cols = (unsigned)hk_knob(HK_KNOB_CUDA_ITEM_COLS);   /* 0: by the chunk's size */
-    /* the GPU packs (the host stages: lists the batch's arrays for a copy)
-     * unless HK_CUDA_PACK=host */
-    bool host_pack = hk_knob(HK_KNOB_CUDA_PACK) == 1;
+    /* the GPU packs (the host stages: lists the batch's arrays for a copy),
+     * but for a small call (set with the call's extent: pack_on_host) */
+    bool host_pack = false;
     hk_workq *wq = nullptr;
     uint64_t n_planned = 0, n_issued = 0, n_launched = 0, n_collected = 0;
 
@@ -132,6 +132,19 @@ struct hk_dev_run {
     void wait_gpu();
     void finish();
 };
+
+/* Whether this device's part of the call is packed on the host: a call of
+ * at most HK_HOST_PACK_MAX_BYTES of input is (a few tens of microseconds of
+ * copying, against the GPU's packing and the round trip that brings its
+ * bins back before the kernels can be launched: the GKL library's
+ * region-sized launches, docs/PERFORMANCE.md), a larger one by the GPU
+ * (the host's packing is serial before the first chunk). HK_CUDA_PACK
+ * forces either. */
+static bool pack_on_host(const hk_extent &x)
+{
+    const long long k = hk_knob(HK_KNOB_CUDA_PACK);
+    return k == 2 || (k == 0 && x.in_total <= HK_HOST_PACK_MAX_BYTES);
+}
 
 /* The chunk limits: about 8 chunks per device for overlap, at least 1e9
  * cells each; a slot's input block at most slot_bytes (the arena's slice)
@@ -408,6 +421,7 @@ hk_status_t hk_score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_sh
         add_extent(call->b[sh.bi], sh, &run.x);
     }
     if (run.work.empty()) return HK_OK;
+    run.host_pack = pack_on_host(run.x);
     if (!d->wq) {                    /* packing threads (none when they cannot start: this one packs) */
         try { d->wq.reset(new hk_workq(hk_engine_threads() - 1)); } catch (...) { d->wq.reset(); }
     }

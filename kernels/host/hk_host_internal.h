@@ -182,6 +182,9 @@ static inline cudaError_t hk_side_join(cudaStream_t st, const hk_side *xs, const
  * read with its haplotypes needs more; and most pairs of a slot's chunk. */
 #define HK_SLOT_BYTES ((size_t)16 << 20)
 #define HK_SLOT_PAIRS (HK_SLOT_BYTES / 32)
+/* A call (one device's part) of at most this many input bytes is packed
+ * on the host (hk_device_run.cu, pack_on_host). */
+#define HK_HOST_PACK_MAX_BYTES ((size_t)256 << 10)
 
 /* A device's pinned staging memory: HK_SLOTS slices of HK_ARENA_SLICE bytes,
  * the slots' input block then their results (the redo count's 16 bytes and
