@@ -259,8 +259,23 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     }
     s->fd = -1;
     s->range_end = -1;
+    const int is_stdin = !strcmp(path, "-");
     errno = 0;
-    s->fp = hts_open(path, "r");
+    if (is_stdin) {
+        s->fp = hts_open(path, "r");
+    } else {
+        /* opened here, not by name through hts_open, which reads "##idx##"
+         * in a name as an index's and "scheme:" as a URL's: a file is read
+         * by its own name, whatever it holds */
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        hFILE *hf = fd >= 0 ? hdopen(fd, "r") : NULL;
+        if (fd >= 0 && !hf) close(fd);
+        if (hf && !(s->fp = hts_hopen(hf, path, "r"))) {
+            const int e = errno;
+            hclose_abruptly(hf);
+            errno = e;
+        }
+    }
     if (!s->fp || s->fp->is_bin) {
         char *what = s->fp ? hts_format_description(&s->fp->format) : NULL;
         if (errno == ENOEXEC || (s->fp && s->fp->is_bin)) {
@@ -289,7 +304,6 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     s->compressed = comp != no_compression;
     /* stat first: opening a FIFO again would wait for another writer */
     struct stat st;
-    const int is_stdin = !strcmp(path, "-");
     const int regular = is_stdin ? fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)
                                  : stat(path, &st) == 0 && S_ISREG(st.st_mode);
     s->streaming = !regular;

@@ -158,3 +158,14 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     [[ "$stderr" != *'hardware queues'* ]]
     $TABLE same a.json b.json
 }
+
+@test "an input is read by its own name, whatever it holds (##idx##, a URL scheme's colon)" {
+    cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" plain.txt
+    cp plain.txt 'a##idx##b.txt'
+    cp plain.txt 'data:x.txt'
+    for f in plain.txt 'a##idx##b.txt' 'data:x.txt'; do
+        run -0 hk check --backend cpu --precision double --tolerance 1e-6 "$f"
+        assert_line "pairs compared: 284"
+        assert_line "over tolerance 1e-06: 0"
+    done
+}
