@@ -285,11 +285,18 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
         return fail_open(o);
     }
     snprintf(o->tmp, len, "%.*s.%.*s%s", dirlen, dest, baselen, base, TMP_SUFFIX);
-    /* no signal between creating the file and listing it for removal */
+    /* listed for removal before the file exists: a signal that another
+     * thread takes (this one blocks them) still finds its name */
     sigset_t old_mask;
     block_signals(&old_mask);
-    int fd = mkstemp(o->tmp);
-    if (fd >= 0) o->slot = register_tmp(o->tmp);
+    o->slot = register_tmp(o->tmp);
+    int fd = o->slot ? mkstemp(o->tmp) : -1;
+    if (fd < 0 && o->slot) {
+        const int e = errno;
+        unregister_tmp(o->slot);
+        o->slot = NULL;
+        errno = e;
+    }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
