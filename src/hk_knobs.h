@@ -46,6 +46,8 @@ extern "C" {
       "1: CUDA sees every GPU, not only those the run uses (scripts/bench-startup.sh compares)") \
     X(OPEN_DELAY_MS, TESTS, 0, 0, 60000, NULL, \
       "ms added to the engine's start-up (score.bats: reading runs ahead of a slow start-up)") \
+    X(GKL_GPU_QUEUE, TESTS, 0, 0, 1000, NULL, \
+      "region-sized library calls that may wait for a busy GPU before the next goes to the CPU (gkl.bats: gathering)") \
     X(BATCH_END, TUNING, 0, 0, 1, "overlap|wait", \
       "wait: hand each batch on only once every batch before it is set") \
     X(TABLE_THREADS, TUNING, 0, 1, 256, NULL, \
@@ -77,7 +79,9 @@ extern "C" {
     X(PD_CG, TUNING, 1, 0, 1, NULL, \
       "0: PDHMM reads of constant gap qualities go to the per-row kernels") \
     X(GKL_ENGINES, TUNING, 0, 1, 4, NULL, \
-      "GPU engines the GKL-compatible library gathers calls on; 0: the built-in count")
+      "GPU engines the GKL-compatible library gathers calls on; 0: the built-in count") \
+    X(GKL_GPU_PRECISION, TUNING, 0, 0, 1, "double|config", \
+      "the library GPU's precision for mixed-precision calls: double; config, the calls' own")
 
 #define HK_KNOB_ID(NAME, FOR, DEF, MIN, MAX, WORDS, DOC) HK_KNOB_##NAME,
 typedef enum { HK_KNOBS(HK_KNOB_ID) HK_N_KNOBS } hk_knob_t;

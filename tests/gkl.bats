@@ -243,22 +243,50 @@ has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
     assert_stderr --partial "cuda on"
 }
 
-@test "gkl GPU: 16 Java threads' calls are gathered into shared GPU launches" {
+# gkl_trace LINE: the trace's counts into cpu_calls, declined, gpu_calls, launches
+gkl_trace() {
+    [[ "$1" =~ ([0-9]+)\ calls\ on\ the\ CPU\ \(([0-9]+)\ of\ them\ declined\ by\ a\ busy\ GPU\)\;\ ([0-9]+)\ on\ the\ GPU,\ in\ ([0-9]+)\ engine\ calls ]] ||
+        fail "no trace line: $1"
+    cpu_calls=${BASH_REMATCH[1]} declined=${BASH_REMATCH[2]} gpu_calls=${BASH_REMATCH[3]} launches=${BASH_REMATCH[4]}
+}
+
+@test "gkl GPU: 16 Java threads: a call finding both engines busy is scored on the CPU; results agree" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    for backend in cuda; do
-        printf '{"engine": {"backend": "%s"}}\n' "$backend" > "$BATS_TEST_TMPDIR/gpu.json"
-        HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
-            threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
-        echo "$backend: $output"; echo "$stderr" | grep -v 'trace engine'
-        assert_success
-        line=$(grep 'haplik: trace gkl:' <<< "$stderr" | tail -1)
-        [[ "$line" =~ ([0-9]+)\ calls\ on\ the\ CPU\;\ ([0-9]+)\ on\ the\ GPU,\ in\ ([0-9]+)\ engine\ calls ]] \
-            || fail "no trace line: $stderr"
-        gpu_calls=${BASH_REMATCH[2]} launches=${BASH_REMATCH[3]}
-        [ "$gpu_calls" -gt 0 ] || fail "$backend: no call went to the GPU: $line"
-        [ "$launches" -lt "$gpu_calls" ] || fail "$backend: no calls were gathered: $line"
-    done
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
+    HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
+        threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
+    echo "$output"; echo "$stderr" | grep -v 'trace engine'
+    assert_success
+    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    [ "$gpu_calls" -gt 0 ] || fail "no call went to the GPU"
+    [ "$declined" -gt 0 ] && [ "$cpu_calls" -ge "$declined" ] || fail "no call was declined to the CPU"
+    [ "$launches" -eq "$gpu_calls" ] || fail "region-sized calls waited to be gathered ($launches launches)"
+}
+
+@test "gkl GPU: auto, one Java thread: its region-sized calls go to the free GPU" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    HK_TRACE=1 run --separate-stderr harness gkl_pairhmm_omp replay \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed 1e-5
+    echo "$output"; echo "$stderr" | grep -v 'trace engine'
+    assert_success
+    assert_stderr --partial "in double"
+    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    [ "$cpu_calls" -eq 0 ] && [ "$gpu_calls" -gt 0 ] || fail "expected every call on the GPU"
+}
+
+@test "gkl GPU: with a queue allowed (HK_GKL_GPU_QUEUE), 16 Java threads' calls are gathered into shared launches" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
+    HK_GKL_GPU_QUEUE=1000 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
+        gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
+    echo "$output"; echo "$stderr" | grep -v 'trace engine'
+    assert_success
+    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    [ "$gpu_calls" -gt 0 ] && [ "$cpu_calls" -eq 0 ] || fail "expected every call on the GPU"
+    [ "$launches" -lt "$gpu_calls" ] || fail "no calls were gathered"
 }
 
 @test "haplik-gatk-libs: the folder it prepares serves HaplotypeCaller's Pair-HMM classes" {

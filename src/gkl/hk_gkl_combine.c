@@ -29,7 +29,8 @@ struct hk_gkl_combine {
     job_t          *head, *tail;
     int             leading; /* leaders in the scorer, at most n_lanes */
     int             n_lanes;
-    size_t          calls, batches;
+    size_t          queued;  /* jobs in the queue */
+    size_t          calls, batches, declined;
     lane_t          lane[HK_GKL_COMBINE_MAX_CTX];
 };
 
@@ -93,6 +94,7 @@ static job_t **take_jobs(hk_gkl_combine_t *c, size_t *n)
         taken[k]->state = JOB_TAKEN;
     }
     if (!c->head) c->tail = NULL;
+    c->queued -= count;
     taken[count] = NULL;
     *n = count;
     return taken;
@@ -146,6 +148,7 @@ static void lead(hk_gkl_combine_t *c)
         job_t *j = c->head;
         c->head = j->next;
         if (!c->head) c->tail = NULL;
+        c->queued--;
         j->state = JOB_FAILED;
         return;
     }
@@ -165,10 +168,16 @@ static void lead(hk_gkl_combine_t *c)
     pthread_cond_broadcast(&c->wake);
 }
 
-hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
+hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b, size_t queue_max)
 {
     job_t job = { .b = b, .state = JOB_PENDING, .next = NULL };
     pthread_mutex_lock(&c->lock);
+    if (c->leading == c->n_lanes && c->queued >= queue_max) {   /* the caller scores b itself */
+        c->declined++;
+        pthread_mutex_unlock(&c->lock);
+        return HK_E_NODEV;
+    }
+    c->queued++;
     if (c->tail) c->tail->next = &job;
     else c->head = &job;
     c->tail = &job;
@@ -187,16 +196,16 @@ hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b)
 size_t hk_gkl_combine_waiting(hk_gkl_combine_t *c)
 {
     pthread_mutex_lock(&c->lock);
-    size_t n = 0;
-    for (const job_t *j = c->head; j; j = j->next) n++;
+    const size_t n = c->queued;
     pthread_mutex_unlock(&c->lock);
     return n;
 }
 
-void hk_gkl_combine_counts(hk_gkl_combine_t *c, size_t *calls, size_t *batches)
+void hk_gkl_combine_counts(hk_gkl_combine_t *c, size_t *calls, size_t *batches, size_t *declined)
 {
     pthread_mutex_lock(&c->lock);
     *calls = c->calls;
     *batches = c->batches;
+    if (declined) *declined = c->declined;
     pthread_mutex_unlock(&c->lock);
 }

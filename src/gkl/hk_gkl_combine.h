@@ -41,14 +41,18 @@ typedef hk_status_t (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n
  * bad n_ctx. */
 hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs);
 /* Score b (its lk[]) together with whatever other threads submit meanwhile;
- * returns when b's results are final. HK_OK, or HK_E_RUNTIME when the
- * engine failed before b was reported (logged once by the engine; b has no
+ * returns when b's results are final. HK_OK; HK_E_NODEV, at once, when
+ * every context is busy and queue_max callers already wait (SIZE_MAX: b
+ * always waits; the caller then scores b itself, for a small batch sooner
+ * on its own core than after a whole launch); HK_E_RUNTIME when the engine
+ * failed before b was reported (logged once by the engine; b has no
  * results). */
-HK_RESULT_USED hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b);
+HK_RESULT_USED hk_status_t hk_gkl_combine_score(hk_gkl_combine_t *c, hk_batch_t *b, size_t queue_max);
 /* Callers waiting whose batch no call has taken yet. */
 size_t hk_gkl_combine_waiting(hk_gkl_combine_t *c);
-/* Engine calls made and batches scored so far (for tests and the trace). */
-void hk_gkl_combine_counts(hk_gkl_combine_t *c, size_t *calls, size_t *batches);
+/* Engine calls made, batches scored and calls declined so far (for tests
+ * and the trace; declined may be NULL). */
+void hk_gkl_combine_counts(hk_gkl_combine_t *c, size_t *calls, size_t *batches, size_t *declined);
 /* No call may be in progress. Accepts NULL. */
 void hk_gkl_combine_close(hk_gkl_combine_t *c);
 

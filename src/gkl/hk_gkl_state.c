@@ -40,6 +40,7 @@ static int cpu_precision;            /* the config's own precision (useDouble ov
 static atomic_int use_double;        /* GKL's globals: the last initNative's */
 static atomic_int max_threads = 1;
 static atomic_int gpu_failed;        /* given up after a failure (warned once) */
+static size_t small_queue_max;       /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
 static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
@@ -70,6 +71,11 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
      * another (a later initNative's useDouble) go to the CPU */
     if (dbl) cfg.model.precision = HK_PREC_DOUBLE;
     gpu_precision = cfg.model.precision;
+    /* the engine scores mixed-precision calls in double: a region-sized
+     * launch's double tiles finished in half the time of the float ones
+     * (docs/PERFORMANCE.md); the CPU's calls keep cpu_precision */
+    if (gpu_precision == HK_PREC_MIXED && hk_knob(HK_KNOB_GKL_GPU_PRECISION) != 1) cfg.model.precision = HK_PREC_DOUBLE;
+    small_queue_max = (size_t)hk_knob(HK_KNOB_GKL_GPU_QUEUE);
     gpu = NULL;
     combine = NULL;
     atomic_store(&gpu_failed, 0);
@@ -104,7 +110,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
              * open */
             void *ctx[HK_GKL_COMBINE_MAX_CTX] = { e };
             const long long want = hk_knob(HK_KNOB_GKL_ENGINES);
-            const int n_engines = want ? (int)want : cfg.backend == HK_BACKEND_CUDA ? HK_GKL_GPU_ENGINES : 1;
+            const int n_engines = want ? (int)want : HK_GKL_GPU_ENGINES;
             n_more_gpu = 0;
             while (1 + n_more_gpu < n_engines && hk_engine_start(&cfg, &more_gpu[n_more_gpu]) == HK_OK) {
                 hk_engine_share_contexts(more_gpu[n_more_gpu]);   /* closed before e, which resets them */
@@ -128,10 +134,11 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
 static void close_state(void)
 {
     if (hk_log_tracing()) {
-        size_t calls = 0, batches = 0;
-        if (combine) hk_gkl_combine_counts(combine, &calls, &batches);
-        fprintf(stderr, "haplik: trace gkl: %llu calls on the CPU; %llu on the GPU, in %zu engine calls\n",
-                (unsigned long long)atomic_load(&on_cpu), (unsigned long long)atomic_load(&on_gpu), calls);
+        size_t calls = 0, batches = 0, declined = 0;
+        if (combine) hk_gkl_combine_counts(combine, &calls, &batches, &declined);
+        fprintf(stderr, "haplik: trace gkl: %llu calls on the CPU (%zu of them declined by a busy GPU); %llu on the "
+                "GPU, in %zu engine calls\n", (unsigned long long)atomic_load(&on_cpu), declined,
+                (unsigned long long)atomic_load(&on_gpu), calls);
         const double t_call = 1e-9 * (double)atomic_load(&ns_call), t_score = 1e-9 * (double)atomic_load(&ns_score);
         fprintf(stderr, "haplik: trace gkl: %.3f s in the calls, %.3f s of it scoring: the JNI layer's share %.1f %%\n",
                 t_call, t_score, t_call > 0 ? 100 * (t_call - t_score) / t_call : 0.0);
@@ -155,9 +162,11 @@ static void announce(int dbl, int threads)
     if (gpu) {
         const char *const *names;
         const int n = hk_engine_devices(gpu, &names);
-        hk_log_notice("Pair-HMM %s: cuda on %d GPU%s (%s), cpu %s x %d thread%s for small calls; %s",
-                      PACKAGE_VERSION, n, n == 1 ? "" : "s", n ? names[0] : "?", hk_model_cpu_pass(),
-                      threads, threads == 1 ? "" : "s", prec);
+        hk_log_notice("Pair-HMM %s: cuda on %d GPU%s (%s%s), cpu %s x %d thread%s beside it; %s",
+                      PACKAGE_VERSION, n, n == 1 ? "" : "s", n ? names[0] : "?",
+                      cfg.model.precision == HK_PREC_DOUBLE && !dbl && cpu_precision != HK_PREC_DOUBLE ? ", in double"
+                                                                                                      : "",
+                      hk_model_cpu_pass(), threads, threads == 1 ? "" : "s", prec);
     } else {
         hk_log_notice("Pair-HMM %s: cpu %s x %d thread%s; %s", PACKAGE_VERSION, hk_model_cpu_pass(),
                       threads, threads == 1 ? "" : "s", prec);
@@ -226,16 +235,17 @@ hk_seq_rules_t hk_gkl_seq_rules(void)
     return hk_model_seq_rules(&cfg.model);
 }
 
-/* Whether b goes to the GPU: always with engine.backend cuda (calls made at
- * once are gathered into shared launches); with auto only a call big enough
- * alone. Gathering HaplotypeCaller's region-sized calls measured slower than
- * the CPU passes on the same host (docs/PERFORMANCE.md), so auto leaves them
- * on the CPU. */
-static int worth_gpu(const hk_batch_t *b, int precision, int threads)
+/* Whether b goes to the GPU (hk_gkl_state.h), and how many calls it may
+ * wait behind there (*queue_max). */
+static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *queue_max)
 {
     if (!gpu || atomic_load(&gpu_failed) || precision != gpu_precision) return 0;
-    return cfg.backend == HK_BACKEND_CUDA ||
-           b->cells >= HK_GKL_GPU_MIN_CELLS_PER_THREAD * (uint64_t)threads;
+    if (b->cells >= HK_GKL_GPU_MIN_CELLS_PER_THREAD * (uint64_t)threads) {
+        *queue_max = SIZE_MAX;
+        return 1;
+    }
+    *queue_max = small_queue_max;
+    return 1;
 }
 
 /* The threads a call is scored on: maxThreads, fewer where each would get
@@ -255,10 +265,11 @@ hk_status_t hk_gkl_score(hk_batch_t *b)
     const int threads = atomic_load(&max_threads);
     const double t0 = tracing ? hk_log_now() : 0;
     hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
-    if (worth_gpu(b, m.precision, threads)) {
-        if ((rc = hk_gkl_combine_score(combine, b)) == HK_OK) {
+    size_t queue_max;
+    if (gpu_route(b, m.precision, threads, &queue_max)) {
+        if ((rc = hk_gkl_combine_score(combine, b, queue_max)) == HK_OK) {
             if (tracing) atomic_fetch_add(&on_gpu, 1);
-        } else if (!atomic_exchange(&gpu_failed, 1)) {
+        } else if (rc != HK_E_NODEV && !atomic_exchange(&gpu_failed, 1)) {
             hk_log_notice("warning: the GPU failed (the error is above); scoring on the CPU from now on");
         }
     }

@@ -15,21 +15,20 @@
 #include "hk_batch.h"
 #include "hk_config.h"
 
-/* Where a call goes with engine.backend auto and a usable GPU: to the GPU
- * when other calls are in progress at the same time (they are gathered into
- * shared launches) or when it has at least this many cells per CPU thread
- * it would otherwise get (about 1.5 ms of one core's vector pass); else to
- * the CPU, where a lone small call is done sooner than a GPU round trip.
- * engine.backend cuda sends every call to the GPU (README, "haplik inside
+/* Where a call goes where a GPU is usable (engine.backend auto or cuda). A
+ * large call, at least this many cells per CPU thread it would otherwise
+ * get (about 1.5 ms of one core's vector pass), goes to the GPU and waits
+ * for a free engine, gathered with the calls that wait with it. A
+ * region-sized call goes to the GPU only when an engine is free at once;
+ * else its own thread scores it on the CPU. Such a launch lasts about
+ * 0.1 ms, bound by its kernels' latency, so waiting out another launch
+ * first took as long as the CPU pass (docs/PERFORMANCE.md, "haplik inside
  * HaplotypeCaller"). */
 #define HK_GKL_GPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 22)
 
-/* GPU engines the combiner leads calls on with engine.backend cuda (auto
- * opens one; HK_GKL_ENGINES in a tuning build chooses another count): each
- * has its own streams and staging memory, so a group of calls is launched
- * while another group's kernels run; region-sized launches last as long as
- * their kernels' latency (docs/PERFORMANCE.md, "haplik inside
- * HaplotypeCaller"). */
+/* GPU engines the combiner leads calls on (HK_GKL_ENGINES in a tuning build
+ * chooses another count): each has its own streams and staging memory
+ * (160 MB pinned), so one call is launched while another's kernels run. */
 #define HK_GKL_GPU_ENGINES 2
 
 /* A call on the CPU gets one thread per this many cells, up to maxThreads:

@@ -77,7 +77,7 @@ static void *worker(void *p)
     worker_arg_t *a = p;
     for (int k = a->first; k < a->first + a->n; k++) {
         for (size_t i = 0; i < batches[k].n_pairs; i++) batches[k].lk[i] = NAN;
-        if (hk_gkl_combine_score(a->c, &batches[k])) a->failures++;
+        if (hk_gkl_combine_score(a->c, &batches[k], SIZE_MAX)) a->failures++;
     }
     return NULL;
 }
@@ -149,6 +149,28 @@ static hk_status_t two_lane_score(void *e, hk_batch_t *const *b, size_t n, hk_en
     return rc;
 }
 
+/* Scorer 5: its first call stays in the scorer until held_release is set. */
+static atomic_int held_calls, held_inside, held_release;
+static hk_status_t held_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
+{
+    if (atomic_fetch_add(&held_calls, 1) == 0) {
+        atomic_store(&held_inside, 1);
+        while (!atomic_load(&held_release)) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    return engine_score(e, b, n, done, arg);
+}
+
+static size_t held_queue_max;
+static void *score_one(void *p)
+{
+    worker_arg_t *a = p;
+    if (hk_gkl_combine_score(a->c, &batches[a->first], held_queue_max)) a->failures++;
+    return NULL;
+}
+
 /* Scorer 3: fails every call without reporting a batch. */
 static hk_status_t failing_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
@@ -181,14 +203,14 @@ int main(void)
     TAP_OK(run_threads(c, THREADS, PER_THREAD) == 0, "%d threads x %d calls: none failed", THREADS, PER_THREAD);
     TAP_OK(same_as_alone(n), "%zu pairs of %d batches: combined results equal each batch scored alone", total_pairs, n);
     size_t calls, done;
-    hk_gkl_combine_counts(c, &calls, &done);
+    hk_gkl_combine_counts(c, &calls, &done, NULL);
     TAP_OK(done == (size_t)n && calls >= 1 && calls <= (size_t)n, "%zu batches in %zu engine calls", done, calls);
     hk_gkl_combine_close(c);
 
     /* 2: the gathering, made certain */
     gated = hk_gkl_combine_open(gated_score, &ctx, 1, (size_t)-1);
     TAP_OK(run_threads(gated, THREADS, 1) == 0, "gated: %d threads, one call each", THREADS);
-    hk_gkl_combine_counts(gated, &calls, &done);
+    hk_gkl_combine_counts(gated, &calls, &done, NULL);
     TAP_OK(calls == 2 && biggest_call == THREADS - 1,
            "the %d callers that waited went in one engine call (calls %zu, largest %zu regions)", THREADS - 1, calls,
            biggest_call);
@@ -199,7 +221,7 @@ int main(void)
     atomic_store(&gated_calls, 0);
     biggest_call = 0;
     TAP_OK(run_threads(gated, THREADS, 1) == 0 && same_as_alone(THREADS), "max_pairs 1: all scored");
-    hk_gkl_combine_counts(gated, &calls, &done);
+    hk_gkl_combine_counts(gated, &calls, &done, NULL);
     TAP_OK(calls == THREADS && biggest_call == 1, "max_pairs 1: %zu calls of at most %zu region", calls, biggest_call);
     hk_gkl_combine_close(gated);
 
@@ -219,6 +241,39 @@ int main(void)
     TAP_OK(hk_gkl_combine_open(engine_score, two, 0, 1) == NULL &&
            hk_gkl_combine_open(engine_score, two, HK_GKL_COMBINE_MAX_CTX + 1, 1) == NULL,
            "no context, or more than %d: refused", HK_GKL_COMBINE_MAX_CTX);
+
+    /* 2c: a bounded queue: with the one context busy and queue_max callers
+     * waiting, a call is declined at once and its batch left alone */
+    for (size_t queue_max = 0; queue_max <= 1; queue_max++) {
+        c = hk_gkl_combine_open(held_score, &ctx, 1, (size_t)-1);
+        atomic_store(&held_calls, 0);
+        atomic_store(&held_inside, 0);
+        atomic_store(&held_release, 0);
+        held_queue_max = queue_max;
+        pthread_t t[2];
+        worker_arg_t a[2] = { { c, 0, 1, 0 }, { c, 1, 1, 0 } };
+        pthread_create(&t[0], NULL, score_one, &a[0]);
+        while (!atomic_load(&held_inside)) nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+        if (queue_max) {
+            pthread_create(&t[1], NULL, score_one, &a[1]);
+            while (hk_gkl_combine_waiting(c) < 1) nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+        }
+        hk_batch_t *third = &batches[2];
+        for (size_t i = 0; i < third->n_pairs; i++) third->lk[i] = NAN;
+        const hk_status_t rc = hk_gkl_combine_score(c, third, queue_max);
+        int untouched = 1;
+        for (size_t i = 0; i < third->n_pairs; i++) untouched &= isnan(third->lk[i]);
+        atomic_store(&held_release, 1);
+        pthread_join(t[0], NULL);
+        if (queue_max) pthread_join(t[1], NULL);
+        size_t declined;
+        hk_gkl_combine_counts(c, &calls, &done, &declined);
+        TAP_OK(rc == HK_E_NODEV && untouched && declined == 1, "queue_max %zu, the context busy: a call is declined, "
+               "its results untouched (rc %d, declined %zu)", queue_max, (int)rc, declined);
+        TAP_OK(a[0].failures + a[1].failures == 0 && done == 1 + queue_max && same_as_alone(1 + (int)queue_max),
+               "queue_max %zu: the calls taken were scored (%zu)", queue_max, done);
+        hk_gkl_combine_close(c);
+    }
 
     /* 3: a failing engine: every caller hears it, none hangs */
     c = hk_gkl_combine_open(failing_score, &ctx, 1, 1000);
