@@ -13,6 +13,8 @@
 #                GKL's AVX library vs haplik on the CPU
 #   gpu          GKL's OpenMP library, one object with maxThreads 16, vs haplik with the
 #                GPU on and 16 Java threads (each its own object, maxThreads 1)
+#   hc1, hc4     HaplotypeCaller's defaults on a GPU host: 1 or 4 Java threads, maxThreads 4,
+#                GKL's OpenMP library vs haplik's default configuration (auto: the GPU on)
 #   overhead     the JNI layer's copies (KIT's copy-only binding: every holder's arrays in,
 #                a result per pair out, no scoring) as a fraction of haplik's 1-thread call
 #   check        both libraries score every region once: the largest |difference|
@@ -98,6 +100,7 @@ if [ ! -e "$DUMP" ]; then
 fi
 printf '{"engine": {"backend": "cpu"}}\n' >"$OUT_DIR/cpu.json"
 printf '{"engine": {"backend": "cuda"}}\n' >"$OUT_DIR/cuda.json"
+printf '{}\n' >"$OUT_DIR/default.json"
 
 # run NAME LIBDIR LIBRARY CONFIG ARGS...: one JVM; its line of key=value pairs in NAME.log
 run() {
@@ -172,6 +175,20 @@ for row in ${ROWS//,/ }; do
             grep 'trace gkl' "$OUT_DIR/gpu-haplik-trace.log" >"$OUT_DIR/gpu-haplik-trace.txt" || true
             rm -f "$OUT_DIR/gpu-haplik-trace.log"
             sed 's/^/#   haplik (traced run): /' "$OUT_DIR/gpu-haplik-trace.txt" >>"$table" ;;
+        hc1|hc4)
+            if ! nvidia-smi -L >/dev/null 2>&1; then
+                echo "$row       skipped: no GPU here (nvidia-smi -L)" >>"$table"
+                continue
+            fi
+            n=${row#hc}
+            G=() H=()
+            for ((k = 1; k <= REPS; k++)); do
+                G+=("$(run "$row-gkl-$k" "$GKL_DIR" gkl_pairhmm_omp "" --threads "$n" --max-threads 4 "${timed[@]}" |
+                    field pairs_per_s)")
+                H+=("$(run "$row-haplik-$k" "$HK_DIR" gkl_pairhmm_omp "$OUT_DIR/default.json" --threads "$n" \
+                    --max-threads 4 "${timed[@]}" | field pairs_per_s)")
+            done
+            row_line "$row" "OMP, $n Java thread(s) x 4" "default, $n Java thread(s) x 4" ;;
         overhead)
             C=() P=()
             for ((k = 1; k <= REPS; k++)); do
@@ -190,7 +207,7 @@ for row in ${ROWS//,/ }; do
             paste -d' ' "$OUT_DIR/check-gkl.txt" "$OUT_DIR/check-haplik.txt" | awk '
                 { d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d; n++ }
                 END { printf "%-9s %d pairs: largest |GKL - haplik| = %.3g (log10)\n", "check", n, m }' >>"$table" ;;
-        *) die "--rows: unknown row '$row' (t1, t4, t16, gpu, overhead, check)" ;;
+        *) die "--rows: unknown row '$row' (t1, t4, t16, gpu, hc1, hc4, overhead, check)" ;;
     esac
 done
 cat "$table"

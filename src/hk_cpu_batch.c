@@ -44,6 +44,7 @@ typedef struct {
     const pair_ref_t    *order;       /* float pairs, then double ones, each part sorted */
     size_t               n_float;     /* pairs scored in float first */
     size_t               n_double;    /* pairs scored in double from the start */
+    size_t               float_size, double_size;   /* pairs a group: the pass's lanes, or fewer (below) */
     size_t               float_groups, n_groups;
     atomic_size_t        next;        /* groups taken */
     atomic_ullong        recomputed;
@@ -224,18 +225,18 @@ static void *score_worker(void *arg)
     w.ws = tm->ws;
     w.gap_rows = tm->gap_rows;
     w.diag = tm->diag;
-    const int nf = job->pass->n_float, nd = job->pass->n_double;
+    const size_t nf = job->float_size, nd = job->double_size;
     for (;;) {
         const size_t t = atomic_fetch_add(&job->next, 1);
         if (t >= job->n_groups) break;
         const size_t k = job->n_groups - 1 - t;     /* largest first */
         if (k < job->float_groups) {
-            const size_t p0 = k * (size_t)nf;
-            const size_t n = job->n_float - p0 < (size_t)nf ? job->n_float - p0 : (size_t)nf;
+            const size_t p0 = k * nf;
+            const size_t n = job->n_float - p0 < nf ? job->n_float - p0 : nf;
             run_float(job, &w, job->order + p0, (int)n);
         } else {
-            const size_t p0 = (k - job->float_groups) * (size_t)nd;
-            const size_t n = job->n_double - p0 < (size_t)nd ? job->n_double - p0 : (size_t)nd;
+            const size_t p0 = (k - job->float_groups) * nd;
+            const size_t n = job->n_double - p0 < nd ? job->n_double - p0 : nd;
             run_double(job, &w, job->order + job->n_float + p0, (int)n);
         }
     }
@@ -564,9 +565,25 @@ hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthread
     if (!order) { hk_log_error("out of memory scoring a batch"); return HK_E_NOMEM; }
     job.order = order;
     job.n_double = n - job.n_float;
-    const size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
+    size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
     job.float_groups = (job.n_float + nf - 1) / nf;
     job.n_groups = job.float_groups + (job.n_double + nd - 1) / nd;
+    if (nthreads > 1 && job.n_groups < (size_t)nthreads) {
+        /* fewer groups than threads (a HaplotypeCaller region on maxThreads
+         * threads): smaller groups, one a thread; a group is one thread's,
+         * and 17 pairs in groups of 16 left all but two of four threads idle
+         * (docs/PERFORMANCE.md); the anti-diagonal pass scores a small
+         * group's pairs as fast each */
+        const size_t t = (size_t)nthreads;
+        nf = (job.n_float + t - 1) / t;
+        nd = (job.n_double + t - 1) / t;
+        if (nf < 1) nf = 1;
+        if (nd < 1) nd = 1;
+        job.float_groups = (job.n_float + nf - 1) / nf;
+        job.n_groups = job.float_groups + (job.n_double + nd - 1) / nd;
+    }
+    job.float_size = nf;
+    job.double_size = nd;
     atomic_init(&job.next, 0);
     atomic_init(&job.recomputed, 0);
     atomic_init(&job.failed, 0);

@@ -80,6 +80,8 @@ extern "C" {
       "0: PDHMM reads of constant gap qualities go to the per-row kernels") \
     X(GKL_ENGINES, TUNING, 0, 1, 4, NULL, \
       "GPU engines the GKL-compatible library gathers calls on; 0: the built-in count") \
+    X(GKL_GPU_MIN_KCELLS, TUNING, 0, 0, 1000000, NULL, \
+      "region-sized library calls go to the GPU only with at least this many K cells per CPU thread") \
     X(GKL_GPU_PRECISION, TUNING, 0, 0, 1, "double|config", \
       "the library GPU's precision for mixed-precision calls: double; config, the calls' own")
 

@@ -14,4 +14,9 @@
  * size 0 gives every call the same argument. Returns when all have returned. */
 void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n);
 
+/* From now on, idle workers and waiting callers spin (yielding) for ns
+ * nanoseconds before they sleep; 0, the default, not at all. For callers
+ * whose calls are short and close together (see hk_threads.c). */
+void hk_threads_set_spin(long ns);
+
 #endif

@@ -5,6 +5,7 @@
 #include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_model.h"
+#include "hk_threads.h"
 #include "config.h"
 
 #include <pthread.h>
@@ -67,6 +68,9 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
     }
     cpu_precision = cfg.model.precision;
     cpu_threshold = cfg.model.float_threshold;
+    /* HaplotypeCaller's calls are a region each, a fraction of a millisecond
+     * apart: its maxThreads threads wait for the next one awake */
+    hk_threads_set_spin(HK_GKL_POOL_SPIN_NS);
     /* the GPU scores in the first initNative's precision; calls made in
      * another (a later initNative's useDouble) go to the CPU */
     if (dbl) cfg.model.precision = HK_PREC_DOUBLE;
@@ -235,6 +239,16 @@ hk_seq_rules_t hk_gkl_seq_rules(void)
     return hk_model_seq_rules(&cfg.model);
 }
 
+/* The threads a call is scored on: maxThreads, fewer where each would get
+ * less than HK_GKL_CPU_MIN_CELLS_PER_THREAD (waking a pool thread and
+ * waiting for it costs more than it saves on a small region). */
+static int cpu_threads(const hk_batch_t *b, int threads)
+{
+    const uint64_t most = b->cells / HK_GKL_CPU_MIN_CELLS_PER_THREAD;
+    if ((uint64_t)threads > most) threads = most > 1 ? (int)most : 1;
+    return threads;
+}
+
 /* Whether b goes to the GPU (hk_gkl_state.h), and how many calls it may
  * wait behind there (*queue_max). */
 static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *queue_max)
@@ -245,17 +259,7 @@ static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *qu
         return 1;
     }
     *queue_max = small_queue_max;
-    return 1;
-}
-
-/* The threads a call is scored on: maxThreads, fewer where each would get
- * less than HK_GKL_CPU_MIN_CELLS_PER_THREAD (waking a pool thread and
- * waiting for it costs more than it saves on a small region). */
-static int cpu_threads(const hk_batch_t *b, int threads)
-{
-    const uint64_t most = b->cells / HK_GKL_CPU_MIN_CELLS_PER_THREAD;
-    if ((uint64_t)threads > most) threads = most > 1 ? (int)most : 1;
-    return threads;
+    return b->cells / (uint64_t)cpu_threads(b, threads) >= (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
 }
 
 hk_status_t hk_gkl_score(hk_batch_t *b)

@@ -37,6 +37,10 @@
  * of a millisecond of one core's vector pass). */
 #define HK_GKL_CPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 18)
 
+/* How long the CPU pool's threads stay awake for the next call (hk_threads.h):
+ * waking a sleeping thread took as long as scoring a region (0.09-0.14 ms). */
+#define HK_GKL_POOL_SPIN_NS 200000L
+
 /* Take a reference for an initNative, creating the state on the first:
  * reads the file named by HAPLIK_GKL_CONFIG (if set) and opens the engine.
  * Returns HK_OK, or the failure with the reason in why (the config, the

@@ -5,6 +5,7 @@
 #include "hk_numfmt.h"
 #include "hk_reader.h"
 #include "hk_log.h"
+#include "hk_threads.h"
 #include "tap.h"
 
 #include <math.h>
@@ -275,14 +276,14 @@ static double score_one(const hk_model_t *m, const hk_batch_t *b, size_t rk, siz
  * float threshold (recomputed in double lanes); A-only reads against C-only
  * haplotypes at Q60, beyond GATK's double range (rescued); a read longer than
  * HK_MIXED_FLOAT_MAX_READ now and then (double from the start in mixed). */
-static int build_pass_batch(hk_batch_t *b, const hk_model_t *m, unsigned seed)
+static int build_pass_batch(hk_batch_t *b, const hk_model_t *m, unsigned seed, int n_regions)
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
 #define RND() rnd(&seed)
     static char rb[900], q[900], gi[900], gd[900], gc[900], hb[400];
     hk_batch_error_t bad;
     int ok = 1;
-    for (int region = 0; region < 24 && ok; region++) {
+    for (int region = 0; region < n_regions && ok; region++) {
         const int hopeless = region % 4 == 3, long_read = region % 8 == 5;
         ok &= hk_batch_begin_region(b, NULL, region + 1) == 0;
         const int n_haps = 1 + (int)(RND() % 11), n_reads = 1 + (int)(RND() % 6);
@@ -321,7 +322,7 @@ static void test_passes_bit_identical(void)
         hk_model_t m = model(precision);
         hk_batch_t b;
         hk_batch_init(&b);
-        int ok = build_pass_batch(&b, &m, 777u + (unsigned)precision);
+        int ok = build_pass_batch(&b, &m, 777u + (unsigned)precision, 24);
         ok &= hk_model_set_cpu_pass("scalar") == 0;
         ok &= ok && hk_model_score_batch(&m, &b, 1) == 0;
         const size_t n = b.n_pairs;
@@ -387,6 +388,54 @@ static void test_passes_bit_identical(void)
     TAP_OK(hk_model_set_cpu_pass(was) == 0, "the CPU pass %s is back", was);
 }
 
+/* A region of fewer pairs than a pass's lanes times the threads (a
+ * HaplotypeCaller call on maxThreads threads) is cut into smaller groups, one
+ * per thread: the same bits as one thread, in every pass. */
+static void test_small_batch_threads(void)
+{
+    static const char *const names[] = { "scalar", "sse2", "avx2", "avx512" };
+    const char *was = hk_model_cpu_pass();
+    hk_model_t m = model(HK_PREC_MIXED);
+    hk_batch_t b;
+    hk_batch_init(&b);
+    int ok = 1;
+    for (unsigned seed = 1; ok && (b.n_pairs < 5 || b.n_pairs > 24); seed++) {   /* 5-24 pairs: 1-3 groups of 8 */
+        hk_batch_free(&b);
+        hk_batch_init(&b);
+        ok = build_pass_batch(&b, &m, seed, 1);
+    }
+    const size_t n = b.n_pairs;
+    double *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+    ok &= ref && got;
+    for (size_t k = 0; ok && k < sizeof names / sizeof names[0]; k++) {
+        if (hk_model_set_cpu_pass(names[k])) {
+            TAP_OK(1, "%s pass, a %zu-pair region on 4 threads # SKIP this CPU does not run it", names[k], n);
+            TAP_OK(1, "%s pass, the same with spinning workers # SKIP this CPU does not run it", names[k]);
+            continue;
+        }
+        int scored = hk_model_score_batch(&m, &b, 1) == 0;
+        memcpy(ref, b.lk, n * sizeof *ref);
+        /* the pool's threads sleeping between calls, then spinning (the GKL library's) */
+        for (long spin = 0; spin <= 200000; spin += 200000) {
+            hk_threads_set_spin(spin);
+            int same = 1;
+            for (int call = 0; call < 20; call++) {
+                for (size_t i = 0; i < n; i++) b.lk[i] = NAN;
+                scored &= hk_model_score_batch(&m, &b, 4) == 0;
+                memcpy(got, b.lk, n * sizeof *got);
+                same &= memcmp(ref, got, n * sizeof *ref) == 0;
+            }
+            TAP_OK(scored && same, "%s pass: a %zu-pair region on 4 threads, 20 calls, workers spinning %ld ns: "
+                   "one thread's bits", names[k], n, spin);
+        }
+        hk_threads_set_spin(0);
+    }
+    TAP_OK(ok && hk_model_set_cpu_pass(was) == 0, "the CPU pass %s is back", was);
+    free(ref);
+    free(got);
+    hk_batch_free(&b);
+}
+
 /* Where read length times haplotype-length bucket has too many values for
  * one counting sort (a 2100-base read against 4200-base haplotypes), the
  * batch is ordered in two (526 class-and-bucket keys x 2101 read lengths >
@@ -398,7 +447,7 @@ static void test_two_pass_order(void)
     const hk_seq_rules_t rules = hk_model_seq_rules(&m);
     hk_batch_t b;
     hk_batch_init(&b);
-    int ok = build_pass_batch(&b, &m, 4242u);
+    int ok = build_pass_batch(&b, &m, 4242u, 24);
     enum { RL = 2100, HL = 4200 };
     static char rb[RL], q[RL], gi[RL], gd[RL], gc[RL], hb[HL];
     unsigned seed = 99;
@@ -735,6 +784,7 @@ int main(void)
     test_underflow_pair();
     test_lanes_vs_scalar();
     test_passes_bit_identical();
+    test_small_batch_threads();
     test_two_pass_order();
     test_gap_summary();
     test_rescue();
