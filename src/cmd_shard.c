@@ -24,11 +24,13 @@
 #include <unistd.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/hfile.h>
 #include <htslib/kstring.h>
 
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
+#include "hk_source.h"
 
 #define SHARD_DEFAULT_WINDOW 100000 /* bp: cut grid inside long contigs */
 #define SHARD_MAX_N          1000000
@@ -71,7 +73,9 @@ HK_RESULT_USED static hk_status_t shard_parse_i64(const char *s, int64_t lo, int
  * (logged with file:line; HK_E_NOMEM: out of memory). */
 HK_RESULT_USED static hk_status_t shard_read_fai(const char *fn, shard_genome_t *g)
 {
-    BGZF *fp = bgzf_open(fn, "r"); /* plain text, gzip or BGZF */
+    hFILE *hf = hk_source_hopen(fn);
+    BGZF *fp = hf ? bgzf_hopen(hf, "r") : NULL; /* plain text, gzip or BGZF */
+    if (hf && !fp) hclose_abruptly(hf);
     if (!fp) {
         hk_log_error("%s: cannot open: %s", fn, strerror(errno ? errno : EIO));
         return HK_E_INPUT;

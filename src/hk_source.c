@@ -261,20 +261,11 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     s->range_end = -1;
     const int is_stdin = !strcmp(path, "-");
     errno = 0;
-    if (is_stdin) {
-        s->fp = hts_open(path, "r");
-    } else {
-        /* opened here, not by name through hts_open, which reads "##idx##"
-         * in a name as an index's and "scheme:" as a URL's: a file is read
-         * by its own name, whatever it holds */
-        const int fd = open(path, O_RDONLY | O_CLOEXEC);
-        hFILE *hf = fd >= 0 ? hdopen(fd, "r") : NULL;
-        if (fd >= 0 && !hf) close(fd);
-        if (hf && !(s->fp = hts_hopen(hf, path, "r"))) {
-            const int e = errno;
-            hclose_abruptly(hf);
-            errno = e;
-        }
+    hFILE *hf = hk_source_hopen(path);
+    if (hf && !(s->fp = hts_hopen(hf, path, "r"))) {
+        const int e = errno;
+        hclose_abruptly(hf);
+        errno = e;
     }
     if (!s->fp || s->fp->is_bin) {
         char *what = s->fp ? hts_format_description(&s->fp->format) : NULL;
@@ -335,6 +326,20 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
 #endif
     *kind = HK_OK;
     return s;
+}
+
+struct hFILE *hk_source_hopen(const char *path)
+{
+    if (!strcmp(path, "-")) return hopen("-", "r");   /* standard input */
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    hFILE *hf = hdopen(fd, "r");
+    if (!hf) {
+        const int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return hf;
 }
 
 hk_status_t hk_source_open(const char *path, hk_source_t **out)

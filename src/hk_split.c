@@ -3,6 +3,7 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_reader.h"
+#include "hk_source.h"
 #include "hk_threads.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/hfile.h>
 #include <htslib/kstring.h>
 
 #define SPLIT_BATCH_PAIRS (1u << 16)
@@ -196,7 +198,9 @@ hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *na
     int wfail = -1, got;
     if (!written) { hk_log_error("out of memory"); goto done; }
     status = HK_E_INPUT;
-    if (input_changed(p) || !(in = bgzf_open(p->path, "r"))) {
+    hFILE *hf = NULL;
+    if (input_changed(p) || !(hf = hk_source_hopen(p->path)) || !(in = bgzf_hopen(hf, "r"))) {
+        if (hf && !in) hclose_abruptly(hf);
         hk_log_error("%s: changed or went away while being split", p->path);
         goto done;
     }

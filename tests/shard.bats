@@ -136,3 +136,10 @@ setup() {
     run --separate-stderr -3 hk shard --fai "$WF/genome.fai" -n 3 ro/s
     assert_dir_only ro keep s0002.bed
 }
+
+@test "shard reads the .fai by its own name (a URL scheme's colon)" {
+    cp "$WF/grch38-like.fai" 'data:ref.fai'
+    mkdir out
+    run -0 hk shard --quiet --fai 'data:ref.fai' -n 7 out/shard
+    run -0 $CHECK "$WF/grch38-like.fai" 7 out/shard
+}

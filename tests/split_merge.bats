@@ -85,3 +85,10 @@ print(c, big); assert sum(c)==w['summary']['cells'] and max(c) <= sum(c)/3 + big
     run -2 hk split bad.in a.in b.in
     [ ! -e a.in ] && [ ! -e b.in ]
 }
+
+@test "split reads its input by its own name, whatever it holds (a URL scheme's colon, ##idx##)" {
+    for name in 'data:x.txt' 'a##idx##b.txt'; do
+        cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$name"
+        roundtrip "$name" 3
+    done
+}
