@@ -31,11 +31,14 @@
  * (160 MB pinned), so one call is launched while another's kernels run. */
 #define HK_GKL_GPU_ENGINES 2
 
-/* A call on the CPU gets one thread per this many cells, up to maxThreads:
- * handing part of a small region to a pool thread and waiting for it costs
- * more than it saves (a few microseconds a thread against roughly a tenth
- * of a millisecond of one core's vector pass). */
-#define HK_GKL_CPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 18)
+/* A call on the CPU gets one thread per this many cells (about 10 us of one
+ * core's vector pass), up to maxThreads: a smaller share costs more to hand
+ * to a pool thread than it saves. With the pool's threads awake between
+ * calls (HK_GKL_POOL_SPIN_NS) this is 8 times smaller than with sleeping
+ * ones: 1 Java thread, maxThreads 2, on a 2-core host, NA12878-like calls
+ * 104-122k pairs/s against 90-110k, the bundled dump's 0.93-1.15M against
+ * 0.71-0.86M (docs/PERFORMANCE.md). */
+#define HK_GKL_CPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 15)
 
 /* How long the CPU pool's threads stay awake for the next call (hk_threads.h):
  * waking a sleeping thread took as long as scoring a region (0.09-0.14 ms). */
