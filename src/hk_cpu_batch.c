@@ -548,6 +548,9 @@ size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
     return atomic_exchange(&par_order_min, min_pairs);
 }
 
+/* Groups of at most size pairs that n pairs make (n / size rounded up). */
+static size_t groups_of(size_t n, size_t size) { return (n + size - 1) / size; }
+
 hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
 {
     size_t n = 0;
@@ -566,22 +569,20 @@ hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthread
     job.order = order;
     job.n_double = n - job.n_float;
     size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
-    job.float_groups = (job.n_float + nf - 1) / nf;
-    job.n_groups = job.float_groups + (job.n_double + nd - 1) / nd;
-    if (nthreads > 1 && job.n_groups < (size_t)nthreads) {
+    if (nthreads > 1 && groups_of(job.n_float, nf) + groups_of(job.n_double, nd) < (size_t)nthreads) {
         /* fewer groups than threads (a HaplotypeCaller region on maxThreads
          * threads): smaller groups, one a thread; a group is one thread's,
          * and 17 pairs in groups of 16 left all but two of four threads idle
          * (docs/PERFORMANCE.md); the anti-diagonal pass scores a small
          * group's pairs as fast each */
         const size_t t = (size_t)nthreads;
-        nf = (job.n_float + t - 1) / t;
-        nd = (job.n_double + t - 1) / t;
+        nf = groups_of(job.n_float, t);
+        nd = groups_of(job.n_double, t);
         if (nf < 1) nf = 1;
         if (nd < 1) nd = 1;
-        job.float_groups = (job.n_float + nf - 1) / nf;
-        job.n_groups = job.float_groups + (job.n_double + nd - 1) / nd;
     }
+    job.float_groups = groups_of(job.n_float, nf);
+    job.n_groups = job.float_groups + groups_of(job.n_double, nd);
     job.float_size = nf;
     job.double_size = nd;
     atomic_init(&job.next, 0);

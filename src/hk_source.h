@@ -24,10 +24,10 @@ typedef struct hk_source hk_source_t;
 struct hFILE;
 
 /* The file at path ("-": standard input) opened for htslib by its own
- * name: hopen and hts_open
- * would read "##idx##" in a name as an index's delimiter and "scheme:" as a
- * URL. NULL, with errno set, when it cannot be opened. Every reader of a
- * named input opens it through this (or hk_source_open, which does). */
+ * name: hopen and hts_open would read "##idx##" in a name as an index's
+ * delimiter and "scheme:" as a URL. NULL, with errno set, when it cannot be
+ * opened. Every reader of a named input opens it through this (or
+ * hk_source_open, which does). */
 struct hFILE *hk_source_hopen(const char *path);
 
 /* Open path ("-" for standard input) into *out. HK_OK, or (logged, *out

@@ -42,6 +42,7 @@ static atomic_int use_double;        /* GKL's globals: the last initNative's */
 static atomic_int max_threads = 1;
 static atomic_int gpu_failed;        /* given up after a failure (warned once) */
 static size_t small_queue_max;       /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
+static uint64_t small_min_cells;     /* and the cells per CPU thread they need (HK_GKL_GPU_MIN_KCELLS) */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
 static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
@@ -80,6 +81,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
      * (docs/PERFORMANCE.md); the CPU's calls keep cpu_precision */
     if (gpu_precision == HK_PREC_MIXED && hk_knob(HK_KNOB_GKL_GPU_PRECISION) != 1) cfg.model.precision = HK_PREC_DOUBLE;
     small_queue_max = (size_t)hk_knob(HK_KNOB_GKL_GPU_QUEUE);
+    small_min_cells = (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
     gpu = NULL;
     combine = NULL;
     atomic_store(&gpu_failed, 0);
@@ -168,8 +170,7 @@ static void announce(int dbl, int threads)
         const int n = hk_engine_devices(gpu, &names);
         hk_log_notice("Pair-HMM %s: cuda on %d GPU%s (%s%s), cpu %s x %d thread%s beside it; %s",
                       PACKAGE_VERSION, n, n == 1 ? "" : "s", n ? names[0] : "?",
-                      cfg.model.precision == HK_PREC_DOUBLE && !dbl && cpu_precision != HK_PREC_DOUBLE ? ", in double"
-                                                                                                      : "",
+                      cfg.model.precision != gpu_precision ? ", in double" : "",
                       hk_model_cpu_pass(), threads, threads == 1 ? "" : "s", prec);
     } else {
         hk_log_notice("Pair-HMM %s: cpu %s x %d thread%s; %s", PACKAGE_VERSION, hk_model_cpu_pass(),
@@ -259,7 +260,7 @@ static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *qu
         return 1;
     }
     *queue_max = small_queue_max;
-    return b->cells / (uint64_t)cpu_threads(b, threads) >= (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
+    return !small_min_cells || b->cells / (uint64_t)cpu_threads(b, threads) >= small_min_cells;
 }
 
 hk_status_t hk_gkl_score(hk_batch_t *b)
