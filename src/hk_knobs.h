@@ -46,6 +46,8 @@ extern "C" {
       "1: CUDA sees every GPU, not only those the run uses (scripts/bench-startup.sh compares)") \
     X(OPEN_DELAY_MS, TESTS, 0, 0, 60000, NULL, \
       "ms added to the engine's start-up (score.bats: reading runs ahead of a slow start-up)") \
+    X(GKL_GPU_SMALL, TESTS, 1, 0, 1, NULL, \
+      "0: region-sized library calls take the GPU engine's path, not the small-call kernel (gkl.bats: routing)") \
     X(GKL_GPU_QUEUE, TESTS, 0, 0, 1000, NULL, \
       "region-sized library calls that may wait for a busy GPU before the next goes to the CPU (gkl.bats: gathering)") \
     X(BATCH_END, TUNING, 0, 0, 1, "overlap|wait", \

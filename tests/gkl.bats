@@ -250,12 +250,26 @@ gkl_trace() {
     cpu_calls=${BASH_REMATCH[1]} declined=${BASH_REMATCH[2]} gpu_calls=${BASH_REMATCH[3]} launches=${BASH_REMATCH[4]}
 }
 
-@test "gkl GPU: 16 Java threads: a call finding both engines busy is scored on the CPU; results agree" {
+@test "gkl GPU: 16 Java threads: every region-sized call takes the small-call path; results agree" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
     printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
     HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
         threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
+    echo "$output"; echo "$stderr" | grep -v 'trace engine'
+    assert_success
+    [[ "$stderr" =~ trace\ gkl:\ ([0-9]+)\ calls\ on\ the\ GPU\'s\ small-call\ path ]] || fail "no small-call trace line"
+    small_calls=${BASH_REMATCH[1]}
+    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    [ "$small_calls" -gt 0 ] && [ "$launches" -eq 0 ] || fail "expected the small-call path alone ($small_calls calls, $launches engine calls)"
+}
+
+@test "gkl GPU: the engine's path (HK_GKL_GPU_SMALL=0), 16 Java threads: a call finding both engines busy is scored on the CPU" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
+    HK_GKL_GPU_SMALL=0 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
+        gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
     echo "$output"; echo "$stderr" | grep -v 'trace engine'
     assert_success
     gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
@@ -264,10 +278,10 @@ gkl_trace() {
     [ "$launches" -eq "$gpu_calls" ] || fail "region-sized calls waited to be gathered ($launches launches)"
 }
 
-@test "gkl GPU: auto, one Java thread: its region-sized calls go to the free GPU" {
+@test "gkl GPU: the engine's path (HK_GKL_GPU_SMALL=0), auto, one Java thread: region-sized calls go to the free GPU" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    HK_TRACE=1 run --separate-stderr harness gkl_pairhmm_omp replay \
+    HK_GKL_GPU_SMALL=0 HK_TRACE=1 run --separate-stderr harness gkl_pairhmm_omp replay \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed 1e-5
     echo "$output"; echo "$stderr" | grep -v 'trace engine'
     assert_success
@@ -276,11 +290,11 @@ gkl_trace() {
     [ "$cpu_calls" -eq 0 ] && [ "$gpu_calls" -gt 0 ] || fail "expected every call on the GPU"
 }
 
-@test "gkl GPU: with a queue allowed (HK_GKL_GPU_QUEUE), 16 Java threads' calls are gathered into shared launches" {
+@test "gkl GPU: the engine's path with a queue allowed (HK_GKL_GPU_QUEUE), 16 Java threads' calls are gathered" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
     printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
-    HK_GKL_GPU_QUEUE=1000 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
+    HK_GKL_GPU_SMALL=0 HK_GKL_GPU_QUEUE=1000 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
         gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
     echo "$output"; echo "$stderr" | grep -v 'trace engine'
     assert_success

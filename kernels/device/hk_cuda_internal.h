@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include "hk_batch.h"
 #include "hk_configs.h"
+#include "hk_cuda_small.h"
 
 /* One unit of work: read `read` against haplotypes hap .. hap+n_haps-1 of the
  * chunk (consecutive haplotypes of one region); the result of hap + h goes to
@@ -142,6 +143,10 @@ cudaError_t hk_launch_double(int cfg, const hk_chunk_dev *c, const hk_item *item
 cudaError_t hk_launch_double_multi(const hk_chunk_dev *c, const hk_item *items,
                                    uint32_t n_items, const uint32_t *n_items_dev,
                                    const hk_scratch *sc, cudaStream_t st);
+
+/* The small-call kernel (hk_cuda_small.h): the pairs laid out by lay in
+ * d_in, their sums to d_in + lay->sums. */
+cudaError_t hk_launch_small(unsigned char *d_in, const hk_small_layout_t *lay, cudaStream_t st);
 
 /* Tile rows and group size of configuration cfg of each family. */
 int hk_float_rows(int cfg);

@@ -1,12 +1,15 @@
 /* hk_gkl_state.c - see hk_gkl_state.h. */
+#include "config.h"
 #include "hk_gkl_state.h"
 #include "hk_gkl_combine.h"
+#ifdef HAVE_CUDA
+#include "hk_gkl_small.h"
+#endif
 #include "hk_engine.h"
 #include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_model.h"
 #include "hk_threads.h"
-#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,6 +38,9 @@ static hk_engine_t *gpu;             /* NULL: the CPU only */
 static hk_engine_t *more_gpu[HK_GKL_COMBINE_MAX_CTX - 1];   /* gpu's fellow engines on the same devices */
 static int n_more_gpu;
 static hk_gkl_combine_t *combine;
+#ifdef HAVE_CUDA
+static hk_cuda_small_t *small;       /* the GPU's small-call path; NULL: none */
+#endif
 static int gpu_precision;            /* the engine's precision (cfg.model.precision) */
 static double cpu_threshold;         /* the config's own float threshold */
 static int cpu_precision;            /* the config's own precision (useDouble overrides) */
@@ -44,13 +50,28 @@ static atomic_int gpu_failed;        /* given up after a failure (warned once) *
 static size_t small_queue_max;       /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
 static uint64_t small_min_cells;     /* and the cells per CPU thread they need (HK_GKL_GPU_MIN_KCELLS) */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
-static atomic_ullong on_cpu, on_gpu; /* traced: calls scored on each, since the state opened */
+static atomic_ullong on_cpu, on_gpu, on_small; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
 static atomic_ullong ns_call, ns_score; /* traced: time in JNI calls, and in scoring them */
 
 static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
     return hk_engine_score(e, b, n, done, arg);
+}
+
+/* The small-call path on the engine's first GPU, unless HK_GKL_GPU_SMALL
+ * turns it off; without it, region-sized calls take the engine's path. */
+static void open_small(hk_engine_t *e)
+{
+#ifdef HAVE_CUDA
+    const int *ords;
+    char err[256];
+    if (!hk_knob(HK_KNOB_GKL_GPU_SMALL) || hk_engine_ordinals(e, &ords) < 1) return;
+    if (hk_cuda_small_open(ords[0], HK_GKL_SMALL_SLOTS, HK_GKL_SMALL_SLOT_BYTES, &small, err, sizeof err))
+        hk_log_notice("warning: the GPU's small-call path is off: %s", err);
+#else
+    (void)e;
+#endif
 }
 
 /* Open the state: the config, then the engine where it may use a GPU. */
@@ -87,6 +108,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
     atomic_store(&gpu_failed, 0);
     atomic_store(&on_cpu, 0);
     atomic_store(&on_gpu, 0);
+    atomic_store(&on_small, 0);
     atomic_store(&ns_call, 0);
     atomic_store(&ns_score, 0);
     tracing = hk_log_tracing();
@@ -132,6 +154,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
                 return HK_E_NOMEM;
             }
             gpu = e;
+            open_small(e);
         }
     }
     return HK_OK;
@@ -139,12 +162,18 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
 
 static void close_state(void)
 {
+#ifdef HAVE_CUDA
+    hk_cuda_small_close(small);
+    small = NULL;
+#endif
     if (hk_log_tracing()) {
         size_t calls = 0, batches = 0, declined = 0;
         if (combine) hk_gkl_combine_counts(combine, &calls, &batches, &declined);
         fprintf(stderr, "haplik: trace gkl: %llu calls on the CPU (%zu of them declined by a busy GPU); %llu on the "
                 "GPU, in %zu engine calls\n", (unsigned long long)atomic_load(&on_cpu), declined,
                 (unsigned long long)atomic_load(&on_gpu), calls);
+        fprintf(stderr, "haplik: trace gkl: %llu calls on the GPU's small-call path\n",
+                (unsigned long long)atomic_load(&on_small));
         const double t_call = 1e-9 * (double)atomic_load(&ns_call), t_score = 1e-9 * (double)atomic_load(&ns_score);
         fprintf(stderr, "haplik: trace gkl: %.3f s in the calls, %.3f s of it scoring: the JNI layer's share %.1f %%\n",
                 t_call, t_score, t_call > 0 ? 100 * (t_call - t_score) / t_call : 0.0);
@@ -271,7 +300,21 @@ hk_status_t hk_gkl_score(hk_batch_t *b)
     const double t0 = tracing ? hk_log_now() : 0;
     hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
     size_t queue_max;
-    if (gpu_route(b, m.precision, threads, &queue_max)) {
+#ifdef HAVE_CUDA
+    /* a call that fits a slot: one round trip of its own, in double */
+    if (small && m.precision != HK_PREC_FLOAT && !atomic_load(&gpu_failed)) {
+        char err[512];
+        rc = hk_gkl_small_score(small, b, err, sizeof err);
+        if (rc == HK_OK) {
+            if (tracing) atomic_fetch_add(&on_small, 1);
+        } else if (rc == HK_E_RUNTIME && !atomic_exchange(&gpu_failed, 1)) {
+            hk_log_notice("warning: the GPU failed (%s); scoring on the CPU from now on", err);
+        } else if (rc == HK_E_NOMEM) {
+            hk_log_error("%s", err);
+        }
+    }
+#endif
+    if (rc && gpu_route(b, m.precision, threads, &queue_max)) {
         if ((rc = hk_gkl_combine_score(combine, b, queue_max)) == HK_OK) {
             if (tracing) atomic_fetch_add(&on_gpu, 1);
         } else if (rc != HK_E_NODEV && !atomic_exchange(&gpu_failed, 1)) {

@@ -15,7 +15,13 @@
 #include "hk_batch.h"
 #include "hk_config.h"
 
-/* Where a call goes where a GPU is usable (engine.backend auto or cuda). A
+/* Where a call goes where a GPU is usable (engine.backend auto or cuda).
+ * First the small-call path (kernels/hk_cuda_small.h): a call whose reads
+ * are at most HK_SMALL_MAX_READ bases and that fits a slot's 1 MB, with a
+ * slot free, makes one round trip of its own, in double. A region of 17
+ * pairs took about 0.1 ms there against 0.2 on a core, and 16 Java threads
+ * scored 2.25M pairs/s against 1.1-1.2M on the CPU alone
+ * (docs/PERFORMANCE.md). Other calls take the engine's path: a
  * large call, at least this many cells per CPU thread it would otherwise
  * get (about 1.5 ms of one core's vector pass), goes to the GPU and waits
  * for a free engine, gathered with the calls that wait with it. A
@@ -39,6 +45,12 @@
  * 104-122k pairs/s against 90-110k, the bundled dump's 0.93-1.15M against
  * 0.71-0.86M (docs/PERFORMANCE.md). */
 #define HK_GKL_CPU_MIN_CELLS_PER_THREAD ((uint64_t)1 << 15)
+
+/* Slots of the GPU's small-call path (kernels/hk_cuda_small.h): calls from
+ * this many threads at once each get a round trip of their own; a call that
+ * finds none free takes the engine's path. Each holds 1 MB pinned, made
+ * when first used. */
+#define HK_GKL_SMALL_SLOTS 32
 
 /* How long the CPU pool's threads stay awake for the next call (hk_threads.h):
  * waking a sleeping thread took as long as scoring a region (0.09-0.14 ms). */

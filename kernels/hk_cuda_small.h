@@ -1,0 +1,94 @@
+/* hk_cuda_small.h - the GPU's path for one small call: a HaplotypeCaller
+ * region (tens to hundreds of pairs) scored in double with one copy in, one
+ * kernel and one copy out, on a stream of the calling thread's own.
+ *
+ * The engine's pipeline (hk_cuda.h) is built for millions of pairs: a call
+ * plans chunks, stages, packs and launches a kernel per tile size on
+ * several streams. For one region that took 0.1-0.2 ms of host time and
+ * GPU latency (docs/PERFORMANCE.md), as long as scoring the region on a
+ * core. Here a warp scores a pair: lane t holds rows t*K .. t*K+K-1 (K =
+ * ceil(read length / 32)) and walks the haplotype's columns one step
+ * behind lane t-1, which hands it its last row through a shuffle. The host
+ * packs each read's per-row coefficients, so the kernel reads no tables.
+ *
+ * Every cell is GATK's double recurrence with the host's operand order and
+ * no fused multiply-add (__dmul_rn, __dadd_rn), and the last row is summed
+ * in column order: a pair's sum is the CPU double pass's, bit for bit
+ * (tests/unit/test_gkl_small). The caller turns sums into log10 likelihoods
+ * and rescues a sum of 0 on the CPU (hk_model_rescue_pair), as the engine
+ * does.
+ *
+ * Slots (a stream, an event, pinned and device memory each) are taken by
+ * one call at a time: a call that finds none free is told so at once and
+ * scores elsewhere. C interface; CUDA C++ behind it (kernels/host/hk_small.cu).
+ */
+#ifndef HK_CUDA_SMALL_H
+#define HK_CUDA_SMALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../src/hk_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest read the kernel takes: 32 lanes of at most HK_SMALL_MAX_K rows. */
+#define HK_SMALL_MAX_K 8
+#define HK_SMALL_MAX_READ (32 * HK_SMALL_MAX_K)
+
+/* A row of a read: GATK's transition and emission probabilities (the
+ * order of hk_cpu_row_coeffs), in double. */
+typedef struct {
+    double mm, gm, mi, ii, md, dd, match, mism;
+} hk_small_row_t;
+
+/* A pair: read and haplotype indices; its sum goes to sums[the pair's index]. */
+typedef struct {
+    uint32_t read, hap;
+} hk_small_pair_t;
+
+/* A read (first row in rows[], length) or a haplotype (first base in
+ * hbase[], length). */
+typedef struct {
+    uint32_t at, len;
+} hk_small_seq_t;
+
+/* Where each array lies in a slot's input block (byte offsets, 8-aligned),
+ * and the sums' place after it. */
+typedef struct {
+    uint32_t n_pairs, n_reads, n_haps, max_hap;
+    size_t   pairs, reads, haps, rows, rbase, hbase, bytes;   /* bytes: the input's end */
+    size_t   sums;                                            /* n_pairs doubles */
+} hk_small_layout_t;
+
+typedef struct hk_cuda_small hk_cuda_small_t;
+
+/* Plan a layout for the counts given (rows: the reads' bases in all,
+ * hap_bases: the haplotypes'); 0, or -1 when it does not fit a slot of
+ * slot_bytes. */
+int hk_small_layout(hk_small_layout_t *lay, uint32_t n_pairs, uint32_t n_reads, uint32_t n_haps,
+                    uint64_t rows, uint64_t hap_bases, uint32_t max_hap, size_t slot_bytes);
+
+/* n_slots slots of slot_bytes each (pinned on the host and on device
+ * ordinal). HK_OK; HK_E_NODEV, HK_E_NOMEM or HK_E_RUNTIME with err filled. */
+HK_RESULT_USED hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t slot_bytes,
+                                              hk_cuda_small_t **out, char *err, size_t errlen);
+/* A free slot's input block (slot_bytes of pinned memory) and its number in
+ * *slot; NULL when every slot is taken. */
+void *hk_cuda_small_take(hk_cuda_small_t *s, int *slot);
+/* Score the pairs packed in slot's block by lay: copy in, launch, copy the
+ * sums back and wait for them (polling, yielding the core). On HK_OK the
+ * sums are in the block at lay->sums. The slot stays taken either way:
+ * hk_cuda_small_give returns it. */
+HK_RESULT_USED hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_small_layout_t *lay,
+                                             char *err, size_t errlen);
+void hk_cuda_small_give(hk_cuda_small_t *s, int slot);
+/* No slot may be taken. Accepts NULL. */
+void hk_cuda_small_close(hk_cuda_small_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,171 @@
+/* hk_small.cu - the small-call path's slots and its one round trip (see
+ * hk_cuda_small.h). */
+#include <atomic>
+#include <new>
+#include <sched.h>
+#include "hk_cuda_internal.h"
+#include "hk_host_internal.h"
+
+/* The widest haplotype the kernel holds in shared memory (4 warps of a
+ * block, one haplotype each, within the 48 KB a launch gets by default). */
+#define SMALL_MAX_HAP 8192
+
+struct hk_small_slot {
+    std::atomic<int> taken{ 0 };
+    bool ready = false;                 /* stream, event and memory made (on first take) */
+    cudaStream_t st = nullptr;
+    cudaEvent_t done = nullptr;
+    unsigned char *host = nullptr, *dev = nullptr;
+};
+
+struct hk_cuda_small {
+    int ord = 0, n = 0;
+    size_t bytes = 0;
+    hk_small_slot *slot = nullptr;
+};
+
+static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+extern "C" int hk_small_layout(hk_small_layout_t *lay, uint32_t n_pairs, uint32_t n_reads, uint32_t n_haps,
+                               uint64_t rows, uint64_t hap_bases, uint32_t max_hap, size_t slot_bytes)
+{
+    if (max_hap > SMALL_MAX_HAP || rows > UINT32_MAX || hap_bases > UINT32_MAX) return -1;
+    lay->n_pairs = n_pairs;
+    lay->n_reads = n_reads;
+    lay->n_haps = n_haps;
+    lay->max_hap = max_hap;
+    size_t at = 0;
+    lay->pairs = at; at = align8(at + (size_t)n_pairs * sizeof(hk_small_pair_t));
+    lay->reads = at; at = align8(at + (size_t)n_reads * sizeof(hk_small_seq_t));
+    lay->haps = at;  at = align8(at + (size_t)n_haps * sizeof(hk_small_seq_t));
+    lay->rows = at;  at = align8(at + rows * sizeof(hk_small_row_t));
+    lay->rbase = at; at = align8(at + rows);
+    lay->hbase = at; at = align8(at + hap_bases);
+    lay->bytes = at;
+    lay->sums = at;  at += (size_t)n_pairs * sizeof(double);
+    return at <= slot_bytes ? 0 : -1;
+}
+
+extern "C" hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t slot_bytes, hk_cuda_small_t **out,
+                                          char *err, size_t errlen)
+{
+    *out = nullptr;
+    if (n_slots < 1 || slot_bytes < 4096) {
+        hk_cu_seterr(err, errlen, "hk_cuda_small_open: bad argument");
+        return HK_E_INVAL;
+    }
+    cudaError_t e = cudaSetDevice(ordinal);
+    if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", ordinal, err, errlen);
+    hk_cuda_small *s = new (std::nothrow) hk_cuda_small;
+    hk_small_slot *slots = s ? new (std::nothrow) hk_small_slot[n_slots] : nullptr;
+    if (!slots) {
+        delete s;
+        hk_cu_seterr(err, errlen, "out of memory");
+        return HK_E_NOMEM;
+    }
+    s->ord = ordinal;
+    s->n = n_slots;
+    s->bytes = slot_bytes;
+    s->slot = slots;
+    *out = s;
+    return HK_OK;
+}
+
+/* Make slot k's stream, event and memory: the first time it is taken, so
+ * that a process with few calling threads pins only what they use. */
+static bool make_slot(hk_cuda_small *s, hk_small_slot *k)
+{
+    if (cudaSetDevice(s->ord) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&k->st, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&k->done, cudaEventDisableTiming) != cudaSuccess ||
+        cudaHostAlloc(reinterpret_cast<void **>(&k->host), s->bytes, cudaHostAllocPortable) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void **>(&k->dev), s->bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (k->host) cudaFreeHost(k->host);
+        if (k->done) cudaEventDestroy(k->done);
+        if (k->st) cudaStreamDestroy(k->st);
+        (void)cudaGetLastError();
+        k->host = nullptr;
+        k->done = nullptr;
+        k->st = nullptr;
+        return false;
+    }
+    k->ready = true;
+    return true;
+}
+
+extern "C" void *hk_cuda_small_take(hk_cuda_small_t *s, int *slot)
+{
+    /* each thread starts where it last found one: its own, while the
+     * threads are no more than the slots */
+    static thread_local unsigned hint;
+    for (int i = 0; i < s->n; i++) {
+        const int k = (int)((hint + (unsigned)i) % (unsigned)s->n);
+        hk_small_slot *sl = &s->slot[k];
+        if (sl->taken.load(std::memory_order_relaxed) || sl->taken.exchange(1, std::memory_order_acquire)) continue;
+        if (!sl->ready && !make_slot(s, sl)) {   /* no memory for it: as if taken */
+            sl->taken.store(0, std::memory_order_release);
+            continue;
+        }
+        hint = (unsigned)k;
+        *slot = k;
+        return sl->host;
+    }
+    return nullptr;
+}
+
+extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_small_layout_t *lay, char *err,
+                                         size_t errlen)
+{
+    hk_small_slot *k = &s->slot[slot];
+    const char *what = "cudaSetDevice";
+    cudaError_t e = cudaSetDevice(s->ord);
+    if (e == cudaSuccess) {
+        what = "cudaMemcpyAsync";
+        e = cudaMemcpyAsync(k->dev, k->host, lay->bytes, cudaMemcpyHostToDevice, k->st);
+    }
+    if (e == cudaSuccess) {
+        what = "the small-call kernel";
+        e = hk_launch_small(k->dev, lay, k->st);
+    }
+    if (e == cudaSuccess) {
+        what = "cudaMemcpyAsync";
+        e = cudaMemcpyAsync(k->host + lay->sums, k->dev + lay->sums, (size_t)lay->n_pairs * sizeof(double),
+                            cudaMemcpyDeviceToHost, k->st);
+    }
+    if (e == cudaSuccess) {
+        what = "cudaEventRecord";
+        e = cudaEventRecord(k->done, k->st);
+    }
+    if (e == cudaSuccess) {
+        /* a region's round trip lasts tens of microseconds: poll, as a
+         * sleeping thread would wake later than that */
+        what = "cudaEventQuery";
+        while ((e = cudaEventQuery(k->done)) == cudaErrorNotReady) sched_yield();
+    }
+    if (e == cudaSuccess) return HK_OK;
+    (void)cudaGetLastError();
+    return hk_cu_fail(e, what, s->ord, err, errlen);
+}
+
+extern "C" void hk_cuda_small_give(hk_cuda_small_t *s, int slot)
+{
+    s->slot[slot].taken.store(0, std::memory_order_release);
+}
+
+extern "C" void hk_cuda_small_close(hk_cuda_small_t *s)
+{
+    if (!s) return;
+    if (cudaSetDevice(s->ord) == cudaSuccess)
+        for (int i = 0; i < s->n; i++) {
+            hk_small_slot *k = &s->slot[i];
+            if (k->st) cudaStreamSynchronize(k->st);
+            if (k->dev) cudaFree(k->dev);
+            if (k->host) cudaFreeHost(k->host);
+            if (k->done) cudaEventDestroy(k->done);
+            if (k->st) cudaStreamDestroy(k->st);
+        }
+    (void)cudaGetLastError();
+    delete[] s->slot;
+    delete s;
+}

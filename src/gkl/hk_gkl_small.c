@@ -1,0 +1,93 @@
+/* hk_gkl_small.c - see hk_gkl_small.h. */
+#include "hk_gkl_small.h"
+#include "hk_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(hk_small_row_t) == HK_MODEL_ROW_N * sizeof(double), "a row is hk_model_read_rows's");
+
+/* Lay b out in block by lay: pairs in lk[] order, reads with their rows,
+ * haplotypes. scratch: 3 * max_read_len bytes for a read's gap rows. */
+static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned char *block, uint8_t *scratch)
+{
+    hk_small_pair_t *pairs = (hk_small_pair_t *)(block + lay->pairs);
+    hk_small_seq_t *reads = (hk_small_seq_t *)(block + lay->reads), *haps = (hk_small_seq_t *)(block + lay->haps);
+    for (size_t g = 0; g < b->n_regions; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        for (uint32_t r = 0; r < rg->n_reads; r++)
+            for (uint32_t h = 0; h < rg->n_haps; h++)
+                pairs[rg->pair0 + (uint64_t)r * rg->n_haps + h] = (hk_small_pair_t){ rg->read0 + r, rg->hap0 + h };
+    }
+    const uint64_t r0 = b->read_off[0], h0 = b->hap_off[0];
+    double *rows = (double *)(block + lay->rows);
+    for (size_t k = 0; k < b->n_reads; k++) {
+        const uint64_t at = b->read_off[k] - r0;
+        const uint32_t len = hk_batch_read_len(b, k);
+        reads[k] = (hk_small_seq_t){ (uint32_t)at, len };
+        const uint8_t *gap[3];
+        hk_batch_gap_rows(b, k, scratch, gap);
+        hk_model_read_rows(b->read_q + b->read_off[k], gap[0], gap[1], gap[2], len, rows + at * HK_MODEL_ROW_N);
+    }
+    for (size_t k = 0; k < b->n_haps; k++)
+        haps[k] = (hk_small_seq_t){ (uint32_t)(b->hap_off[k] - h0), hk_batch_hap_len(b, k) };
+    memcpy(block + lay->rbase, b->read_base + r0, b->read_off[b->n_reads] - r0);
+    memcpy(block + lay->hbase, b->hap_base + h0, b->hap_off[b->n_haps] - h0);
+}
+
+/* The sums into b->lk: log10 without the scale, or, for a sum of 0, the
+ * CPU's rescue (beyond GATK's double range; -inf for an empty sequence). */
+static hk_status_t unpack(hk_batch_t *b, const double *sums, char *err, size_t errlen)
+{
+    void *ws = NULL;
+    uint8_t *scratch = NULL;
+    for (size_t g = 0; g < b->n_regions; g++) {
+        const hk_region_t *rg = &b->regions[g];
+        for (uint32_t r = 0; r < rg->n_reads; r++)
+            for (uint32_t h = 0; h < rg->n_haps; h++) {
+                const uint64_t p = rg->pair0 + (uint64_t)r * rg->n_haps + h;
+                if (sums[p] != 0) {
+                    b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
+                    continue;
+                }
+                if (!ws && (!(ws = malloc(hk_model_ws_size(b->max_hap_len))) ||
+                            !(scratch = malloc(3 * (size_t)b->max_read_len + 1)))) {
+                    free(ws);
+                    snprintf(err, errlen, "out of memory rescuing a pair beyond GATK's double range");
+                    return HK_E_NOMEM;
+                }
+                const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
+                const uint8_t *gap[3];
+                hk_batch_gap_rows(b, rk, scratch, gap);
+                b->lk[p] = hk_model_rescue_pair(b->read_base + b->read_off[rk], b->read_q + b->read_off[rk], gap[0],
+                                                gap[1], gap[2], hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
+                                                hk_batch_hap_len(b, hk), ws);
+            }
+    }
+    free(ws);
+    free(scratch);
+    return HK_OK;
+}
+
+hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, char *err, size_t errlen)
+{
+    if (b->pdhmm || !b->n_pairs || b->n_pairs > HK_GKL_SMALL_SLOT_BYTES / sizeof(double) ||
+        b->max_read_len > HK_SMALL_MAX_READ)
+        return HK_E_NODEV;
+    hk_small_layout_t lay;
+    if (hk_small_layout(&lay, (uint32_t)b->n_pairs, (uint32_t)b->n_reads, (uint32_t)b->n_haps,
+                        b->read_off[b->n_reads] - b->read_off[0], b->hap_off[b->n_haps] - b->hap_off[0],
+                        b->max_hap_len, HK_GKL_SMALL_SLOT_BYTES))
+        return HK_E_NODEV;
+    int slot;
+    unsigned char *block = hk_cuda_small_take(s, &slot);
+    if (!block) return HK_E_NODEV;
+    uint8_t scratch[3 * HK_SMALL_MAX_READ];
+    pack(b, &lay, block, scratch);
+    hk_status_t rc = hk_cuda_small_run(s, slot, &lay, err, errlen);
+    if (rc == HK_OK) rc = unpack(b, (const double *)(block + lay.sums), err, errlen);
+    hk_cuda_small_give(s, slot);
+    return rc;
+}

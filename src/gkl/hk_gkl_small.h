@@ -1,0 +1,24 @@
+/* hk_gkl_small.h - a library call scored on the GPU's small-call path
+ * (kernels/hk_cuda_small.h): the batch packed into a free slot, one round
+ * trip, the sums turned into log10 likelihoods. In double: a pair's value is
+ * the CPU double pass's, bit for bit. Built with CUDA only.
+ */
+#ifndef HK_GKL_SMALL_H
+#define HK_GKL_SMALL_H
+
+#include <stddef.h>
+#include "hk_batch.h"
+#include "hk_cuda_small.h"
+
+/* Bytes of one slot: a HaplotypeCaller region of a few hundred pairs takes
+ * a few hundred KB; larger calls go to the engine. */
+#define HK_GKL_SMALL_SLOT_BYTES ((size_t)1 << 20)
+
+/* Score b's pairs into b->lk. HK_OK; HK_E_NODEV at once when b does not
+ * fit (a read longer than HK_SMALL_MAX_READ, a PDHMM batch, more than a
+ * slot) or every slot is taken: the caller scores it another way; HK_E_NOMEM
+ * (rescuing a pair beyond GATK's double range) or HK_E_RUNTIME (a CUDA call
+ * failed), with err filled. */
+HK_RESULT_USED hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, char *err, size_t errlen);
+
+#endif
