@@ -1,6 +1,10 @@
 /* hk_cuda_small.h - the GPU's path for one small call: a HaplotypeCaller
- * region (tens to hundreds of pairs) scored in double with one copy in, one
- * kernel and one copy out, on a stream of the calling thread's own.
+ * region (tens to hundreds of pairs) scored in double with one copy in and
+ * one kernel, whose warps write their sums straight into the host's pinned
+ * memory and raise a flag there that the caller polls: no copy back, no
+ * event (measured on an H200 host: a copy in, a kernel and a copy back with
+ * an event took 22.6 us with nothing to compute, 15.0 us without the copy
+ * back and the event). On a stream of the calling thread's own.
  *
  * The engine's pipeline (hk_cuda.h) is built for millions of pairs: a call
  * plans chunks, stages, packs and launches a kernel per tile size on
@@ -77,10 +81,10 @@ HK_RESULT_USED hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t s
 /* A free slot's input block (slot_bytes of pinned memory) and its number in
  * *slot; NULL when every slot is taken. */
 void *hk_cuda_small_take(hk_cuda_small_t *s, int *slot);
-/* Score the pairs packed in slot's block by lay: copy in, launch, copy the
- * sums back and wait for them (polling, yielding the core). On HK_OK the
- * sums are in the block at lay->sums. The slot stays taken either way:
- * hk_cuda_small_give returns it. */
+/* Score the pairs packed in slot's block by lay: copy in, launch, and wait
+ * for the sums (polling, yielding the core). On HK_OK the sums are in the
+ * block at lay->sums. The slot stays taken either way: hk_cuda_small_give
+ * returns it. */
 HK_RESULT_USED hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_small_layout_t *lay,
                                              char *err, size_t errlen);
 void hk_cuda_small_give(hk_cuda_small_t *s, int slot);

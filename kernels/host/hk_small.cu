@@ -12,10 +12,14 @@
 
 struct hk_small_slot {
     std::atomic<int> taken{ 0 };
-    bool ready = false;                 /* stream, event and memory made (on first take) */
+    bool ready = false;                 /* stream and memory made (on first take) */
     cudaStream_t st = nullptr;
-    cudaEvent_t done = nullptr;
-    unsigned char *host = nullptr, *dev = nullptr;
+    unsigned char *host = nullptr;      /* pinned and mapped: the input, and the sums the kernel writes */
+    unsigned char *host_dev = nullptr;  /* the same, as the GPU addresses it */
+    unsigned char *dev = nullptr;       /* the input's copy */
+    unsigned *count = nullptr;          /* device: pairs done in the launch */
+    unsigned *flag = nullptr, *flag_dev = nullptr;   /* pinned and mapped: the last launch done */
+    unsigned seq = 0;
 };
 
 struct hk_cuda_small {
@@ -71,25 +75,39 @@ extern "C" hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t slot_
     return HK_OK;
 }
 
-/* Make slot k's stream, event and memory: the first time it is taken, so
- * that a process with few calling threads pins only what they use. */
+static void free_slot(hk_small_slot *k)
+{
+    if (k->st) cudaStreamSynchronize(k->st);
+    if (k->dev) cudaFree(k->dev);
+    if (k->count) cudaFree(k->count);
+    if (k->host) cudaFreeHost(k->host);
+    if (k->flag) cudaFreeHost(k->flag);
+    if (k->st) cudaStreamDestroy(k->st);
+    (void)cudaGetLastError();
+    k->st = nullptr;
+    k->dev = k->host = k->host_dev = nullptr;
+    k->count = k->flag = k->flag_dev = nullptr;
+}
+
+/* Make slot k's stream and memory: the first time it is taken, so that a
+ * process with few calling threads pins only what they use. */
 static bool make_slot(hk_cuda_small *s, hk_small_slot *k)
 {
+    const unsigned fl = cudaHostAllocPortable | cudaHostAllocMapped;
     if (cudaSetDevice(s->ord) != cudaSuccess ||
         cudaStreamCreateWithFlags(&k->st, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaEventCreateWithFlags(&k->done, cudaEventDisableTiming) != cudaSuccess ||
-        cudaHostAlloc(reinterpret_cast<void **>(&k->host), s->bytes, cudaHostAllocPortable) != cudaSuccess ||
-        cudaMalloc(reinterpret_cast<void **>(&k->dev), s->bytes) != cudaSuccess) {
+        cudaHostAlloc(reinterpret_cast<void **>(&k->host), s->bytes, fl) != cudaSuccess ||
+        cudaHostGetDevicePointer(reinterpret_cast<void **>(&k->host_dev), k->host, 0) != cudaSuccess ||
+        cudaHostAlloc(reinterpret_cast<void **>(&k->flag), sizeof *k->flag, fl) != cudaSuccess ||
+        cudaHostGetDevicePointer(reinterpret_cast<void **>(&k->flag_dev), k->flag, 0) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void **>(&k->dev), s->bytes) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void **>(&k->count), sizeof *k->count) != cudaSuccess ||
+        cudaMemset(k->count, 0, sizeof *k->count) != cudaSuccess) {
         (void)cudaGetLastError();
-        if (k->host) cudaFreeHost(k->host);
-        if (k->done) cudaEventDestroy(k->done);
-        if (k->st) cudaStreamDestroy(k->st);
-        (void)cudaGetLastError();
-        k->host = nullptr;
-        k->done = nullptr;
-        k->st = nullptr;
+        free_slot(k);
         return false;
     }
+    *k->flag = 0;
     k->ready = true;
     return true;
 }
@@ -124,26 +142,28 @@ extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_
         what = "cudaMemcpyAsync";
         e = cudaMemcpyAsync(k->dev, k->host, lay->bytes, cudaMemcpyHostToDevice, k->st);
     }
+    const unsigned seq = ++k->seq ? k->seq : ++k->seq;   /* never 0, the flag's first value */
     if (e == cudaSuccess) {
         what = "the small-call kernel";
-        e = hk_launch_small(k->dev, lay, k->st);
+        e = hk_launch_small(k->dev, lay, reinterpret_cast<double *>(k->host_dev + lay->sums), k->count, k->flag_dev,
+                            seq, k->st);
     }
-    if (e == cudaSuccess) {
-        what = "cudaMemcpyAsync";
-        e = cudaMemcpyAsync(k->host + lay->sums, k->dev + lay->sums, (size_t)lay->n_pairs * sizeof(double),
-                            cudaMemcpyDeviceToHost, k->st);
+    /* a region's round trip lasts tens of microseconds: poll the flag (no
+     * runtime call), as a sleeping thread would wake later than that; now
+     * and then ask the stream, so that a failed launch is not waited for */
+    for (unsigned turn = 1; e == cudaSuccess; turn++) {
+        if (__atomic_load_n(k->flag, __ATOMIC_ACQUIRE) == seq) return HK_OK;
+        if (turn % 256 == 0) {
+            what = "cudaStreamQuery";
+            e = cudaStreamQuery(k->st);
+            if (e == cudaErrorNotReady) e = cudaSuccess;
+            else if (e == cudaSuccess && __atomic_load_n(k->flag, __ATOMIC_ACQUIRE) != seq) {
+                hk_cu_seterr(err, errlen, "the small-call kernel ended on CUDA device %d without its results", s->ord);
+                return HK_E_RUNTIME;
+            }
+        }
+        sched_yield();
     }
-    if (e == cudaSuccess) {
-        what = "cudaEventRecord";
-        e = cudaEventRecord(k->done, k->st);
-    }
-    if (e == cudaSuccess) {
-        /* a region's round trip lasts tens of microseconds: poll, as a
-         * sleeping thread would wake later than that */
-        what = "cudaEventQuery";
-        while ((e = cudaEventQuery(k->done)) == cudaErrorNotReady) sched_yield();
-    }
-    if (e == cudaSuccess) return HK_OK;
     (void)cudaGetLastError();
     return hk_cu_fail(e, what, s->ord, err, errlen);
 }
@@ -157,14 +177,7 @@ extern "C" void hk_cuda_small_close(hk_cuda_small_t *s)
 {
     if (!s) return;
     if (cudaSetDevice(s->ord) == cudaSuccess)
-        for (int i = 0; i < s->n; i++) {
-            hk_small_slot *k = &s->slot[i];
-            if (k->st) cudaStreamSynchronize(k->st);
-            if (k->dev) cudaFree(k->dev);
-            if (k->host) cudaFreeHost(k->host);
-            if (k->done) cudaEventDestroy(k->done);
-            if (k->st) cudaStreamDestroy(k->st);
-        }
+        for (int i = 0; i < s->n; i++) free_slot(&s->slot[i]);
     (void)cudaGetLastError();
     delete[] s->slot;
     delete s;

@@ -1,5 +1,6 @@
 /* hk_gkl_small.c - see hk_gkl_small.h. */
 #include "hk_gkl_small.h"
+#include "hk_log.h"
 #include "hk_model.h"
 
 #include <math.h>
@@ -71,7 +72,8 @@ static hk_status_t unpack(hk_batch_t *b, const double *sums, char *err, size_t e
     return HK_OK;
 }
 
-hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, char *err, size_t errlen)
+hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, hk_gkl_small_times_t *times, char *err,
+                               size_t errlen)
 {
     if (b->pdhmm || !b->n_pairs || b->n_pairs > HK_GKL_SMALL_SLOT_BYTES / sizeof(double) ||
         b->max_read_len > HK_SMALL_MAX_READ)
@@ -85,9 +87,13 @@ hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, char *err, siz
     unsigned char *block = hk_cuda_small_take(s, &slot);
     if (!block) return HK_E_NODEV;
     uint8_t scratch[3 * HK_SMALL_MAX_READ];
+    const double t0 = times ? hk_log_now() : 0;
     pack(b, &lay, block, scratch);
+    const double t1 = times ? hk_log_now() : 0;
     hk_status_t rc = hk_cuda_small_run(s, slot, &lay, err, errlen);
+    const double t2 = times ? hk_log_now() : 0;
     if (rc == HK_OK) rc = unpack(b, (const double *)(block + lay.sums), err, errlen);
     hk_cuda_small_give(s, slot);
+    if (times) *times = (hk_gkl_small_times_t){ t1 - t0, t2 - t1, hk_log_now() - t2 };
     return rc;
 }

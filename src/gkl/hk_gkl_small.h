@@ -14,11 +14,18 @@
  * a few hundred KB; larger calls go to the engine. */
 #define HK_GKL_SMALL_SLOT_BYTES ((size_t)1 << 20)
 
+/* Seconds a scored call spent packing, in its round trip and unpacking
+ * (HK_TRACE). */
+typedef struct {
+    double pack_s, trip_s, unpack_s;
+} hk_gkl_small_times_t;
+
 /* Score b's pairs into b->lk. HK_OK; HK_E_NODEV at once when b does not
  * fit (a read longer than HK_SMALL_MAX_READ, a PDHMM batch, more than a
  * slot) or every slot is taken: the caller scores it another way; HK_E_NOMEM
  * (rescuing a pair beyond GATK's double range) or HK_E_RUNTIME (a CUDA call
- * failed), with err filled. */
-HK_RESULT_USED hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, char *err, size_t errlen);
+ * failed), with err filled. times: NULL, or where the call's times go. */
+HK_RESULT_USED hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, hk_gkl_small_times_t *times,
+                                              char *err, size_t errlen);
 
 #endif

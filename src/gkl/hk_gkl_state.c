@@ -53,6 +53,7 @@ static int no_gpu_told;              /* the engine's "no usable GPU" notice was 
 static atomic_ullong on_cpu, on_gpu, on_small; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
 static atomic_ullong ns_call, ns_score; /* traced: time in JNI calls, and in scoring them */
+static atomic_ullong ns_small[3];    /* traced: the small-call path's packing, round trips, unpacking */
 
 static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engine_done_fn done, void *arg)
 {
@@ -109,6 +110,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
     atomic_store(&on_cpu, 0);
     atomic_store(&on_gpu, 0);
     atomic_store(&on_small, 0);
+    for (int i = 0; i < 3; i++) atomic_store(&ns_small[i], 0);
     atomic_store(&ns_call, 0);
     atomic_store(&ns_score, 0);
     tracing = hk_log_tracing();
@@ -172,8 +174,11 @@ static void close_state(void)
         fprintf(stderr, "haplik: trace gkl: %llu calls on the CPU (%zu of them declined by a busy GPU); %llu on the "
                 "GPU, in %zu engine calls\n", (unsigned long long)atomic_load(&on_cpu), declined,
                 (unsigned long long)atomic_load(&on_gpu), calls);
-        fprintf(stderr, "haplik: trace gkl: %llu calls on the GPU's small-call path\n",
-                (unsigned long long)atomic_load(&on_small));
+        const unsigned long long n_small = atomic_load(&on_small);
+        const double per = n_small ? 1e-3 / (double)n_small : 0;   /* ns in all -> us a call */
+        fprintf(stderr, "haplik: trace gkl: %llu calls on the GPU's small-call path (a call's packing %.1f us, "
+                "round trip %.1f, unpacking %.1f)\n", n_small, per * (double)atomic_load(&ns_small[0]),
+                per * (double)atomic_load(&ns_small[1]), per * (double)atomic_load(&ns_small[2]));
         const double t_call = 1e-9 * (double)atomic_load(&ns_call), t_score = 1e-9 * (double)atomic_load(&ns_score);
         fprintf(stderr, "haplik: trace gkl: %.3f s in the calls, %.3f s of it scoring: the JNI layer's share %.1f %%\n",
                 t_call, t_score, t_call > 0 ? 100 * (t_call - t_score) / t_call : 0.0);
@@ -304,9 +309,15 @@ hk_status_t hk_gkl_score(hk_batch_t *b)
     /* a call that fits a slot: one round trip of its own, in double */
     if (small && m.precision != HK_PREC_FLOAT && !atomic_load(&gpu_failed)) {
         char err[512];
-        rc = hk_gkl_small_score(small, b, err, sizeof err);
+        hk_gkl_small_times_t t;
+        rc = hk_gkl_small_score(small, b, tracing ? &t : NULL, err, sizeof err);
         if (rc == HK_OK) {
-            if (tracing) atomic_fetch_add(&on_small, 1);
+            if (tracing) {
+                atomic_fetch_add(&on_small, 1);
+                atomic_fetch_add(&ns_small[0], (unsigned long long)(t.pack_s * 1e9));
+                atomic_fetch_add(&ns_small[1], (unsigned long long)(t.trip_s * 1e9));
+                atomic_fetch_add(&ns_small[2], (unsigned long long)(t.unpack_s * 1e9));
+            }
         } else if (rc == HK_E_RUNTIME && !atomic_exchange(&gpu_failed, 1)) {
             hk_log_notice("warning: the GPU failed (%s); scoring on the CPU from now on", err);
         } else if (rc == HK_E_NOMEM) {
