@@ -11,6 +11,7 @@
 # written by gen_batches.py when it does not exist (--generate). Rows (--rows, comma-separated):
 #   t1, t4, t16  1, 4 or 16 Java threads, each with its own object and maxThreads 1:
 #                GKL's AVX library vs haplik on the CPU
+#   d1, d4, d16  the same with haplik's default configuration (auto: the GPU where usable)
 #   gpu          GKL's OpenMP library, one object with maxThreads 16, vs haplik with the
 #                GPU on and 16 Java threads (each its own object, maxThreads 1)
 #   hc1, hc4     HaplotypeCaller's defaults on a GPU host: 1 or 4 Java threads, maxThreads 4,
@@ -144,15 +145,16 @@ row_line() {  # ROW GKL-DESC HAPLIK-DESC then the two lists of rates in G[] and 
 
 for row in ${ROWS//,/ }; do
     case $row in
-        t1|t4|t16)
-            n=${row#t}
+        t1|t4|t16|d1|d4|d16)
+            n=${row:1} cfg=cpu
+            [ "${row:0:1}" = t ] || cfg=default
             G=() H=()
             for ((k = 1; k <= REPS; k++)); do
                 G+=("$(run "$row-gkl-$k" "$GKL_DIR" gkl_pairhmm "" --threads "$n" "${timed[@]}" | field pairs_per_s)")
-                H+=("$(run "$row-haplik-$k" "$HK_DIR" gkl_pairhmm "$OUT_DIR/cpu.json" --threads "$n" \
+                H+=("$(run "$row-haplik-$k" "$HK_DIR" gkl_pairhmm "$OUT_DIR/$cfg.json" --threads "$n" \
                     "${timed[@]}" | field pairs_per_s)")
             done
-            row_line "$row" "AVX, $n Java thread(s)" "cpu, $n Java thread(s)"
+            row_line "$row" "AVX, $n Java thread(s)" "$cfg, $n Java thread(s)"
             grep -v '^library=' "$OUT_DIR/$row-haplik-1.log" | sort -u | sed 's/^/#   haplik: /' >>"$table" || true ;;
         gpu)
             if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -207,7 +209,7 @@ for row in ${ROWS//,/ }; do
             paste -d' ' "$OUT_DIR/check-gkl.txt" "$OUT_DIR/check-haplik.txt" | awk '
                 { d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d; n++ }
                 END { printf "%-9s %d pairs: largest |GKL - haplik| = %.3g (log10)\n", "check", n, m }' >>"$table" ;;
-        *) die "--rows: unknown row '$row' (t1, t4, t16, gpu, hc1, hc4, overhead, check)" ;;
+        *) die "--rows: unknown row '$row' (t1, t4, t16, d1, d4, d16, gpu, hc1, hc4, overhead, check)" ;;
     esac
 done
 cat "$table"

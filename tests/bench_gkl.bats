@@ -53,10 +53,11 @@ for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["hap
         ln -s "$KIT/libhk_copyonly.so" "hk/lib$n.so"
     done
     run -0 "$SRC/scripts/bench-gkl.sh" --kit "$KIT" --out out --seconds 0.2 --warmup 0 --reps 2 \
-        --rows t1,t4,overhead,check,gpu,hc1 gkl hk "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+        --rows t1,t4,d1,overhead,check,gpu,hc1 gkl hk "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     assert_line --partial "2 regions, 142.0 pairs a call"
     assert_line --regexp '^t1 +AVX, 1 Java thread\(s\) +cpu, 1 Java thread\(s\) +[0-9]+ \([0-9]+-[0-9]+\) +[0-9]+ \([0-9]+-[0-9]+\)  [0-9.]+x$'
     assert_line --regexp '^t4 '
+    assert_line --regexp '^d1 +AVX, 1 Java thread\(s\) +default, 1 Java thread\(s\) +[0-9]+ '
     assert_line --regexp '^overhead +copies in and out: [0-9.]+ us a call \([0-9.]+-[0-9.]+\); .* copies = [0-9.]+ % of the call$'
     # the same binding twice: the same values
     assert_line "check     284 pairs: largest |GKL - haplik| = 0 (log10)"

@@ -15,9 +15,11 @@ check() {   # check NAME COMMAND...: run it, its output to $log
     if "$@" > "$log" 2>&1; then echo "ok   $name"; else echo "FAIL $name (output: $log)"; fails=$((fails + 1)); return; fi
     rm -f "$log"
 }
-make -s tests/unit/test_pack tests/unit/test_pdhmm_emu tests/unit/test_status tests/gpu/gpu_vs_cpu tests/gpu/pdhmm_vs_cpu || exit 2
+make -s tests/unit/test_pack tests/unit/test_pdhmm_emu tests/unit/test_status tests/gpu/gpu_vs_cpu tests/gpu/pdhmm_vs_cpu \
+    tests/gpu/small_vs_cpu || exit 2
 check "gpu_vs_cpu" tests/gpu/gpu_vs_cpu
 check "pdhmm_vs_cpu" tests/gpu/pdhmm_vs_cpu
+check "small_vs_cpu (the GKL library's small-call path)" tests/gpu/small_vs_cpu
 check "test_pack (on the GPU too)" tests/unit/test_pack
 check "test_pdhmm_emu" tests/unit/test_pdhmm_emu
 check "test_status (GPU 0 asked for its limits)" tests/unit/test_status
@@ -26,6 +28,8 @@ if command -v compute-sanitizer > /dev/null; then
     check "memcheck pdhmm_vs_cpu -q" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 tests/gpu/pdhmm_vs_cpu -q
     check "racecheck gpu_vs_cpu -q" compute-sanitizer --tool racecheck --error-exitcode 1 tests/gpu/gpu_vs_cpu -q
     check "racecheck pdhmm_vs_cpu -q" compute-sanitizer --tool racecheck --error-exitcode 1 tests/gpu/pdhmm_vs_cpu -q
+    check "memcheck small_vs_cpu" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 tests/gpu/small_vs_cpu
+    check "racecheck small_vs_cpu" compute-sanitizer --tool racecheck --error-exitcode 1 tests/gpu/small_vs_cpu
 else
     echo "skip memcheck and racecheck: no compute-sanitizer"
 fi
