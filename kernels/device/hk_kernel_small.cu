@@ -5,19 +5,46 @@
 #define SMALL_WARPS 4                 /* warps (pairs) per block */
 #define FULL_MASK 0xffffffffu
 
+/* A cell's three states. */
+struct small_cell {
+    double M, I, D;
+};
+
+/* hk_cpu.h's HK_CELL, operation for operation: from the diagonal, the cell
+ * above and the cell to the left. */
+__device__ __forceinline__ small_cell small_step(double emit, double mm, double gm, double mi, double ii, double md,
+                                                 double dd, small_cell dg, small_cell up, small_cell left)
+{
+    small_cell c;
+    c.M = __dmul_rn(emit, __dadd_rn(__dmul_rn(mm, dg.M), __dmul_rn(gm, __dadd_rn(dg.I, dg.D))));
+    c.I = __dadd_rn(__dmul_rn(mi, up.M), __dmul_rn(ii, up.I));
+    c.D = __dadd_rn(__dmul_rn(md, left.M), __dmul_rn(dd, left.D));
+    return c;
+}
+
+__device__ __forceinline__ small_cell shfl_up(small_cell c)
+{
+    return { __shfl_up_sync(FULL_MASK, c.M, 1), __shfl_up_sync(FULL_MASK, c.I, 1), __shfl_up_sync(FULL_MASK, c.D, 1) };
+}
+
 /* One pair's sum of its last row, on every lane of the warp. Lane t holds
- * rows t*K .. t*K+K-1 and, at step s, column j = s - t + 1: the cell above
- * its first row is lane t-1's last row at column j, computed the step
- * before and shuffled down; the diagonal is what came down the step before
- * that. Row -1 (M 0, I 0, D C/n) comes to lane 0 at every step; column 0
- * is 0 in every row from 0 on, each lane's state before it starts. Rows
- * past the read have coefficients 0: they hold 0s, and no row of the read
- * reads them. */
+ * rows t*K .. t*K+K-1 and, at step s, columns j0 = 2(s - t) + 1 and j0 + 1:
+ * the cells above its first row are lane t-1's last row at those columns,
+ * computed the step before and shuffled down; the diagonal of the first is
+ * what came down for column j0 - 1 the step before. Two columns a step
+ * give the core two chains of dependent cells to overlap (column j0 + 1's
+ * row k needs column j0's rows k - 1 and k only), where one column a step
+ * left it waiting on one chain (a single warp on its scheduler: nothing
+ * else to issue). Row -1 (M 0, I 0, D C/n) comes to lane 0 at every step;
+ * column 0 is 0 in every row from 0 on, each lane's state before it
+ * starts. Rows past the read have coefficients 0: they hold 0s, and no row
+ * of the read reads them. */
 template <int K>
 __device__ __forceinline__ double small_pair(const hk_small_row_t *rows, const uint8_t *rbase, const uint8_t *hap,
                                              uint32_t rlen, uint32_t hlen, int lane)
 {
-    double mm[K], gm[K], mi[K], ii[K], md[K], dd[K], match[K], mism[K], M[K], I[K], D[K];
+    double mm[K], gm[K], mi[K], ii[K], md[K], dd[K], match[K], mism[K];
+    small_cell st[K];                                       /* each row's cell at the last column done */
     int code[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -31,40 +58,44 @@ __device__ __forceinline__ double small_pair(const hk_small_row_t *rows, const u
             mm[k] = gm[k] = mi[k] = ii[k] = md[k] = dd[k] = match[k] = mism[k] = 0;
             code[k] = 0;
         }
-        M[k] = I[k] = D[k] = 0;
+        st[k] = { 0, 0, 0 };
     }
     const double init = __ddiv_rn(HK_SCALE_D, (double)hlen);
+    const small_cell top = { 0, 0, init };                  /* row -1 */
     const int lanes = (int)((rlen + K - 1) / K);
     const int last_lane = (int)((rlen - 1) / K), last_k = (int)((rlen - 1) % K);
-    double dgM = 0, dgI = 0, dgD = lane == 0 ? init : 0;   /* the diagonal of the first row */
-    double bM = 0, bI = 0, bD = 0;                          /* the last row's cells, handed down */
+    small_cell dg = lane == 0 ? top : small_cell{ 0, 0, 0 };   /* the first row's diagonal of column j0 */
+    small_cell b0 = { 0, 0, 0 }, b1 = { 0, 0, 0 };         /* the last row's cells, handed down */
     double sum = 0;
-    const int steps = (int)hlen + lanes - 1;
+    const int steps = (int)(hlen + 1) / 2 + lanes - 1;
     for (int s = 0; s < steps; s++) {
-        double upM = __shfl_up_sync(FULL_MASK, bM, 1), upI = __shfl_up_sync(FULL_MASK, bI, 1);
-        double upD = __shfl_up_sync(FULL_MASK, bD, 1);
-        if (lane == 0) { upM = 0; upI = 0; upD = init; }
-        const int j = s - lane + 1;
-        if (lane < lanes && j >= 1 && j <= (int)hlen) {
-            const int h = hap[j - 1];
-            double aM = upM, aI = upI;                      /* the cell above */
-            double qM = dgM, qI = dgI, qD = dgD;            /* the diagonal */
+        small_cell up0 = shfl_up(b0), up1 = shfl_up(b1);
+        if (lane == 0) up0 = up1 = top;
+        const int j0 = 2 * (s - lane) + 1;
+        if (lane < lanes && j0 >= 1 && j0 <= (int)hlen) {
+            const bool two = j0 + 1 <= (int)hlen;           /* an odd haplotype's last step has one */
+            const int h0 = hap[j0 - 1], h1 = two ? hap[j0] : HK_BASE_N;
+            small_cell a0 = up0, a1 = up1, d0 = dg, d1 = up0;   /* above and diagonal of row k */
 #pragma unroll
             for (int k = 0; k < K; k++) {
-                const bool is_match = h == code[k] || h == HK_BASE_N || code[k] == HK_BASE_N;
-                const double emit = is_match ? match[k] : mism[k];
-                const double oM = M[k], oI = I[k], oD = D[k];
-                /* hk_cpu.h's HK_CELL, operation for operation */
-                const double nM = __dmul_rn(emit, __dadd_rn(__dmul_rn(mm[k], qM), __dmul_rn(gm[k], __dadd_rn(qI, qD))));
-                const double nI = __dadd_rn(__dmul_rn(mi[k], aM), __dmul_rn(ii[k], aI));
-                const double nD = __dadd_rn(__dmul_rn(md[k], oM), __dmul_rn(dd[k], oD));
-                M[k] = nM; I[k] = nI; D[k] = nD;
-                aM = nM; aI = nI;
-                qM = oM; qI = oI; qD = oD;
-                if (k == last_k && lane == last_lane) sum = __dadd_rn(sum, __dadd_rn(nM, nI));
+                const bool n = code[k] == HK_BASE_N;
+                const double e0 = h0 == code[k] || h0 == HK_BASE_N || n ? match[k] : mism[k];
+                const double e1 = h1 == code[k] || h1 == HK_BASE_N || n ? match[k] : mism[k];
+                const small_cell c0 = small_step(e0, mm[k], gm[k], mi[k], ii[k], md[k], dd[k], d0, a0, st[k]);
+                const small_cell c1 = small_step(e1, mm[k], gm[k], mi[k], ii[k], md[k], dd[k], d1, a1, c0);
+                if (k == last_k && lane == last_lane) {
+                    sum = __dadd_rn(sum, __dadd_rn(c0.M, c0.I));
+                    if (two) sum = __dadd_rn(sum, __dadd_rn(c1.M, c1.I));
+                }
+                d0 = st[k];
+                d1 = c0;
+                a0 = c0;
+                a1 = c1;
+                st[k] = c1;
             }
-            dgM = upM; dgI = upI; dgD = upD;
-            bM = M[K - 1]; bI = I[K - 1]; bD = D[K - 1];
+            dg = up1;
+            b0 = a0;
+            b1 = a1;
         }
     }
     return __shfl_sync(FULL_MASK, sum, last_lane);
