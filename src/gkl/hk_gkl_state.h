@@ -20,7 +20,7 @@
  * are at most HK_SMALL_MAX_READ bases and that fits a slot's 1 MB, with a
  * slot free, makes one round trip of its own, in double. A region of 17
  * pairs took about 0.1 ms there against 0.2 on a core, and 16 Java threads
- * scored 2.25M pairs/s against 1.1-1.2M on the CPU alone
+ * scored 2.8M pairs/s against 1.1-1.2M on the CPU alone
  * (docs/PERFORMANCE.md). Other calls take the engine's path: a
  * large call, at least this many cells per CPU thread it would otherwise
  * get (about 1.5 ms of one core's vector pass), goes to the GPU and waits
