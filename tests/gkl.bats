@@ -250,9 +250,12 @@ gkl_trace() {
     cpu_calls=${BASH_REMATCH[1]} declined=${BASH_REMATCH[2]} gpu_calls=${BASH_REMATCH[3]} launches=${BASH_REMATCH[4]}
 }
 
-@test "gkl GPU: 16 Java threads: every region-sized call takes the small-call path; results agree" {
-    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
-    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+# gpu_threads [VAR=VALUE...]: with those set, 16 Java threads (engine.backend cuda, HK_TRACE)
+# replay the java dump 50 times each, within 1e-5 of one thread's; the trace's counts into
+# cpu_calls, declined, gpu_calls, launches and small_calls
+gpu_threads() {
+    local kv
+    for kv in "$@"; do export "${kv?}"; done
     printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
     HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness gkl_pairhmm_omp \
         threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
@@ -261,18 +264,20 @@ gkl_trace() {
     [[ "$stderr" =~ trace\ gkl:\ ([0-9]+)\ calls\ on\ the\ GPU\'s\ small-call\ path\ \( ]] || fail "no small-call trace line"
     small_calls=${BASH_REMATCH[1]}
     gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+}
+
+@test "gkl GPU: 16 Java threads: every region-sized call takes the small-call path; results agree" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    gpu_threads
     [ "$small_calls" -gt 0 ] && [ "$launches" -eq 0 ] || fail "expected the small-call path alone ($small_calls calls, $launches engine calls)"
 }
 
 @test "gkl GPU: the engine's path (HK_GKL_GPU_SMALL=0), 16 Java threads: a call finding both engines busy is scored on the CPU" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
-    HK_GKL_GPU_SMALL=0 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
-        gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
-    echo "$output"; echo "$stderr" | grep -v 'trace engine'
-    assert_success
-    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    gpu_threads HK_GKL_GPU_SMALL=0
+    [ "$small_calls" -eq 0 ] || fail "the small-call path was not off"
     [ "$gpu_calls" -gt 0 ] || fail "no call went to the GPU"
     [ "$declined" -gt 0 ] && [ "$cpu_calls" -ge "$declined" ] || fail "no call was declined to the CPU"
     [ "$launches" -eq "$gpu_calls" ] || fail "region-sized calls waited to be gathered ($launches launches)"
@@ -293,12 +298,7 @@ gkl_trace() {
 @test "gkl GPU: the engine's path with a queue allowed (HK_GKL_GPU_QUEUE), 16 Java threads' calls are gathered" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/gpu.json"
-    HK_GKL_GPU_SMALL=0 HK_GKL_GPU_QUEUE=1000 HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/gpu.json" run --separate-stderr harness \
-        gkl_pairhmm_omp threads "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 16 50 1e-5
-    echo "$output"; echo "$stderr" | grep -v 'trace engine'
-    assert_success
-    gkl_trace "$(grep 'haplik: trace gkl: .* engine calls' <<< "$stderr" | tail -1)"
+    gpu_threads HK_GKL_GPU_SMALL=0 HK_GKL_GPU_QUEUE=1000
     [ "$gpu_calls" -gt 0 ] && [ "$cpu_calls" -eq 0 ] || fail "expected every call on the GPU"
     [ "$launches" -lt "$gpu_calls" ] || fail "no calls were gathered"
 }

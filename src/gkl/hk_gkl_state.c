@@ -297,6 +297,29 @@ static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *qu
     return !small_min_cells || b->cells / (uint64_t)cpu_threads(b, threads) >= small_min_cells;
 }
 
+#ifdef HAVE_CUDA
+/* b on the small-call path (a round trip of its own, in double): HK_OK;
+ * HK_E_NODEV, not taken (too large, or every slot busy); else a failure,
+ * logged: a CUDA error gives the GPU up, with one warning. */
+static hk_status_t score_small(hk_batch_t *b)
+{
+    char err[512];
+    hk_gkl_small_times_t t;
+    const hk_status_t rc = hk_gkl_small_score(small, b, tracing ? &t : NULL, err, sizeof err);
+    if (rc == HK_OK && tracing) {
+        atomic_fetch_add(&on_small, 1);
+        atomic_fetch_add(&ns_small[0], (unsigned long long)(t.pack_s * 1e9));
+        atomic_fetch_add(&ns_small[1], (unsigned long long)(t.trip_s * 1e9));
+        atomic_fetch_add(&ns_small[2], (unsigned long long)(t.unpack_s * 1e9));
+    } else if (rc == HK_E_RUNTIME && !atomic_exchange(&gpu_failed, 1)) {
+        hk_log_notice("warning: the GPU failed (%s); scoring on the CPU from now on", err);
+    } else if (rc == HK_E_NOMEM) {
+        hk_log_error("%s", err);
+    }
+    return rc;
+}
+#endif
+
 hk_status_t hk_gkl_score(hk_batch_t *b)
 {
     hk_model_t m = cfg.model;
@@ -306,24 +329,7 @@ hk_status_t hk_gkl_score(hk_batch_t *b)
     hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
     size_t queue_max;
 #ifdef HAVE_CUDA
-    /* a call that fits a slot: one round trip of its own, in double */
-    if (small && m.precision != HK_PREC_FLOAT && !atomic_load(&gpu_failed)) {
-        char err[512];
-        hk_gkl_small_times_t t;
-        rc = hk_gkl_small_score(small, b, tracing ? &t : NULL, err, sizeof err);
-        if (rc == HK_OK) {
-            if (tracing) {
-                atomic_fetch_add(&on_small, 1);
-                atomic_fetch_add(&ns_small[0], (unsigned long long)(t.pack_s * 1e9));
-                atomic_fetch_add(&ns_small[1], (unsigned long long)(t.trip_s * 1e9));
-                atomic_fetch_add(&ns_small[2], (unsigned long long)(t.unpack_s * 1e9));
-            }
-        } else if (rc == HK_E_RUNTIME && !atomic_exchange(&gpu_failed, 1)) {
-            hk_log_notice("warning: the GPU failed (%s); scoring on the CPU from now on", err);
-        } else if (rc == HK_E_NOMEM) {
-            hk_log_error("%s", err);
-        }
-    }
+    if (small && m.precision != HK_PREC_FLOAT && !atomic_load(&gpu_failed)) rc = score_small(b);
 #endif
     if (rc && gpu_route(b, m.precision, threads, &queue_max)) {
         if ((rc = hk_gkl_combine_score(combine, b, queue_max)) == HK_OK) {
