@@ -13,6 +13,7 @@
 struct hk_small_slot {
     std::atomic<int> taken{ 0 };
     bool ready = false;                 /* stream and memory made (on first take) */
+    bool broken = false;                /* they could not be made: not tried again */
     cudaStream_t st = nullptr;
     unsigned char *host = nullptr;      /* pinned and mapped: the input, and the sums the kernel writes */
     unsigned char *host_dev = nullptr;  /* the same, as the GPU addresses it */
@@ -121,7 +122,8 @@ extern "C" void *hk_cuda_small_take(hk_cuda_small_t *s, int *slot)
         const int k = (int)((hint + (unsigned)i) % (unsigned)s->n);
         hk_small_slot *sl = &s->slot[k];
         if (sl->taken.load(std::memory_order_relaxed) || sl->taken.exchange(1, std::memory_order_acquire)) continue;
-        if (!sl->ready && !make_slot(s, sl)) {   /* no memory for it: as if taken */
+        if (sl->broken || (!sl->ready && !make_slot(s, sl))) {   /* no memory for it: as if taken */
+            sl->broken = true;
             sl->taken.store(0, std::memory_order_release);
             continue;
         }

@@ -75,7 +75,8 @@ static hk_status_t unpack(hk_batch_t *b, const double *sums, char *err, size_t e
 hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, hk_gkl_small_times_t *times, char *err,
                                size_t errlen)
 {
-    if (b->pdhmm || !b->n_pairs || b->n_pairs > HK_GKL_SMALL_SLOT_BYTES / sizeof(double) ||
+    const size_t most = HK_GKL_SMALL_SLOT_BYTES / sizeof(double);   /* of pairs, reads or haplotypes */
+    if (b->pdhmm || !b->n_pairs || b->n_pairs > most || b->n_reads > most || b->n_haps > most ||
         b->max_read_len > HK_SMALL_MAX_READ)
         return HK_E_NODEV;
     hk_small_layout_t lay;
