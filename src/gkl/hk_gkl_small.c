@@ -38,37 +38,32 @@ static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned cha
     memcpy(block + lay->hbase, b->hap_base + h0, b->hap_off[b->n_haps] - h0);
 }
 
-/* The sums into b->lk: log10 without the scale, or, for a sum of 0, the
- * CPU's rescue (beyond GATK's double range; -inf for an empty sequence). */
-static hk_status_t unpack(hk_batch_t *b, const double *sums, char *err, size_t errlen)
+/* The sums of block's pairs into b->lk: log10 without the scale, or, for a
+ * sum of 0, the CPU's rescue (beyond GATK's double range; -inf for an empty
+ * sequence). scratch: as pack's. */
+static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const unsigned char *block, uint8_t *scratch,
+                          char *err, size_t errlen)
 {
+    const hk_small_pair_t *pairs = (const hk_small_pair_t *)(block + lay->pairs);
+    const double *sums = (const double *)(block + lay->sums);
     void *ws = NULL;
-    uint8_t *scratch = NULL;
-    for (size_t g = 0; g < b->n_regions; g++) {
-        const hk_region_t *rg = &b->regions[g];
-        for (uint32_t r = 0; r < rg->n_reads; r++)
-            for (uint32_t h = 0; h < rg->n_haps; h++) {
-                const uint64_t p = rg->pair0 + (uint64_t)r * rg->n_haps + h;
-                if (sums[p] != 0) {
-                    b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
-                    continue;
-                }
-                if (!ws && (!(ws = malloc(hk_model_ws_size(b->max_hap_len))) ||
-                            !(scratch = malloc(3 * (size_t)b->max_read_len + 1)))) {
-                    free(ws);
-                    snprintf(err, errlen, "out of memory rescuing a pair beyond GATK's double range");
-                    return HK_E_NOMEM;
-                }
-                const size_t rk = rg->read0 + r, hk = rg->hap0 + h;
-                const uint8_t *gap[3];
-                hk_batch_gap_rows(b, rk, scratch, gap);
-                b->lk[p] = hk_model_rescue_pair(b->read_base + b->read_off[rk], b->read_q + b->read_off[rk], gap[0],
-                                                gap[1], gap[2], hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
-                                                hk_batch_hap_len(b, hk), ws);
-            }
+    for (size_t p = 0; p < lay->n_pairs; p++) {
+        if (sums[p] != 0) {
+            b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
+            continue;
+        }
+        if (!ws && !(ws = malloc(hk_model_ws_size(b->max_hap_len)))) {
+            snprintf(err, errlen, "out of memory rescuing a pair beyond GATK's double range");
+            return HK_E_NOMEM;
+        }
+        const size_t rk = pairs[p].read, hk = pairs[p].hap;
+        const uint8_t *gap[3];
+        hk_batch_gap_rows(b, rk, scratch, gap);
+        b->lk[p] = hk_model_rescue_pair(b->read_base + b->read_off[rk], b->read_q + b->read_off[rk], gap[0], gap[1],
+                                        gap[2], hk_batch_read_len(b, rk), b->hap_base + b->hap_off[hk],
+                                        hk_batch_hap_len(b, hk), ws);
     }
     free(ws);
-    free(scratch);
     return HK_OK;
 }
 
@@ -93,7 +88,7 @@ hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, hk_gkl_small_t
     const double t1 = times ? hk_log_now() : 0;
     hk_status_t rc = hk_cuda_small_run(s, slot, &lay, err, errlen);
     const double t2 = times ? hk_log_now() : 0;
-    if (rc == HK_OK) rc = unpack(b, (const double *)(block + lay.sums), err, errlen);
+    if (rc == HK_OK) rc = unpack(b, &lay, block, scratch, err, errlen);
     hk_cuda_small_give(s, slot);
     if (times) *times = (hk_gkl_small_times_t){ t1 - t0, t2 - t1, hk_log_now() - t2 };
     return rc;

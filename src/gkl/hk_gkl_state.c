@@ -47,8 +47,8 @@ static int cpu_precision;            /* the config's own precision (useDouble ov
 static atomic_int use_double;        /* GKL's globals: the last initNative's */
 static atomic_int max_threads = 1;
 static atomic_int gpu_failed;        /* given up after a failure (warned once) */
-static size_t small_queue_max;       /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
-static uint64_t small_min_cells;     /* and the cells per CPU thread they need (HK_GKL_GPU_MIN_KCELLS) */
+static size_t region_queue_max;      /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
+static uint64_t region_min_cells;    /* and the cells per CPU thread they need (HK_GKL_GPU_MIN_KCELLS) */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
 static atomic_ullong on_cpu, on_gpu, on_small; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
@@ -102,8 +102,8 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
      * launch's double tiles finished in half the time of the float ones
      * (docs/PERFORMANCE.md); the CPU's calls keep cpu_precision */
     if (gpu_precision == HK_PREC_MIXED && hk_knob(HK_KNOB_GKL_GPU_PRECISION) != 1) cfg.model.precision = HK_PREC_DOUBLE;
-    small_queue_max = (size_t)hk_knob(HK_KNOB_GKL_GPU_QUEUE);
-    small_min_cells = (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
+    region_queue_max = (size_t)hk_knob(HK_KNOB_GKL_GPU_QUEUE);
+    region_min_cells = (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
     gpu = NULL;
     combine = NULL;
     atomic_store(&gpu_failed, 0);
@@ -293,8 +293,8 @@ static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *qu
         *queue_max = SIZE_MAX;
         return 1;
     }
-    *queue_max = small_queue_max;
-    return !small_min_cells || b->cells / (uint64_t)cpu_threads(b, threads) >= small_min_cells;
+    *queue_max = region_queue_max;
+    return !region_min_cells || b->cells / (uint64_t)cpu_threads(b, threads) >= region_min_cells;
 }
 
 #ifdef HAVE_CUDA

@@ -126,6 +126,15 @@ static size_t differ(hk_cuda_small_t *s, hk_batch_t *b, hk_status_t *rc)
     return n;
 }
 
+/* Whether the small path refuses b at once (HK_E_NODEV), leaving its results untouched. */
+static int refused(hk_cuda_small_t *s, hk_batch_t *b, hk_status_t *rc)
+{
+    char err[512];
+    poison(b);
+    *rc = hk_gkl_small_score(s, b, NULL, err, sizeof err);
+    return *rc == HK_E_NODEV && untouched(b);
+}
+
 typedef struct {
     hk_cuda_small_t *s;
     hk_batch_t       b;
@@ -203,16 +212,11 @@ int main(void)
         hk_batch_t b;
         new_batch(&b);
         add_region(&b, 2, 257, 257, 2, 300, 5);
-        poison(&b);
-        rc = hk_gkl_small_score(s, &b, NULL, err, sizeof err);
-        TAP_OK(rc == HK_E_NODEV && untouched(&b), "a read of 257 bases: refused, untouched (rc %d)", (int)rc);
+        TAP_OK(refused(s, &b, &rc), "a read of 257 bases: refused, untouched (rc %d)", (int)rc);
         hk_batch_free(&b);
         new_batch(&b);
         while (b.n_read_pos < HK_GKL_SMALL_SLOT_BYTES / sizeof(hk_small_row_t)) add_region(&b, 30, 200, 256, 4, 400, 5);
-        poison(&b);
-        rc = hk_gkl_small_score(s, &b, NULL, err, sizeof err);
-        TAP_OK(rc == HK_E_NODEV && untouched(&b), "%zu read bases, more than a slot holds: refused (rc %d)",
-               b.n_read_pos, (int)rc);
+        TAP_OK(refused(s, &b, &rc), "%zu read bases, more than a slot holds: refused (rc %d)", b.n_read_pos, (int)rc);
         hk_batch_free(&b);
     }
     {
@@ -221,9 +225,7 @@ int main(void)
         hk_batch_t b;
         new_batch(&b);
         add_region(&b, 3, 50, 100, 2, 300, 5);
-        poison(&b);
-        rc = hk_gkl_small_score(s, &b, NULL, err, sizeof err);
-        TAP_OK(rc == HK_E_NODEV && untouched(&b), "every slot taken: refused at once (rc %d)", (int)rc);
+        TAP_OK(refused(s, &b, &rc), "every slot taken: refused at once (rc %d)", (int)rc);
         for (int k = 0; k < 3; k++) hk_cuda_small_give(s, slot[k]);
         const size_t n = differ(s, &b, &rc);
         TAP_OK(rc == HK_OK && n == 0, "the slots given back: scored again, equal");
