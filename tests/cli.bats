@@ -129,3 +129,19 @@ setup() { load test_helper/common-setup; _common_setup; }
     run -0 --separate-stderr "$HAPLIK" score --backend cpu -o t2.json "$DATA/10s.in"
     [[ "$stderr" != *GCUPS* ]] || fail "progress written to a non-terminal: $stderr"
 }
+
+@test "make check builds every program under tests/ (the CUDA ones on a CUDA build, the GKL ones with JNI)" {
+    # A benchmark that no longer compiles must break make check, not the next GPU run.
+    [ -x "$BATS_TEST_DIRNAME/unit/test_model" ] ||
+        skip "the programs of make check are not built here (run under make check)"
+    local cuda=0 gkl=0 src prog missing=
+    "$HAPLIK" --version | grep -q 'CUDA engine' && cuda=1
+    [ -n "${HK_GKL_LIB:-}" ] && [ -e "$HK_GKL_LIB" ] && gkl=1
+    for src in $(grep -l '^int main' "$BATS_TEST_DIRNAME"/*/*.c "$BATS_TEST_DIRNAME"/*/*.cu); do
+        prog=${src%.*}
+        [[ $src == *.cu && $cuda == 0 ]] && continue
+        [[ $src == */test_gkl_* && $gkl == 0 ]] && continue
+        [ -x "$prog" ] || missing="$missing ${prog#"$BATS_TEST_DIRNAME"/}"
+    done
+    [ -z "$missing" ] || fail "not built by make check:$missing"
+}

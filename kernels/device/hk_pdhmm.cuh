@@ -472,16 +472,15 @@ struct hk_pd_fwd {
         }
     }
 
-    /* The result of haplotype h of the item: 0 or beyond double's range
-     * gives -inf, which the host scores as the CPU does (src/hk_engine.c).
-     * So does a CG sum below DBL_MIN: scaled by 2^HK_PD_CG_LOG2C, not the
-     * CPU's 2^1020, it turns subnormal (and loses digits) where the CPU's
-     * sum is still normal, or subnormal in another way. */
+    /* The result of haplotype h of the item: a sum that is not a normal
+     * double gives -inf, which the host scores as the CPU does
+     * (src/hk_engine.c). A subnormal sum keeps only the digits above 2^-1074,
+     * and which of them survive depends on the order of every rounding on
+     * the way: the GPU's order (FMA, CG's scaled units) is not the CPU's, so
+     * a pair near -629 was 0.038 off in log10. */
     static __device__ __forceinline__ void finish(const hk_pd_dev &c, const hk_item &it, int h, double s)
     {
-        const bool normal_enough = CG ? s >= DBL_MIN : s > 0;
-        c.lk[it.out + (uint32_t)h] = normal_enough && s <= DBL_MAX ? log10(s) - LOG2_C * HK_LOG10_2
-                                                                   : -INFINITY;
+        c.lk[it.out + (uint32_t)h] = s >= DBL_MIN && s <= DBL_MAX ? log10(s) - LOG2_C * HK_LOG10_2 : -INFINITY;
     }
 };
 

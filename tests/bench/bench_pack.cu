@@ -42,10 +42,11 @@ int main(int argc, char **argv)
     hk_batch_init(&b);
     hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, hk_model_seq_rules(&m));
     if (!r) return 2;
-    int rc;
-    while ((rc = hk_reader_next(r, &b, (size_t)1 << 30)) > 0) {}
+    size_t added = 0;
+    hk_status_t rc;
+    while ((rc = hk_reader_next(r, &b, (size_t)1 << 30, &added)) == HK_OK && added > 0) {}
     hk_reader_close(r);
-    if (rc < 0) return 2;
+    if (rc != HK_OK) return 2;
 
     hk_pool pool(threads - 1);
     hk_plan_limits lim;

@@ -392,11 +392,12 @@ static int add_trust_region(hk_batch_t *b, const hk_model_t *m, int rl, int hl, 
 /* A region of reads of C, of rl0..rl1 bases, against a haplotype of hl A:
  * every base a mismatch or a gap at Q60, so that the likelihood falls about
  * 5.9 log10 per base (-598 to -634 from 100 to 106 bases: where double's
- * scaled sums turn subnormal). */
-static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int rl1, int hl)
+ * scaled sums turn subnormal). varied: gap qualities Q59 and Q60 by turns
+ * (the per-row kernels, not the constant-gap ones). */
+static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int rl1, int hl, int varied)
 {
     const hk_seq_rules_t rules = hk_model_seq_rules(m);
-    static char seq[256], q[256], hap[256];
+    static char seq[256], q[256], g[256], hap[256];
     hk_batch_error_t bad;
     if (rl1 > 256 || hl > 256 || hk_batch_begin_region(b, NULL, 1)) return -1;
     memset(hap, 'A', (size_t)hl);
@@ -404,7 +405,9 @@ static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int 
     for (int rl = rl0; rl <= rl1; rl++) {
         memset(seq, 'C', (size_t)rl);
         memset(q, ']', (size_t)rl);
-        if (hk_batch_add_read(b, &rules, seq, q, q, q, q, (uint32_t)rl, &bad)) return -1;
+        memcpy(g, q, (size_t)rl);
+        for (int i = 0; varied && i < rl; i += 2) g[i] = '\\';
+        if (hk_batch_add_read(b, &rules, seq, q, g, g, q, (uint32_t)rl, &bad)) return -1;
     }
     return hk_batch_end_region(b);
 }
@@ -423,7 +426,8 @@ static void check_engine(const int *ords, int nord)
              !add_trust_region(&b, &m, 150, 300, 4, 1) &&
              !add_trust_region(&b, &m, 150, HK_MIXED_FLOAT_MAX_HAP + 1, 2, 1) &&   /* long haplotype: double */
              !add_trust_region(&b, &m, 150, HK_MIXED_FLOAT_MAX_HAP, 2, 1) &&       /* still float */
-             !add_mismatch_region(&b, &m, 96, 110, 120);                          /* subnormal sums */
+             !add_mismatch_region(&b, &m, 96, 110, 120, 0) &&                     /* subnormal sums */
+             !add_mismatch_region(&b, &m, 96, 110, 120, 1);                       /* varied gaps */
     unsigned long long cpu_rec = 0;
     double *ref = ok ? cpu_ref(&b, &cpu_rec) : NULL;
     for (int prec = HK_PREC_MIXED; ref && prec <= HK_PREC_DOUBLE; prec += 2) {

@@ -12,13 +12,13 @@
  * multi-tile kernel), upper and lower case, N and n, Q0 qualities, one
  * region with many reads and haplotypes, small chunks (HK_CUDA_CHUNK_CELLS),
  * and every precision setting (PDHMM is double whatever it is). Every pair
- * must be written and within 1e-9 (absolute, log10) of the CPU (where the
- * scaled double sum is subnormal, below about -615, also a few units of its
- * last place: pd_tolerance); where the
- * GPU's double underflows (-inf, for the engine to rescue) the CPU's value
- * must be below -600 and the engine's host pass on it within the
- * tolerance, and both -inf where the
- * likelihood is truly 0. -q: only the GKL pairs and two small random
+ * must be written and within 1e-9 (absolute, log10) of the CPU; where the
+ * GPU's scaled double sum is not a normal double (-inf, for the engine to
+ * score on the host) the CPU's value must be below -600 and the engine's host
+ * pass on it within the tolerance, and both -inf where the likelihood is
+ * truly 0. Pairs of every kernel form (read lengths 70 to 520, varied,
+ * SAFE and constant gaps) whose likelihoods fall in -640..-590 are checked
+ * the same way. -q: only the GKL pairs and two small random
  * batches, one of them with reads of every kernel (for compute-sanitizer runs); -v says more
  * (the worst pair's read and haplotype, the form of pairs over the tolerance); PDHMM_SHAPE=TEXT
  * runs only the random shapes whose name holds TEXT. Output is TAP. Without a usable
@@ -49,18 +49,12 @@ static int verbose;
 
 static const hk_seq_rules_t RULES = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 0, .pdhmm = 1 };
 
-/* What two orders of double arithmetic may differ by at a log10 likelihood
- * of v: 1e-9, plus a few units of the CPU's scaled sum's last place where it
- * is subnormal (below about -615, where GATK's own value keeps only the
- * digits above 2^-1074: 1.7e-9 was seen at -621.9). The GPU's constant-gap
- * form scales by 2^986 (HK_PD_CG_LOG2C), so its sums would turn subnormal
- * about 10 orders before the CPU's: it gives -inf there, which the engine
- * scores on the host as the CPU does (checked here the same way), and the
- * tolerance is the CPU's. */
-static double pd_tolerance(double v)
-{
-    return 1e-9 + 4 * 0.4343 * pow(10.0, -323.306 - (v + 1020 * 0.30102999566398119521));
-}
+/* What two orders of double arithmetic may differ by: 1e-9 (log10). The
+ * kernels give -inf for a sum that is not a normal double (a subnormal sum
+ * keeps only the digits above 2^-1074, and which survive depends on the order
+ * of every rounding), which the engine scores on the host as the CPU does
+ * (checked here the same way): a pair near -629 is the CPU's to the bit. */
+#define PD_TOLERANCE 1e-9
 
 /* ---- building batches ---- */
 
@@ -270,7 +264,7 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
         const double d = fabs(g - ref[i]);
         if (d > maxd) { maxd = d; worst = i; }
         if (ref[i] >= -600 && d > maxd_normal) maxd_normal = d;
-        if (!(d <= pd_tolerance(ref[i])) && over++ < 6 && verbose) {
+        if (!(d <= PD_TOLERANCE) && over++ < 6 && verbose) {
             const size_t r = pair_read(b, i);    /* which kernel form: the read's length and gap rows */
             const uint64_t o = b->read_off[r];
             int safe = 0;
@@ -337,6 +331,108 @@ static int subnormal_batch(hk_batch_t *b)
     return 0;
 }
 
+/* The kernel forms a read of length m and gap kind goes to (hk_configs.h):
+ * varied gap qualities take the per-row tiles (65..256 bases) or the
+ * multi-tile kernel (over 256), a row of Q2 gaps the SAFE form, constant gaps
+ * the CG tiles, each length here a tile of its own. Shorter reads cannot
+ * fall below -590. */
+enum { GAPS_VARIED, GAPS_SAFE, GAPS_CONSTANT, GAP_KINDS };
+static const char *const gap_kind_name[GAP_KINDS] = { "varied gaps", "a Q2 gap row (SAFE)", "constant gaps (CG)" };
+static const uint32_t deep_lengths[] = { 80, 90, 110, 120, 150, 180, 220, 300, 520 };
+enum { DEEP_LENGTHS = sizeof deep_lengths / sizeof deep_lengths[0], DEEP_TRIES = 8 };
+
+/* The CPU's likelihood of one pair, through a batch of its own. */
+static double cpu_pair(const char *h, const uint8_t *pd, uint32_t n, const char *r, const char *q, const char *gi,
+                       const char *gd, const char *gg, uint32_t m)
+{
+    hk_batch_t t;
+    hk_batch_init(&t);
+    t.pdhmm = 1;
+    double v = NAN;
+    if (!hk_batch_begin_region(&t, NULL, 1) && !add_hap(&t, h, pd, n) && !add_read(&t, r, q, gi, gd, gg, m) &&
+        !hk_batch_end_region(&t) && !hk_pdhmm_score_batch(&t, 1))
+        v = t.lk[0];
+    hk_batch_free(&t);
+    return v;
+}
+
+/* Pairs whose CPU likelihood lands between -590 and -640 (the CPU's scaled
+ * sum about 1e-283 to 1e-333: normal, subnormal, and 0 on the way), in every
+ * kernel form: a read of C against a random PD haplotype of A, G and T (its
+ * SNP flags may still let a C match), so that every base costs a mismatch
+ * (Phred/10 + log10 3) or an indel (gap opens Q70-93, continuations Q75-93:
+ * dearer); base qualities spread by +-4 around what puts the pair near a
+ * random target in -630..-600, then all moved together until the CPU's value
+ * is within 8 of it. Region k*DEEP_TRIES+t holds one pair, read length
+ * deep_lengths[k / GAP_KINDS], gap kind k % GAP_KINDS. */
+static int deep_batch(hk_batch_t *b)
+{
+    enum { MAXLEN = 640 };
+    static char h[MAXLEN], r[MAXLEN], q[MAXLEN], gi[MAXLEN], gd[MAXLEN], gg[MAXLEN];
+    static uint8_t pd[MAXLEN];
+    static double dq[MAXLEN];
+    for (uint32_t k = 0; k < DEEP_LENGTHS * GAP_KINDS; k++)
+        for (uint32_t t = 0; t < DEEP_TRIES; t++) {
+            const uint32_t m = deep_lengths[k / GAP_KINDS], n = m + 20 + rnd(40);
+            const int kind = (int)(k % GAP_KINDS);
+            random_hap(h, pd, n, 1, 0);
+            for (uint32_t j = 0; j < n; j++) if (h[j] == 'C' || h[j] == 'N') h[j] = "AGT"[rnd(3)];
+            const char cgi = (char)(33 + 70 + rnd(24)), cgd = (char)(33 + 70 + rnd(24)), cgg = (char)(33 + 75 + rnd(19));
+            const double target = -600.0 - rnd(31);
+            double base = 10 * (-target / m - 0.4771);
+            for (uint32_t i = 0; i < m; i++) {
+                r[i] = 'C';
+                dq[i] = rnd(801) / 100.0 - 4;
+                gi[i] = kind == GAPS_CONSTANT ? cgi : (char)(33 + 70 + rnd(24));
+                gd[i] = kind == GAPS_CONSTANT ? cgd : (char)(33 + 70 + rnd(24));
+                gg[i] = kind == GAPS_CONSTANT ? cgg : (char)(33 + 75 + rnd(19));
+            }
+            if (kind == GAPS_SAFE) gi[m / 2] = gd[m / 2] = (char)(33 + 2);
+            for (int tries = 0; tries < 8; tries++) {
+                for (uint32_t i = 0; i < m; i++) {
+                    const int qv = (int)lround(base + dq[i]);
+                    q[i] = (char)(33 + (qv < 1 ? 1 : qv > 93 ? 93 : qv));
+                }
+                const double v = cpu_pair(h, pd, n, r, q, gi, gd, gg, m);
+                if (!(fabs(v - target) > 8)) break;
+                base += (v - target) * 10 / m;     /* v above the target: dearer bases */
+            }
+            if (hk_batch_begin_region(b, NULL, (long)(k * DEEP_TRIES + t) + 1) || add_hap(b, h, pd, n) ||
+                add_read(b, r, q, gi, gd, gg, m) || hk_batch_end_region(b))
+                return -1;
+        }
+    return 0;
+}
+
+/* deep_batch's pairs against the CPU, and how many of each kernel form landed
+ * in -640..-590: at least a few of each must, or the check proves nothing. */
+static void check_deep(hk_cuda_t *cu)
+{
+    hk_batch_t b;
+    hk_batch_init(&b);
+    b.pdhmm = 1;
+    double *ref = deep_batch(&b) ? NULL : cpu_ref(&b);
+    if (!ref) {
+        tap_result(0, "deep likelihoods: building the batch or the CPU reference failed");
+        hk_batch_free(&b);
+        return;
+    }
+    check_gpu(cu, &b, ref, "likelihoods of -590 to -640", HK_PREC_DOUBLE);
+    uint32_t landed[DEEP_LENGTHS * GAP_KINDS] = { 0 };
+    for (size_t i = 0; i < b.n_pairs; i++)
+        if (ref[i] >= -640 && ref[i] <= -590) landed[i / DEEP_TRIES]++;
+    int enough = 1;
+    for (uint32_t k = 0; k < DEEP_LENGTHS * GAP_KINDS; k++) {
+        if (verbose || landed[k] < 3)
+            printf("#    %u of %d pairs of %u bases, %s, in -640..-590\n", landed[k], DEEP_TRIES,
+                   deep_lengths[k / GAP_KINDS], gap_kind_name[k % GAP_KINDS]);
+        if (landed[k] < 3) enough = 0;
+    }
+    tap_result(enough, "likelihoods of -590 to -640: at least 3 pairs of each read length (70 to 520) and gap kind");
+    free(ref);
+    hk_batch_free(&b);
+}
+
 static void run_shape(hk_cuda_t *cu, const char *what, const shape_t *s, int all_precisions)
 {
     const char *only = getenv("PDHMM_SHAPE");     /* run only the shapes whose name has this */
@@ -393,6 +489,7 @@ int main(int argc, char **argv)
     if (subnormal_batch(&b)) tap_result(0, "building the subnormal-range batch");
     else check_batch(cu, &b, "likelihoods of -598 to -634", 0);
     hk_batch_free(&b);
+    check_deep(cu);
 
     /* regions, reads min..max, haps min..max, read len, hap len, spans, q0, lower */
     const shape_t small = { 20, 1, 6, 1, 5, 1, 60, 1, 80, 4, 1, 1 };
