@@ -15,16 +15,18 @@
  * behind lane t-1, which hands it its last row through a shuffle. The host
  * packs each read's per-row coefficients, so the kernel reads no tables.
  *
- * Every cell is GATK's double recurrence with the host's operand order and
- * no fused multiply-add (__dmul_rn, __dadd_rn), and the last row is summed
- * in column order: a pair's sum is the CPU double pass's, bit for bit
- * (tests/unit/test_gkl_small). The caller turns sums into log10 likelihoods
- * and rescues a sum of 0 on the CPU (hk_model_rescue_pair), as the engine
- * does.
+ * Every cell is GATK's recurrence with the host's operand order and no
+ * fused multiply-add, and the last row is summed in column order, in the
+ * CPU's precision policy (float first, kept above the threshold, else
+ * double; float's results below FLT_MIN flushed to zero as the CPU's float
+ * passes do): a pair's sum is the CPU pass's, bit for bit, so a call's
+ * values do not depend on which path scored it (tests/gpu/small_vs_cpu).
+ * The caller turns sums into log10 likelihoods and rescues a double sum of
+ * 0 on the CPU (hk_model_rescue_pair), as the CPU does.
  *
- * Slots (a stream, an event, pinned and device memory each) are taken by
- * one call at a time: a call that finds none free is told so at once and
- * scores elsewhere. C interface; CUDA C++ behind it (kernels/host/hk_small.cu).
+ * Slots (a stream, pinned and device memory each), spread over the GPUs,
+ * are taken by one call at a time: a call that finds none free is told so
+ * at once and scores elsewhere. C interface; CUDA C++ behind it (kernels/host/hk_small.cu).
  */
 #ifndef HK_CUDA_SMALL_H
 #define HK_CUDA_SMALL_H
@@ -59,24 +61,31 @@ typedef struct {
 } hk_small_seq_t;
 
 /* Where each array lies in a slot's input block (byte offsets, 8-aligned),
- * and the sums' place after it. */
+ * the results' place after it, and the precision policy (hk_model_t's). */
 typedef struct {
     uint32_t n_pairs, n_reads, n_haps, max_hap;
     size_t   pairs, reads, haps, rows, rbase, hbase, bytes;   /* bytes: the input's end */
-    size_t   sums;                                            /* n_pairs doubles */
+    size_t   sums;                                            /* n_pairs doubles: each pair's scaled sum */
+    size_t   in_float;                                        /* n_pairs bytes: 1 where the sum is float's */
+    int      precision;                                       /* HK_PREC_* */
+    double   float_threshold;                                 /* mixed: float's sum kept from here up */
 } hk_small_layout_t;
 
 typedef struct hk_cuda_small hk_cuda_small_t;
 
 /* Plan a layout for the counts given (rows: the reads' bases in all,
- * hap_bases: the haplotypes'); 0, or -1 when it does not fit a slot of
- * slot_bytes. */
-int hk_small_layout(hk_small_layout_t *lay, uint32_t n_pairs, uint32_t n_reads, uint32_t n_haps,
-                    uint64_t rows, uint64_t hap_bases, uint32_t max_hap, size_t slot_bytes);
+ * hap_bases: the haplotypes') and the precision policy (HK_PREC_*, and
+ * mixed's threshold, as hk_model_t has them); 0, or -1 when it does not fit
+ * a slot of slot_bytes. */
+int hk_small_layout(hk_small_layout_t *lay, int precision, double float_threshold, uint32_t n_pairs,
+                    uint32_t n_reads, uint32_t n_haps, uint64_t rows, uint64_t hap_bases, uint32_t max_hap,
+                    size_t slot_bytes);
 
-/* n_slots slots of slot_bytes each (pinned on the host and on device
- * ordinal). HK_OK; HK_E_NODEV, HK_E_NOMEM or HK_E_RUNTIME with err filled. */
-HK_RESULT_USED hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t slot_bytes,
+/* n_slots slots of slot_bytes each (pinned on the host and on a device),
+ * slot k on ordinals[k % n_ordinals]; each device's first slot and the
+ * kernel are made ready here, the others when first taken. HK_OK;
+ * HK_E_NODEV, HK_E_NOMEM or HK_E_RUNTIME with err filled. */
+HK_RESULT_USED hk_status_t hk_cuda_small_open(const int *ordinals, int n_ordinals, int n_slots, size_t slot_bytes,
                                               hk_cuda_small_t **out, char *err, size_t errlen);
 /* A free slot's input block (slot_bytes of pinned memory) and its number in
  * *slot; NULL when every slot is taken. */

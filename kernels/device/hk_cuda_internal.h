@@ -145,11 +145,15 @@ cudaError_t hk_launch_double_multi(const hk_chunk_dev *c, const hk_item *items,
                                    const hk_scratch *sc, cudaStream_t st);
 
 /* The small-call kernel (hk_cuda_small.h): the pairs laid out by lay in
- * d_in; their sums to sums (the host's mapped memory), and seq to *flag
- * (mapped too) once every sum is there. count: a device counter at 0, left
+ * d_in; their sums to sums and whether each is float's to in_float (the
+ * host's mapped memory), and seq to *flag (mapped too) once every sum is
+ * there. count: a device counter at 0, left
  * at 0. */
-cudaError_t hk_launch_small(const unsigned char *d_in, const hk_small_layout_t *lay, double *sums, unsigned *count,
-                            unsigned *flag, unsigned seq, cudaStream_t st);
+/* Load the small-call kernel's module on the current device now, not at its
+ * first launch. */
+cudaError_t hk_small_kernel_load(void);
+cudaError_t hk_launch_small(const unsigned char *d_in, const hk_small_layout_t *lay, double *sums, uint8_t *in_float,
+                            unsigned *count, unsigned *flag, unsigned seq, cudaStream_t st);
 
 /* Tile rows and group size of configuration cfg of each family. */
 int hk_float_rows(int cfg);

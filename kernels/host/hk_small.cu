@@ -12,7 +12,8 @@
 
 struct hk_small_slot {
     std::atomic<int> taken{ 0 };
-    bool ready = false;                 /* stream and memory made (on first take) */
+    int ord = 0;                        /* the GPU it is on */
+    bool ready = false;                 /* stream and memory made (at open, or on first take) */
     bool broken = false;                /* they could not be made: not tried again */
     cudaStream_t st = nullptr;
     unsigned char *host = nullptr;      /* pinned and mapped: the input, and the sums the kernel writes */
@@ -24,15 +25,16 @@ struct hk_small_slot {
 };
 
 struct hk_cuda_small {
-    int ord = 0, n = 0;
+    int n = 0;
     size_t bytes = 0;
     hk_small_slot *slot = nullptr;
 };
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
-extern "C" int hk_small_layout(hk_small_layout_t *lay, uint32_t n_pairs, uint32_t n_reads, uint32_t n_haps,
-                               uint64_t rows, uint64_t hap_bases, uint32_t max_hap, size_t slot_bytes)
+extern "C" int hk_small_layout(hk_small_layout_t *lay, int precision, double float_threshold, uint32_t n_pairs,
+                               uint32_t n_reads, uint32_t n_haps, uint64_t rows, uint64_t hap_bases, uint32_t max_hap,
+                               size_t slot_bytes)
 {
     if (max_hap > SMALL_MAX_HAP || rows > UINT32_MAX || hap_bases > UINT32_MAX) return -1;
     lay->n_pairs = n_pairs;
@@ -48,32 +50,10 @@ extern "C" int hk_small_layout(hk_small_layout_t *lay, uint32_t n_pairs, uint32_
     lay->hbase = at; at = align8(at + hap_bases);
     lay->bytes = at;
     lay->sums = at;  at += (size_t)n_pairs * sizeof(double);
+    lay->in_float = at; at += n_pairs;
+    lay->precision = precision;
+    lay->float_threshold = float_threshold;
     return at <= slot_bytes ? 0 : -1;
-}
-
-extern "C" hk_status_t hk_cuda_small_open(int ordinal, int n_slots, size_t slot_bytes, hk_cuda_small_t **out,
-                                          char *err, size_t errlen)
-{
-    *out = nullptr;
-    if (n_slots < 1 || slot_bytes < 4096) {
-        hk_cu_seterr(err, errlen, "hk_cuda_small_open: bad argument");
-        return HK_E_INVAL;
-    }
-    cudaError_t e = cudaSetDevice(ordinal);
-    if (e != cudaSuccess) return hk_cu_fail(e, "cudaSetDevice", ordinal, err, errlen);
-    hk_cuda_small *s = new (std::nothrow) hk_cuda_small;
-    hk_small_slot *slots = s ? new (std::nothrow) hk_small_slot[n_slots] : nullptr;
-    if (!slots) {
-        delete s;
-        hk_cu_seterr(err, errlen, "out of memory");
-        return HK_E_NOMEM;
-    }
-    s->ord = ordinal;
-    s->n = n_slots;
-    s->bytes = slot_bytes;
-    s->slot = slots;
-    *out = s;
-    return HK_OK;
 }
 
 static void free_slot(hk_small_slot *k)
@@ -90,12 +70,13 @@ static void free_slot(hk_small_slot *k)
     k->count = k->flag = k->flag_dev = nullptr;
 }
 
-/* Make slot k's stream and memory: the first time it is taken, so that a
- * process with few calling threads pins only what they use. */
+/* Make slot k's stream and memory: the first time it is taken (but for
+ * each GPU's first, made at open), so that a process with few calling
+ * threads pins only what they use. */
 static bool make_slot(hk_cuda_small *s, hk_small_slot *k)
 {
     const unsigned fl = cudaHostAllocPortable | cudaHostAllocMapped;
-    if (cudaSetDevice(s->ord) != cudaSuccess ||
+    if (cudaSetDevice(k->ord) != cudaSuccess ||
         cudaStreamCreateWithFlags(&k->st, cudaStreamNonBlocking) != cudaSuccess ||
         cudaHostAlloc(reinterpret_cast<void **>(&k->host), s->bytes, fl) != cudaSuccess ||
         cudaHostGetDevicePointer(reinterpret_cast<void **>(&k->host_dev), k->host, 0) != cudaSuccess ||
@@ -111,6 +92,43 @@ static bool make_slot(hk_cuda_small *s, hk_small_slot *k)
     *k->flag = 0;
     k->ready = true;
     return true;
+}
+
+extern "C" hk_status_t hk_cuda_small_open(const int *ordinals, int n_ordinals, int n_slots, size_t slot_bytes,
+                                          hk_cuda_small_t **out, char *err, size_t errlen)
+{
+    *out = nullptr;
+    if (n_ordinals < 1 || n_slots < n_ordinals || slot_bytes < 4096) {
+        hk_cu_seterr(err, errlen, "hk_cuda_small_open: bad argument");
+        return HK_E_INVAL;
+    }
+    hk_cuda_small *s = new (std::nothrow) hk_cuda_small;
+    hk_small_slot *slots = s ? new (std::nothrow) hk_small_slot[n_slots] : nullptr;
+    if (!slots) {
+        delete s;
+        hk_cu_seterr(err, errlen, "out of memory");
+        return HK_E_NOMEM;
+    }
+    s->n = n_slots;
+    s->bytes = slot_bytes;
+    s->slot = slots;
+    /* slot k on GPU k mod n: threads that keep to their own slot spread
+     * over the GPUs. Each GPU's first slot, and the kernel's module, are
+     * made now, not in the first call (lazy module loading costs a first
+     * launch milliseconds). */
+    for (int k = 0; k < n_slots; k++) slots[k].ord = ordinals[k % n_ordinals];
+    for (int k = 0; k < n_ordinals; k++) {
+        cudaError_t e = cudaSetDevice(slots[k].ord);
+        if (e == cudaSuccess) e = hk_small_kernel_load();
+        if (e == cudaSuccess && !make_slot(s, &slots[k])) e = cudaErrorMemoryAllocation;
+        if (e != cudaSuccess) {
+            const int ord = slots[k].ord;
+            hk_cuda_small_close(s);
+            return hk_cu_fail(e, "preparing the small-call path", ord, err, errlen);
+        }
+    }
+    *out = s;
+    return HK_OK;
 }
 
 extern "C" void *hk_cuda_small_take(hk_cuda_small_t *s, int *slot)
@@ -139,7 +157,7 @@ extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_
 {
     hk_small_slot *k = &s->slot[slot];
     const char *what = "cudaSetDevice";
-    cudaError_t e = cudaSetDevice(s->ord);
+    cudaError_t e = cudaSetDevice(k->ord);
     if (e == cudaSuccess) {
         what = "cudaMemcpyAsync";
         e = cudaMemcpyAsync(k->dev, k->host, lay->bytes, cudaMemcpyHostToDevice, k->st);
@@ -147,8 +165,8 @@ extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_
     const unsigned seq = ++k->seq ? k->seq : ++k->seq;   /* never 0, the flag's first value */
     if (e == cudaSuccess) {
         what = "the small-call kernel";
-        e = hk_launch_small(k->dev, lay, reinterpret_cast<double *>(k->host_dev + lay->sums), k->count, k->flag_dev,
-                            seq, k->st);
+        e = hk_launch_small(k->dev, lay, reinterpret_cast<double *>(k->host_dev + lay->sums),
+                            k->host_dev + lay->in_float, k->count, k->flag_dev, seq, k->st);
     }
     /* a region's round trip lasts tens of microseconds: poll the flag (no
      * runtime call), as a sleeping thread would wake later than that; now
@@ -160,14 +178,14 @@ extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_
             e = cudaStreamQuery(k->st);
             if (e == cudaErrorNotReady) e = cudaSuccess;
             else if (e == cudaSuccess && __atomic_load_n(k->flag, __ATOMIC_ACQUIRE) != seq) {
-                hk_cu_seterr(err, errlen, "the small-call kernel ended on CUDA device %d without its results", s->ord);
+                hk_cu_seterr(err, errlen, "the small-call kernel ended on CUDA device %d without its results", k->ord);
                 return HK_E_RUNTIME;
             }
         }
         sched_yield();
     }
     (void)cudaGetLastError();
-    return hk_cu_fail(e, what, s->ord, err, errlen);
+    return hk_cu_fail(e, what, k->ord, err, errlen);
 }
 
 extern "C" void hk_cuda_small_give(hk_cuda_small_t *s, int slot)
@@ -178,8 +196,8 @@ extern "C" void hk_cuda_small_give(hk_cuda_small_t *s, int slot)
 extern "C" void hk_cuda_small_close(hk_cuda_small_t *s)
 {
     if (!s) return;
-    if (cudaSetDevice(s->ord) == cudaSuccess)
-        for (int i = 0; i < s->n; i++) free_slot(&s->slot[i]);
+    for (int i = 0; i < s->n; i++)
+        if (s->slot[i].ready && cudaSetDevice(s->slot[i].ord) == cudaSuccess) free_slot(&s->slot[i]);
     (void)cudaGetLastError();
     delete[] s->slot;
     delete s;

@@ -38,16 +38,24 @@ static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned cha
     memcpy(block + lay->hbase, b->hap_base + h0, b->hap_off[b->n_haps] - h0);
 }
 
-/* The sums of block's pairs into b->lk: log10 without the scale, or, for a
- * sum of 0, the CPU's rescue (beyond GATK's double range; -inf for an empty
- * sequence). scratch: as pack's. */
+/* The sums of block's pairs into b->lk as the CPU turns them
+ * (hk_model_score_pair): log10 without float's or double's scale, or, for a
+ * double sum of 0, the CPU's rescue (beyond GATK's double range; -inf for an
+ * empty sequence); b->n_recomputed counts the pairs that went on to double
+ * in mixed precision. scratch: as pack's. */
 static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const unsigned char *block, uint8_t *scratch,
                           char *err, size_t errlen)
 {
     const hk_small_pair_t *pairs = (const hk_small_pair_t *)(block + lay->pairs);
     const double *sums = (const double *)(block + lay->sums);
+    const uint8_t *in_float = block + lay->in_float;
     void *ws = NULL;
     for (size_t p = 0; p < lay->n_pairs; p++) {
+        if (in_float[p]) {
+            b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_F;   /* float's sum, widened exactly */
+            continue;
+        }
+        if (lay->precision == HK_PREC_MIXED) b->n_recomputed++;
         if (sums[p] != 0) {
             b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
             continue;
@@ -67,18 +75,30 @@ static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const uns
     return HK_OK;
 }
 
-hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, hk_gkl_small_times_t *times, char *err,
-                               size_t errlen)
+/* Lay b out for m's precision: 0, or -1 when b does not fit the path (a
+ * PDHMM batch, a read longer than HK_SMALL_MAX_READ, more than a slot). */
+static int plan(const hk_batch_t *b, int precision, double float_threshold, hk_small_layout_t *lay)
 {
     const size_t most = HK_GKL_SMALL_SLOT_BYTES / sizeof(double);   /* of pairs, reads or haplotypes */
     if (b->pdhmm || !b->n_pairs || b->n_pairs > most || b->n_reads > most || b->n_haps > most ||
         b->max_read_len > HK_SMALL_MAX_READ)
-        return HK_E_NODEV;
+        return -1;
+    return hk_small_layout(lay, precision, float_threshold, (uint32_t)b->n_pairs, (uint32_t)b->n_reads,
+                           (uint32_t)b->n_haps, b->read_off[b->n_reads] - b->read_off[0],
+                           b->hap_off[b->n_haps] - b->hap_off[0], b->max_hap_len, HK_GKL_SMALL_SLOT_BYTES);
+}
+
+int hk_gkl_small_fits(const hk_batch_t *b)
+{
     hk_small_layout_t lay;
-    if (hk_small_layout(&lay, (uint32_t)b->n_pairs, (uint32_t)b->n_reads, (uint32_t)b->n_haps,
-                        b->read_off[b->n_reads] - b->read_off[0], b->hap_off[b->n_haps] - b->hap_off[0],
-                        b->max_hap_len, HK_GKL_SMALL_SLOT_BYTES))
-        return HK_E_NODEV;
+    return plan(b, HK_PREC_MIXED, 0, &lay) == 0;
+}
+
+hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, const hk_model_t *m, hk_gkl_small_times_t *times,
+                               char *err, size_t errlen)
+{
+    hk_small_layout_t lay;
+    if (plan(b, m->precision, m->float_threshold, &lay)) return HK_E_NODEV;
     int slot;
     unsigned char *block = hk_cuda_small_take(s, &slot);
     if (!block) return HK_E_NODEV;

@@ -60,15 +60,16 @@ static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engi
     return hk_engine_score(e, b, n, done, arg);
 }
 
-/* The small-call path on the engine's first GPU, unless HK_GKL_GPU_SMALL
- * turns it off; without it, region-sized calls take the engine's path. */
+/* The small-call path on the engine's GPUs, unless HK_GKL_GPU_SMALL turns
+ * it off; without it, region-sized calls take the engine's path. */
 static void open_small(hk_engine_t *e)
 {
 #ifdef HAVE_CUDA
     const int *ords;
     char err[256];
-    if (!hk_knob(HK_KNOB_GKL_GPU_SMALL) || hk_engine_ordinals(e, &ords) < 1) return;
-    if (hk_cuda_small_open(ords[0], HK_GKL_SMALL_SLOTS, HK_GKL_SMALL_SLOT_BYTES, &small, err, sizeof err))
+    const int n = hk_engine_ordinals(e, &ords);
+    if (!hk_knob(HK_KNOB_GKL_GPU_SMALL) || n < 1) return;
+    if (hk_cuda_small_open(ords, n, HK_GKL_SMALL_SLOTS, HK_GKL_SMALL_SLOT_BYTES, &small, err, sizeof err))
         hk_log_notice("warning: the GPU's small-call path is off: %s", err);
 #else
     (void)e;
@@ -298,14 +299,14 @@ static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *qu
 }
 
 #ifdef HAVE_CUDA
-/* b on the small-call path (a round trip of its own, in double): HK_OK;
- * HK_E_NODEV, not taken (too large, or every slot busy); else a failure,
- * logged: a CUDA error gives the GPU up, with one warning. */
-static hk_status_t score_small(hk_batch_t *b)
+/* b on the small-call path (a round trip of its own, in m's precision, the
+ * CPU's bits): HK_OK; HK_E_NODEV, not taken (every slot busy); else a
+ * failure, logged: a CUDA error gives the GPU up, with one warning. */
+static hk_status_t score_small(hk_batch_t *b, const hk_model_t *m)
 {
     char err[512];
     hk_gkl_small_times_t t;
-    const hk_status_t rc = hk_gkl_small_score(small, b, tracing ? &t : NULL, err, sizeof err);
+    const hk_status_t rc = hk_gkl_small_score(small, b, m, tracing ? &t : NULL, err, sizeof err);
     if (rc == HK_OK && tracing) {
         atomic_fetch_add(&on_small, 1);
         atomic_fetch_add(&ns_small[0], (unsigned long long)(t.pack_s * 1e9));
@@ -328,10 +329,19 @@ hk_status_t hk_gkl_score(hk_batch_t *b)
     const double t0 = tracing ? hk_log_now() : 0;
     hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
     size_t queue_max;
+    /* A call's values must not depend on the load: a call the small-call
+     * path takes gets the CPU's bits there, so with every slot busy it is
+     * scored on the CPU; one it does not take (long reads, more than a slot)
+     * never goes to the CPU while the engine works, but waits for it. */
+    int small_fits = 0;
 #ifdef HAVE_CUDA
-    if (small && m.precision != HK_PREC_FLOAT && !atomic_load(&gpu_failed)) rc = score_small(b);
+    small_fits = small && !atomic_load(&gpu_failed) && hk_gkl_small_fits(b);
+    if (small_fits) rc = score_small(b, &m);
 #endif
-    if (rc && gpu_route(b, m.precision, threads, &queue_max)) {
+    if (rc && !small_fits && gpu_route(b, m.precision, threads, &queue_max)) {
+#ifdef HAVE_CUDA
+        if (small) queue_max = SIZE_MAX;
+#endif
         if ((rc = hk_gkl_combine_score(combine, b, queue_max)) == HK_OK) {
             if (tracing) atomic_fetch_add(&on_gpu, 1);
         } else if (rc != HK_E_NODEV && !atomic_exchange(&gpu_failed, 1)) {

@@ -1,12 +1,14 @@
 /* small_vs_cpu.c - the GPU's small-call path (kernels/hk_cuda_small.h,
- * src/gkl/hk_gkl_small.h) against the CPU model's double pass: every pair
- * bit for bit.
+ * src/gkl/hk_gkl_small.h) against the CPU model in each precision (mixed:
+ * float first, double below the threshold; double; float): every pair bit
+ * for bit, and the same count of pairs recomputed in double.
  *
- * Random regions: reads of 1 to 256 bases (each rows-per-lane count 1 to 8,
+ * Random regions, in each precision: reads of 1 to 256 bases (each rows-per-lane count 1 to 8,
  * and both sides of every multiple of 32), haplotypes of 1 to 700, Ns in
  * both, qualities 6 to 40, gap qualities varied and constant; a region
  * whose pairs are beyond GATK's double range (a sum of 0, rescued on the
- * CPU); several regions in one call. Then what the path refuses at once
+ * CPU); in mixed precision, a call whose sums fall on both sides of the
+ * threshold; several regions in one call. Then what the path refuses at once
  * (HK_E_NODEV, results untouched): a read of 257 bases, a call larger than
  * a slot, every slot taken. Last, 8 threads calling at once on 3 slots:
  * every call that got a slot is right, and the others were refused.
@@ -83,16 +85,29 @@ static void new_batch(hk_batch_t *b)
     hk_batch_set_no_text(b, 1);
 }
 
-/* The CPU's double pass into want[]. */
-static double *cpu_double(hk_batch_t *b)
+static const char *const prec_name[] = { [HK_PREC_MIXED] = "mixed", [HK_PREC_FLOAT] = "float",
+                                         [HK_PREC_DOUBLE] = "double" };
+
+/* The model of precision prec, with the default threshold. */
+static hk_model_t model_of(int prec)
 {
     hk_config_t cfg;
     hk_config_init(&cfg);
-    cfg.model.precision = HK_PREC_DOUBLE;
-    if (hk_model_score_batch(&cfg.model, b, 1)) abort();
+    hk_model_t m = cfg.model;
+    m.precision = prec;
+    hk_config_free(&cfg);
+    return m;
+}
+
+/* The CPU's values in m's precision into want[], its recompute count into
+ * *recomputed. */
+static double *cpu_ref(hk_batch_t *b, const hk_model_t *m, size_t *recomputed)
+{
+    b->n_recomputed = 0;
+    if (hk_model_score_batch(m, b, 1)) abort();
     double *want = malloc(b->n_pairs * sizeof *want);
     memcpy(want, b->lk, b->n_pairs * sizeof *want);
-    hk_config_free(&cfg);
+    if (recomputed) *recomputed = b->n_recomputed;
     return want;
 }
 
@@ -108,15 +123,21 @@ static int untouched(const hk_batch_t *b)
     return 1;
 }
 
-/* Score b on the small path and compare with the CPU: the pairs that differ. */
-static size_t differ(hk_cuda_small_t *s, hk_batch_t *b, hk_status_t *rc)
+/* Score b on the small path in precision prec and compare with the CPU:
+ * the pairs that differ (a different recompute count counts as one more). */
+static size_t differ(hk_cuda_small_t *s, hk_batch_t *b, int prec, hk_status_t *rc)
 {
-    double *want = cpu_double(b);
+    const hk_model_t m = model_of(prec);
+    size_t cpu_recomputed;
+    double *want = cpu_ref(b, &m, &cpu_recomputed);
     poison(b);
+    b->n_recomputed = 0;
     char err[512] = "";
-    *rc = hk_gkl_small_score(s, b, NULL, err, sizeof err);
+    *rc = hk_gkl_small_score(s, b, &m, NULL, err, sizeof err);
     if (*rc) printf("# %s\n", err);
-    size_t n = 0;
+    size_t n = b->n_recomputed != cpu_recomputed;
+    if (n) printf("# %s: %zu pairs recomputed in double, the CPU %zu\n", prec_name[prec], b->n_recomputed,
+                  cpu_recomputed);
     for (size_t i = 0; i < b->n_pairs; i++)
         if (memcmp(&b->lk[i], &want[i], sizeof(double))) {
             if (n < 3) printf("# pair %zu: GPU %.17g CPU %.17g\n", i, b->lk[i], want[i]);
@@ -130,8 +151,9 @@ static size_t differ(hk_cuda_small_t *s, hk_batch_t *b, hk_status_t *rc)
 static int refused(hk_cuda_small_t *s, hk_batch_t *b, hk_status_t *rc)
 {
     char err[512];
+    const hk_model_t m = model_of(HK_PREC_MIXED);
     poison(b);
-    *rc = hk_gkl_small_score(s, b, NULL, err, sizeof err);
+    *rc = hk_gkl_small_score(s, b, &m, NULL, err, sizeof err);
     return *rc == HK_E_NODEV && untouched(b);
 }
 
@@ -145,10 +167,11 @@ typedef struct {
 static void *caller(void *p)
 {
     thread_arg_t *a = p;
+    const hk_model_t m = model_of(HK_PREC_MIXED);
     for (int k = 0; k < 200; k++) {
         poison(&a->b);
         char err[512];
-        const hk_status_t rc = hk_gkl_small_score(a->s, &a->b, NULL, err, sizeof err);
+        const hk_status_t rc = hk_gkl_small_score(a->s, &a->b, &m, NULL, err, sizeof err);
         if (rc == HK_OK) {
             a->scored++;
             a->wrong += memcmp(a->b.lk, a->want, a->b.n_pairs * sizeof(double)) != 0;
@@ -168,7 +191,8 @@ int main(void)
     if (hk_cuda_device_count(&n_dev, err, sizeof err) || n_dev < 1)
         return tap_skip_all("no usable GPU: the small-call path is not checked here");
     hk_cuda_small_t *s;
-    if (hk_cuda_small_open(0, 3, HK_GKL_SMALL_SLOT_BYTES, &s, err, sizeof err)) {
+    const int first_gpu = 0;
+    if (hk_cuda_small_open(&first_gpu, 1, 3, HK_GKL_SMALL_SLOT_BYTES, &s, err, sizeof err)) {
         printf("# %s\n", err);
         return 1;
     }
@@ -177,13 +201,24 @@ int main(void)
     /* every rows-per-lane count, each side of a multiple of 32 */
     static const uint32_t lens[][2] = { { 1, 1 }, { 2, 31 }, { 32, 33 }, { 34, 64 }, { 65, 96 }, { 97, 128 },
                                         { 129, 160 }, { 161, 192 }, { 193, 224 }, { 225, 255 }, { 256, 256 } };
-    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+    for (int prec = HK_PREC_MIXED; prec <= HK_PREC_DOUBLE; prec++)
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            hk_batch_t b;
+            new_batch(&b);
+            add_region(&b, 6, lens[i][0], lens[i][1], 1 + (int)(next_rand() % 5), 1 + next_rand() % 700, 5);
+            const size_t n = differ(s, &b, prec, &rc);
+            TAP_OK(rc == HK_OK && n == 0, "%-6s reads of %u-%u bases: %zu pairs equal the CPU's (%zu differ)",
+                   prec_name[prec], lens[i][0], lens[i][1], b.n_pairs, n);
+            hk_batch_free(&b);
+        }
+    {   /* mixed: sums on both sides of the threshold in one call (from 2 to 68 mismatches in 100) */
         hk_batch_t b;
         new_batch(&b);
-        add_region(&b, 6, lens[i][0], lens[i][1], 1 + (int)(next_rand() % 5), 1 + next_rand() % 700, 5);
-        const size_t n = differ(s, &b, &rc);
-        TAP_OK(rc == HK_OK && n == 0, "reads of %u-%u bases: %zu pairs equal the CPU's double pass (%zu differ)",
-               lens[i][0], lens[i][1], b.n_pairs, n);
+        for (int g = 0; g < 12; g++) add_region(&b, 4, 60, 256, 3, 100 + next_rand() % 600, 2 + 6 * g);
+        const size_t n = differ(s, &b, HK_PREC_MIXED, &rc);
+        TAP_OK(rc == HK_OK && n == 0 && b.n_recomputed > 0 && b.n_recomputed < b.n_pairs,
+               "mixed, %zu pairs of which %zu recomputed in double: equal the CPU's (%zu differ)", b.n_pairs,
+               b.n_recomputed, n);
         hk_batch_free(&b);
     }
     {   /* many regions in one call, short haplotypes too */
@@ -191,7 +226,7 @@ int main(void)
         new_batch(&b);
         for (int g = 0; g < 40; g++)
             add_region(&b, 1 + (int)(next_rand() % 8), 1, 151, 1 + (int)(next_rand() % 6), 1 + next_rand() % 500, 3);
-        const size_t n = differ(s, &b, &rc);
+        const size_t n = differ(s, &b, HK_PREC_MIXED, &rc);
         TAP_OK(rc == HK_OK && n == 0, "40 regions in one call: %zu pairs equal (%zu differ)", b.n_pairs, n);
         hk_batch_free(&b);
     }
@@ -199,7 +234,7 @@ int main(void)
         hk_batch_t b;
         new_batch(&b);
         add_region(&b, 3, 250, 256, 2, 600, 100);
-        const size_t n = differ(s, &b, &rc);
+        const size_t n = differ(s, &b, HK_PREC_MIXED, &rc);
         int finite = 1;
         for (size_t i = 0; i < b.n_pairs; i++) finite &= isfinite(b.lk[i]) && b.lk[i] < -631;
         TAP_OK(rc == HK_OK && n == 0 && finite, "pairs beyond GATK's double range: rescued, finite, below -631 "
@@ -227,7 +262,7 @@ int main(void)
         add_region(&b, 3, 50, 100, 2, 300, 5);
         TAP_OK(refused(s, &b, &rc), "every slot taken: refused at once (rc %d)", (int)rc);
         for (int k = 0; k < 3; k++) hk_cuda_small_give(s, slot[k]);
-        const size_t n = differ(s, &b, &rc);
+        const size_t n = differ(s, &b, HK_PREC_MIXED, &rc);
         TAP_OK(rc == HK_OK && n == 0, "the slots given back: scored again, equal");
         hk_batch_free(&b);
     }
@@ -240,7 +275,8 @@ int main(void)
         a[i].s = s;
         new_batch(&a[i].b);
         add_region(&a[i].b, 1 + (int)(next_rand() % 8), 10, 151, 1 + (int)(next_rand() % 4), 100 + next_rand() % 400, 5);
-        a[i].want = cpu_double(&a[i].b);
+        const hk_model_t m = model_of(HK_PREC_MIXED);
+        a[i].want = cpu_ref(&a[i].b, &m, NULL);
     }
     for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, caller, &a[i]);
     int scored = 0, refused = 0, wrong = 0;
