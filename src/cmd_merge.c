@@ -470,21 +470,36 @@ static int pick_format(const char *output, int format, int first_format, int *pi
     return other ? hk_table_pick_format(output, HK_OUT_AUTO, picked) : 0;
 }
 
-/* Whether the output is one of the inputs, by name or as a file (a link):
- * moving the merged table into place would replace it. Logged. */
-static int output_is_input(const char *output, char **inputs, int n)
+/* Refuse an output that would replace or append to a file merge reads: the
+ * output (standard output when none), and with tsv its sidecar, against the
+ * tables (standard input for "-"), and with tsv their sidecars (every table
+ * of a tsv merge is tsv: a json one is refused when it is reached).
+ * sidecars: whether the format, now known, is tsv. HK_OK or an error
+ * status (logged). */
+static hk_status_t check_paths(const char *output, int sidecars, char **inputs, int n)
 {
-    if (!output || !strcmp(output, "-")) return 0;
-    struct stat so, si;
-    const int exists = stat(output, &so) == 0;
-    for (int i = 0; i < n; i++) {
-        if (!strcmp(output, inputs[i]) ||
-            (exists && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)) {
-            hk_log_error("merge: the output %s is the input %s", output, inputs[i]);
-            return 1;
-        }
+    const char *outs[2] = { output, NULL };
+    size_t n_outs = 1;
+    char *meta = NULL;
+    const char **ins = malloc(2 * (size_t)n * sizeof *ins);
+    char **metas = sidecars ? calloc((size_t)n, sizeof *metas) : NULL;
+    hk_status_t rc = !ins || (sidecars && !metas) ? HK_E_NOMEM : HK_OK;
+    if (rc) hk_log_error("out of memory");
+    if (!rc && sidecars && !(rc = hk_table_sidecar_name(output, HK_OUT_TSV, &meta)) && meta)
+        outs[n_outs++] = meta;
+    size_t n_ins = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        ins[n_ins++] = inputs[i];
+        if (sidecars && strcmp(inputs[i], "-") &&
+            !(rc = hk_table_sidecar_name(inputs[i], HK_OUT_TSV, &metas[i])) && metas[i])
+            ins[n_ins++] = metas[i];
     }
-    return 0;
+    if (!rc) rc = hk_outfile_check_paths(outs, n_outs, ins, n_ins);
+    for (int i = 0; metas && i < n; i++) free(metas[i]);
+    free(metas);
+    free(meta);
+    free(ins);
+    return rc;
 }
 
 int hk_cmd_merge(int argc, char **argv)
@@ -493,7 +508,8 @@ int hk_cmd_merge(int argc, char **argv)
     int format = -1, compression = HK_COMPRESS_AUTO;
     int status = parse_options(argc, argv, &output, &format, &compression);
     if (status) return status < 0 ? (hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0) : status;
-    if (output_is_input(output, argv + optind, argc - optind)) return HK_EXIT_INPUT;
+    const hk_status_t paths = check_paths(output, 0, argv + optind, argc - optind);
+    if (paths) return hk_status_exit(paths);
     hk_outfile_catch_signals();
     merge_t m = { .devices = cJSON_CreateArray(), .ordinals = cJSON_CreateArray(),
                   .parts = cJSON_CreateArray(), .expected = -1 };
@@ -509,6 +525,10 @@ int hk_cmd_merge(int argc, char **argv)
     if (st || !h || take_header(&m, where, line, h)) goto done;
     const int first_format = hk_tread_format(t);
     if (pick_format(output, format, first_format, &m.format)) goto done;
+    if ((st = check_paths(output, m.format == HK_OUT_TSV, argv + optind, argc - optind))) {
+        status = hk_status_exit(st);
+        goto done;
+    }
     const int first_expected = hk_tread_tsv_expected(t);
     if ((m.format == HK_OUT_TSV) != (first_format == HK_OUT_TSV)) {
         hk_log_error("merge: %s: a %s table cannot be merged into a %s table", argv[optind],

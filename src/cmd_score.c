@@ -22,6 +22,11 @@ static hk_status_t score_or_check(int check, int argc, char **argv)
         hk_config_free(&o.cfg);
         return HK_E_INPUT;
     }
+    /* no output may be a file it reads: the dumps, the plan, the config */
+    if ((rc = hk_cli_check_score_paths(check, &o, o.cfg.output_format, argv + first, argc - first))) {
+        hk_config_free(&o.cfg);
+        return rc;
+    }
     hk_split_part_t part = { 0 };
     if (o.plan && (rc = hk_split_load_part(o.plan, o.part, argv[first], &part))) {
         hk_config_free(&o.cfg);

@@ -215,6 +215,47 @@ static void shard_usage(FILE *fp)
             SHARD_MAX_N, SHARD_DEFAULT_WINDOW);
 }
 
+/* Write the n BED files names[], all or none. */
+static hk_status_t shard_write_all(const shard_genome_t *g, int64_t n, int64_t window,
+                                   const char *const *names)
+{
+    /* 1% balance: each boundary moves <= w/2, so |len - T/N| <= w; keep w <= T/(200N). */
+    int64_t w = window, wmax = g->total / (200 * n);
+    if (wmax < 1) wmax = 1;
+    if (w > wmax) w = shard_round_down(wmax);
+
+    /* all N files or none: each is written and closed in turn (N may be far
+     * more than the files one process can hold open), then all are renamed
+     * into place together */
+    hk_outfile_t **out = calloc((size_t)n, sizeof *out);
+    hk_status_t rc = out ? HK_OK : HK_E_NOMEM;
+    if (!out) hk_log_error("out of memory");
+    int64_t k, from = 0;
+    for (k = 1; k <= n && rc == HK_OK; k++) {
+        /* boundary k: round(k*T/N) without overflow (T < 2^61, N <= 1e6) */
+        int64_t q = g->total / n, r = g->total % n;
+        int64_t exact_num = r * k;                      /* k*T = k*q*N + k*r */
+        int64_t b = q * k + (exact_num + n / 2) / n;
+        int64_t to = (k == n) ? g->total : shard_snap(g, b, w);
+        if (to < from) to = from;
+        hk_outfile_t *o = out[k - 1] = hk_outfile_open(names[k - 1]);
+        if (!o) { rc = HK_E_RUNTIME; break; }
+        if ((rc = shard_write_bed(hk_outfile_fp(o), g, from, to))) {
+            hk_log_error("%s: write error: %s", names[k - 1], strerror(errno));
+            break;
+        }
+        if ((rc = hk_outfile_close(o))) break;
+        from = to;
+    }
+    if (rc == HK_OK) rc = hk_outfile_commit_all(out, (size_t)n);
+    if (out) for (int64_t j = 0; j < n; j++) hk_outfile_abort(out[j]);
+    free(out);
+    if (rc == HK_OK)
+        hk_log_notice("shard: %" PRId64 " shards of ~%" PRId64 " bp from %zu sequences (%" PRId64 " bp, cut grid %" PRId64 " bp)",
+                      n, g->total / n, g->n, g->total, w);
+    return rc;
+}
+
 static hk_status_t shard_main(int argc, char **argv)
 {
     static const struct option lopts[] = {
@@ -263,58 +304,23 @@ static hk_status_t shard_main(int argc, char **argv)
         return HK_E_INPUT;
     }
     const char *prefix = argv[optind];
-
-    shard_genome_t g = {0};
-    hk_status_t rc = shard_read_fai(fai, &g);
-    if (rc) { shard_genome_free(&g); return rc; }
-
-    /* 1% balance: each boundary moves <= w/2, so |len - T/N| <= w; keep w <= T/(200N). */
-    int64_t w = window, wmax = g.total / (200 * n);
-    if (wmax < 1) wmax = 1;
-    if (w > wmax) w = shard_round_down(wmax);
-
     int digits = SHARD_MIN_DIGITS;
     for (int64_t t = n; t >= 10000; t /= 10) digits++;
-    kstring_t path = KS_INITIALIZE;
-
-    /* all N files or none: each is written and closed in turn (N may be far
-     * more than the files one process can hold open), then all are renamed
-     * into place together */
-    hk_outfile_t **out = calloc((size_t)n, sizeof *out);
-    rc = out ? HK_OK : HK_E_NOMEM;
-    if (!out) hk_log_error("out of memory");
-    int64_t k, from = 0;
-    for (k = 1; k <= n && rc == HK_OK; k++) {
-        /* boundary k: round(k*T/N) without overflow (T < 2^61, N <= 1e6) */
-        int64_t q = g.total / n, r = g.total % n;
-        int64_t exact_num = r * k;                      /* k*T = k*q*N + k*r */
-        int64_t b = q * k + (exact_num + n / 2) / n;
-        int64_t to = (k == n) ? g.total : shard_snap(&g, b, w);
-        if (to < from) to = from;
-        ks_clear(&path);
-        if (ksprintf(&path, "%s%0*" PRId64 ".bed", prefix, digits, k) < 0) {
-            hk_log_error("out of memory");
-            rc = HK_E_NOMEM;
-            break;
-        }
-        const char *name = path.s;
-        if ((rc = hk_outfile_check_paths(&name, 1, &fai, 1))) break;
-        hk_outfile_t *o = out[k - 1] = hk_outfile_open(path.s);
-        if (!o) { rc = HK_E_RUNTIME; break; }
-        if ((rc = shard_write_bed(hk_outfile_fp(o), &g, from, to))) {
-            hk_log_error("%s: write error: %s", path.s, strerror(errno));
-            break;
-        }
-        if ((rc = hk_outfile_close(o))) break;
-        from = to;
+    /* every name first: none may be the .fai, nor two the same file */
+    char **names = calloc((size_t)n, sizeof *names);
+    hk_status_t rc = names ? HK_OK : HK_E_NOMEM;
+    for (int64_t k = 1; k <= n && rc == HK_OK; k++) {
+        kstring_t path = KS_INITIALIZE;
+        if (ksprintf(&path, "%s%0*" PRId64 ".bed", prefix, digits, k) < 0) rc = HK_E_NOMEM;
+        names[k - 1] = ks_release(&path);
     }
-    if (rc == HK_OK) rc = hk_outfile_commit_all(out, (size_t)n);
-    if (out) for (int64_t j = 0; j < n; j++) hk_outfile_abort(out[j]);
-    free(out);
-    if (rc == HK_OK)
-        hk_log_notice("shard: %" PRId64 " shards of ~%" PRId64 " bp from %zu sequences (%" PRId64 " bp, cut grid %" PRId64 " bp)",
-                      n, g.total / n, g.n, g.total, w);
-    ks_free(&path);
+    if (rc) hk_log_error("out of memory");
+    else rc = hk_outfile_check_paths((const char *const *)names, (size_t)n, &fai, 1);
+    shard_genome_t g = {0};
+    if (!rc) rc = shard_read_fai(fai, &g);
+    if (!rc) rc = shard_write_all(&g, n, window, (const char *const *)names);
+    for (int64_t k = 0; names && k < n; k++) free(names[k]);
+    free(names);
     shard_genome_free(&g);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "hk_cli.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
+#include "hk_table.h"
 #include "hk_text.h"
 
 #include <errno.h>
@@ -77,6 +78,7 @@ hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_c
     *first_input = 0;
     hk_config_init(&o->cfg);
     o->output = NULL;
+    o->config = NULL;
     o->plan = NULL;
     o->part = 0;
     /* One pass of getopt (it permutes argv, so a second pass would see another
@@ -136,7 +138,11 @@ hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_c
         }
         if (bad) goto out;
     }
+    o->config = config;
     if (print) {
+        /* printed to standard output: never onto the config it read */
+        const char *out = NULL;
+        if (config && hk_outfile_check_paths(&out, 1, &config, 1)) goto out;
         hk_config_print(stdout, &o->cfg);
         free(flags);
         return HK_OK;
@@ -151,14 +157,34 @@ hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_c
                      "--help'", cmd, cmd);
         goto out;
     }
-    const char *output = o->output;
-    if (hk_outfile_check_paths(&output, 1, (const char *const *)argv + optind,
-                               (size_t)(argc - optind)))
-        goto out;
     *first_input = optind;
     rc = HK_OK;
 out:
     free(flags);
+    return rc;
+}
+
+hk_status_t hk_cli_check_score_paths(int check, const hk_cli_opts_t *o, int format,
+                                     char *const *inputs, int n)
+{
+    const char *outs[3];
+    size_t n_outs = 0;
+    char *sidecar = NULL;
+    const int table_on_stdout = o->output && !strcmp(o->output, "-");
+    if (!check || o->output) outs[n_outs++] = o->output ? o->output : "-";
+    hk_status_t rc = o->output || !check ? hk_table_sidecar_name(o->output, format, &sidecar) : HK_OK;
+    if (rc) return rc;
+    if (sidecar) outs[n_outs++] = sidecar;
+    if (check && !table_on_stdout) outs[n_outs++] = "-";   /* the report */
+    const char **ins = malloc(((size_t)n + 2) * sizeof *ins);
+    if (!ins) { hk_log_error("out of memory"); free(sidecar); return HK_E_NOMEM; }
+    size_t n_ins = 0;
+    for (int i = 0; i < n; i++) ins[n_ins++] = inputs[i];
+    if (o->plan) ins[n_ins++] = o->plan;
+    if (o->config) ins[n_ins++] = o->config;
+    rc = hk_outfile_check_paths(outs, n_outs, ins, n_ins);
+    free(ins);
+    free(sidecar);
     return rc;
 }
 

@@ -28,6 +28,7 @@ int hk_cmd_bench(int argc, char **argv);
 typedef struct {
     hk_config_t cfg;
     const char *output;    /* -o, NULL for standard output */
+    const char *config;    /* -c, NULL when none */
     const char *plan;      /* --plan: the input is read in part, as this plan says */
     int         part;      /* --part, 1-based (with --plan) */
 } hk_cli_opts_t;
@@ -36,10 +37,20 @@ typedef struct {
  * the first input, or 0 where --help or --print-config was printed (nothing
  * more to do); HK_E_INPUT on a usage or config error (logged). Every option is read in one pass
  * (getopt permutes argv: a second pass would see the arguments in another
- * order); -c and -o may be given once; an output that is an input is
- * refused (hk_outfile_check_paths). */
+ * order); -c and -o may be given once; --print-config onto the config file
+ * it read is refused (hk_outfile_check_paths). The outputs of a run are
+ * checked against its inputs by hk_cli_check_score_paths, once the table's
+ * format is known. */
 HK_RESULT_USED hk_status_t hk_cli_parse_score_opts(const char *cmd, int argc, char **argv, hk_cli_opts_t *o,
                                                    int *first_input);
+
+/* Refuse, before any work, a run of score (check: nonzero) whose outputs
+ * would replace or append to what it reads: the outputs are the table (-o, or
+ * standard output for score), its sidecar (a tsv table, format as picked)
+ * and check's report on standard output; the inputs are inputs[0, n), the
+ * plan and the config file. HK_OK, HK_E_INPUT or HK_E_NOMEM (logged). */
+HK_RESULT_USED hk_status_t hk_cli_check_score_paths(int check, const hk_cli_opts_t *o, int format,
+                                                   char *const *inputs, int n);
 
 /* Log a getopt failure of a command: c is ':' (a value is missing) or '?'
  * (an unknown option); arg is argv[optind - 1]; opts: the command's long

@@ -345,10 +345,17 @@ static int string_path(const cJSON *node, long *left, const char *prefix, char *
  * own require_null_terminated would also take control characters and stop
  * at a NUL byte); nothing RFC 8259 refuses (raw control characters in a
  * string, numbers such as 01 or .5: hk_text_json_strict); no string with
- * \u0000, which cJSON would silently cut there. NULL when it is not (logged
- * with the line). */
+ * \u0000, which cJSON would silently cut there; text that is not UTF-8. NULL
+ * when it is not (logged with the line). */
 static cJSON *parse_document(const char *path, const char *text, size_t len)
 {
+    /* JSON text is UTF-8 (RFC 8259 section 8.1): what is not would be
+     * printed back raw by --print-config, which must write JSON */
+    const size_t utf8 = hk_text_utf8_valid_len(text, len);
+    if (utf8 < len) {
+        hk_log_error("%s:%ld: not valid JSON: text that is not UTF-8", path, line_at(text, text + utf8));
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     const char *rest = root ? end : NULL;

@@ -504,11 +504,16 @@ hk_status_t hk_outfile_commit_all(hk_outfile_t **o, size_t n)
 
 /* ---- inputs and outputs that must differ ---- */
 
-/* path made absolute with its directory resolved (the file need not exist). */
-static char *canonical(const char *path)
+/* path made absolute with its directory resolved (the file need not exist;
+ * a symbolic link to a file not there yet is the name of that file, which
+ * an output through the link creates). */
+static char *canonical(const char *name)
 {
-    char *full = realpath(path, NULL);
+    char *full = realpath(name, NULL);
     if (full) return full;
+    int fd;
+    char *path = follow_links(name, &fd);
+    if (!path) return NULL;
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
     char *rdir = dir ? realpath(dir, NULL) : NULL;
@@ -517,18 +522,22 @@ static char *canonical(const char *path)
     if (out) sprintf(out, "%s/%s", rdir, base);
     free(dir);
     free(rdir);
-    return out ? out : strdup(path);
+    if (!out) return path;
+    free(path);
+    return out;
 }
 
 static int is_stdout(const char *p) { return !p || !strcmp(p, "-"); }
 
-/* Do a and b name the same file? Standard output counts as what it is
- * redirected to. */
-static int same_file(const char *a, const char *b)
+/* Do a and b name the same file? "-" (or NULL) is the descriptor given
+ * with it: standard output for an output, standard input for an input; a
+ * descriptor counts as the file it is redirected to. Two names of files not
+ * yet there are the same when their directories are. */
+static int same_file(const char *a, int a_fd, const char *b, int b_fd)
 {
     struct stat sa, sb;
-    int ha = is_stdout(a) ? fstat(1, &sa) == 0 : stat(a, &sa) == 0;
-    int hb = is_stdout(b) ? fstat(1, &sb) == 0 : stat(b, &sb) == 0;
+    int ha = is_stdout(a) ? fstat(a_fd, &sa) == 0 : stat(a, &sa) == 0;
+    int hb = is_stdout(b) ? fstat(b_fd, &sb) == 0 : stat(b, &sb) == 0;
     if (ha && hb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
     if (is_stdout(a) || is_stdout(b) || ha || hb) return 0;
     char *ca = canonical(a), *cb = canonical(b);
@@ -538,29 +547,95 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
+/* An output as the file it would write, to find two outputs that are one:
+ * an existing regular file by device and inode, a file not yet there by
+ * its canonical name; anything else (a device, a pipe) is written, never
+ * replaced, and may be named twice. */
+typedef struct {
+    int         kind;   /* 0: regular file; 1: not there yet; 2: neither */
+    dev_t       dev;
+    ino_t       ino;
+    char       *name;   /* kind 1: canonical name */
+    size_t      i;      /* index in outs */
+} out_key_t;
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const out_key_t *a = pa, *b = pb;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->kind == 1) {
+        const int c = strcmp(a->name, b->name);
+        if (c) return c;
+    } else if (a->kind == 0) {
+        if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+        if (a->ino != b->ino) return a->ino < b->ino ? -1 : 1;
+    }
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Two outputs that are one file, found by sorting (a command may write a
+ * million): HK_OK, HK_E_INPUT or HK_E_NOMEM (logged). */
+static hk_status_t check_twice(const char *const *outs, size_t n)
+{
+    out_key_t *k = n > 1 ? calloc(n, sizeof *k) : NULL;
+    if (n > 1 && !k) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    hk_status_t rc = HK_OK;
+    for (size_t i = 0; i < n && n > 1 && !rc; i++) {
+        struct stat st;
+        const int there = is_stdout(outs[i]) ? fstat(1, &st) == 0 : stat(outs[i], &st) == 0;
+        k[i].i = i;
+        if (there) {
+            k[i].kind = S_ISREG(st.st_mode) ? 0 : is_stdout(outs[i]) ? 1 : 2;
+            k[i].dev = st.st_dev;
+            k[i].ino = st.st_ino;
+            /* standard output that is no file: the same only as another "-" */
+            if (k[i].kind == 1 && !(k[i].name = strdup("-"))) rc = HK_E_NOMEM;
+        } else if (is_stdout(outs[i])) {
+            k[i].kind = 1;
+            if (!(k[i].name = strdup("-"))) rc = HK_E_NOMEM;
+        } else {
+            k[i].kind = 1;
+            if (!(k[i].name = canonical(outs[i]))) rc = HK_E_NOMEM;
+        }
+    }
+    if (rc) hk_log_error("out of memory");
+    if (!rc && n > 1) qsort(k, n, sizeof *k, cmp_key);
+    for (size_t i = 1; i < n && !rc; i++) {
+        if (k[i].kind == 2 || k[i].kind != k[i - 1].kind ||
+            (k[i].kind == 1 ? strcmp(k[i].name, k[i - 1].name)
+                            : k[i].dev != k[i - 1].dev || k[i].ino != k[i - 1].ino))
+            continue;
+        const char *a = outs[k[i - 1].i], *b = outs[k[i].i];   /* a comes first */
+        if (is_stdout(a) && is_stdout(b)) hk_log_error("standard output is named as two outputs");
+        else hk_log_error("%s: named twice as an output (also as %s)", is_stdout(b) ? "standard output" : b,
+                          is_stdout(a) ? "standard output" : a);
+        rc = HK_E_INPUT;
+    }
+    for (size_t i = 0; k && i < n; i++) free(k[i].name);
+    free(k);
+    return rc;
+}
+
 hk_status_t hk_outfile_check_paths(const char *const *outs, size_t n_outs,
                                    const char *const *ins, size_t n_ins)
 {
+    for (size_t i = 0; i < n_outs; i++)
+        if (outs[i] && !*outs[i]) {
+            hk_log_error("an output's name is empty");
+            return HK_E_INPUT;
+        }
     for (size_t i = 0; i < n_outs; i++) {
         const char *out = outs[i] ? outs[i] : "-";
         for (size_t j = 0; j < n_ins; j++) {
-            if (!ins[j] || !strcmp(ins[j], "-")) continue;
-            if (same_file(out, ins[j])) {
+            if (!ins[j] || !*ins[j] || !same_file(out, 1, ins[j], 0)) continue;
+            if (is_stdout(ins[j]))
+                hk_log_error("%s: the output is the file standard input reads: refusing to "
+                             "overwrite an input", is_stdout(out) ? "standard output" : out);
+            else
                 hk_log_error("%s: the output is the input %s: refusing to overwrite an input",
                              is_stdout(out) ? "standard output" : out, ins[j]);
-                return HK_E_INPUT;
-            }
-        }
-        for (size_t j = 0; j < i; j++) {
-            if (is_stdout(out) && is_stdout(outs[j])) {
-                hk_log_error("standard output is named as two outputs");
-                return HK_E_INPUT;
-            }
-            if (!is_stdout(out) && !is_stdout(outs[j]) && same_file(out, outs[j])) {
-                hk_log_error("%s: named twice as an output (also as %s)", out, outs[j]);
-                return HK_E_INPUT;
-            }
+            return HK_E_INPUT;
         }
     }
-    return HK_OK;
+    return check_twice(outs, n_outs);
 }

@@ -51,10 +51,15 @@ HK_RESULT_USED hk_status_t hk_outfile_close(hk_outfile_t *o);
 void hk_outfile_abort(hk_outfile_t *o);
 
 /* Refuse, before any work, outputs that would destroy an input or each
- * other: an output that is the same file as an input (same path, or same
- * device and inode: hard and symbolic links, /dev/stdout redirected to it;
- * NULL or "-" means standard output), or one output named twice. HK_OK, or
- * HK_E_INPUT (logged: a usage error). Inputs "-" are skipped. */
+ * other: an output named "" (a usage error, as no file has that name); an
+ * output that is the same file as an input (same path, or same device and
+ * inode: hard and symbolic links, /dev/stdout redirected to it); two outputs
+ * that are one file. NULL or "-" is standard output among the outputs and
+ * standard input among the inputs, each the file it is redirected to (so
+ * `x < f >> f` is refused). The inputs are every file the command reads, not
+ * only its data; the outputs every file it writes (a table's sidecar too).
+ * Outputs are compared with each other by sorting, so a million are checked
+ * quickly. HK_OK, HK_E_INPUT (logged: a usage error) or HK_E_NOMEM. */
 HK_RESULT_USED hk_status_t hk_outfile_check_paths(const char *const *outs, size_t n_outs,
                                                   const char *const *ins, size_t n_ins);
 

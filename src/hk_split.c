@@ -249,9 +249,15 @@ done:
 
 #define PLAN_MAGIC "# haplik split plan 1"
 
+/* The modification time in nanoseconds from 1970, negative before it; a
+ * time past the range of 64 bits (before 1677, after 2262) wraps round
+ * (two's complement), the same when the plan is written and when it is
+ * checked. */
 static long long mtime_ns(const struct stat *st)
 {
-    return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    const unsigned long long ns = (unsigned long long)(long long)st->st_mtim.tv_sec * 1000000000ULL +
+                                  (unsigned long long)st->st_mtim.tv_nsec;
+    return ns <= (unsigned long long)LLONG_MAX ? (long long)ns : -(long long)(~ns) - 1;
 }
 
 /* Shard k's first line, as hk_split_write cuts: after the last region of the
@@ -447,7 +453,7 @@ hk_status_t hk_split_load_part(const char *plan_path, int part, const char *inpu
     hk_status_t status = HK_E_INPUT;
     int found = 0;
     long ln = 0;
-    long long size = -1, mtime = -1, n_parts = -1;
+    long long size = -1, mtime = 0, n_parts = -1;
     struct stat st;
     if (!fp) {
         hk_log_error("%s: %s", plan_path, strerror(errno));
@@ -467,7 +473,7 @@ hk_status_t hk_split_load_part(const char *plan_path, int part, const char *inpu
         if (!strncmp(s, "#input\t", 7)) {
             s += 7;
             char *fmt;
-            if (plan_int(&s, 0, &size) || plan_int(&s, 0, &mtime) || !(fmt = s) ||
+            if (plan_int(&s, 0, &size) || plan_int(&s, LLONG_MIN, &mtime) || !(fmt = s) ||
                 !(s = strchr(s, '\t')) || (*s++ = '\0', plan_int(&s, 1, &n_parts)) ||
                 (out->format = hk_reader_parse_format(fmt)) < 0) {
                 status = plan_error(plan_path, ln, "bad #input line (expected SIZE, MTIME_NS, "

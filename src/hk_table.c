@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Regions are formatted into text buffers, by several threads for large
  * batches (formatting numbers and copying sequences), and written in order
@@ -262,6 +263,20 @@ static hk_status_t start(hk_table_t *t, const char *model_json)
     head->len = 0;
     if (t->fmt->open(&t->info, head)) return HK_E_NOMEM;   /* a format's open fails only for memory */
     return flush_buf(t, head);
+}
+
+hk_status_t hk_table_sidecar_name(const char *path, int format, char **name)
+{
+    struct stat st;
+    *name = NULL;
+    if (!path || !strcmp(path, "-") || format < 0 ||
+        format >= (int)(sizeof formats / sizeof *formats) || !formats[format]->sidecar ||
+        (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+        return HK_OK;
+    const size_t n = strlen(path) + sizeof HK_TABLE_SIDECAR_SUFFIX;
+    if (!(*name = malloc(n))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    snprintf(*name, n, "%s%s", path, HK_TABLE_SIDECAR_SUFFIX);
+    return HK_OK;
 }
 
 /* The sidecar of a table in a file whose format keeps header and summary

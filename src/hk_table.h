@@ -44,6 +44,13 @@ typedef struct hk_table hk_table_t;
 /* The sidecar of a tsv table is its name followed by this. */
 #define HK_TABLE_SIDECAR_SUFFIX ".meta.json"
 
+/* The name of the sidecar a table of this format written to path gets
+ * (path and HK_TABLE_SIDECAR_SUFFIX, to be freed), for checking it against
+ * the inputs before any work: *name is NULL where there is none (a format
+ * without one, standard output, a device or FIFO). HK_OK, or HK_E_NOMEM
+ * (logged). */
+HK_RESULT_USED hk_status_t hk_table_sidecar_name(const char *path, int format, char **name);
+
 /* The format of a table written to path (NULL or "-": standard output) when
  * the settings ask for `format` (HK_OUT_AUTO: none asked): the one its name's
  * extension says (.json, .jsonl, .tsv, each optionally followed by .gz),

@@ -85,6 +85,116 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     [ ! -e s1 ] && [ ! -e s2 ]
 }
 
+# ---- every file read is an input: plans, configs, sidecars, standard input ----
+
+@test "the plan and the config are inputs: -o naming them, and --print-config appended to the config, are refused" {
+    hk split --quiet --plan p.plan --parts 2 a.in
+    cp p.plan p.keep
+    echo '{"engine": {"threads": 1}}' > c.json
+    cp c.json c.keep
+    ln -s p.plan plan.link
+    for out in p.plan ./p.plan plan.link; do
+        run -2 --separate-stderr hk score --backend cpu --plan p.plan --part 1 a.in -o "$out"
+        assert_stderr --partial "the output is the input p.plan: refusing to overwrite an input"
+        cmp p.plan p.keep
+    done
+    run -2 --separate-stderr bash -c '"$HAPLIK" score --backend cpu --plan p.plan --part 1 a.in >> p.plan'
+    assert_stderr --partial "standard output: the output is the input p.plan"
+    cmp p.plan p.keep
+    for cmd in score check; do
+        run -2 --separate-stderr hk $cmd --backend cpu -c c.json hc.txt -o c.json
+        assert_stderr --partial "c.json: the output is the input c.json"
+        cmp c.json c.keep
+    done
+    run -2 --separate-stderr bash -c '"$HAPLIK" score -c c.json --print-config >> c.json'
+    assert_stderr "haplik: error: standard output: the output is the input c.json: refusing to overwrite an input"
+    cmp c.json c.keep
+    # check's report goes to standard output when the table has -o
+    run -2 --separate-stderr bash -c '"$HAPLIK" check --backend cpu -c c.json hc.txt -o t.json >> c.json'
+    cmp c.json c.keep
+    [ ! -e t.json ]
+    run -2 bash -c '"$HAPLIK" check --backend cpu hc.txt -o t.json >> hc.txt'
+    cmp hc.txt "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    # and what is not an input still works
+    run -0 bash -c '"$HAPLIK" score -c c.json --print-config >> other.json'
+    run -0 hk score --backend cpu --quiet --plan p.plan --part 1 a.in -o t.json
+}
+
+@test "the tsv sidecar NAME.meta.json never replaces an input, nor the file a link of that name points at" {
+    cp a.in t.tsv.meta.json
+    cp a.in keep
+    run -2 --separate-stderr hk score --backend cpu a.in t.tsv.meta.json -o t.tsv
+    assert_stderr --partial "t.tsv.meta.json: the output is the input t.tsv.meta.json"
+    cmp t.tsv.meta.json keep
+    [ ! -e t.tsv ]
+    rm t.tsv.meta.json
+    ln -s a.in u.tsv.meta.json
+    run -2 --separate-stderr hk score --backend cpu a.in -o u.tsv
+    assert_stderr --partial "u.tsv.meta.json: the output is the input a.in"
+    assert_a_intact
+    [ -L u.tsv.meta.json ] && [ ! -e u.tsv ]
+    ln -s a.in v.meta.json
+    run -2 hk score --backend cpu a.in -o v --output-format tsv
+    assert_a_intact
+    echo '{"engine": {"threads": 1}}' > c.json
+    ln -s c.json w.tsv.meta.json
+    run -2 hk score --backend cpu -c c.json a.in -o w.tsv
+    [ "$(cat c.json)" = '{"engine": {"threads": 1}}' ]
+    # merge: the output's sidecar against the tables and theirs
+    hk score --backend cpu --quiet a.in -o a.tsv
+    hk score --backend cpu --quiet b.in -o b.tsv
+    cp a.tsv.meta.json meta.keep
+    ln -s a.tsv m.tsv.meta.json
+    run -2 --separate-stderr hk merge --quiet a.tsv b.tsv -o m.tsv
+    assert_stderr --partial "m.tsv.meta.json: the output is the input a.tsv"
+    ln -s a.tsv.meta.json n.tsv.meta.json
+    run -2 --separate-stderr hk merge --quiet a.tsv b.tsv -o n.tsv
+    assert_stderr --partial "n.tsv.meta.json: the output is the input a.tsv.meta.json"
+    cmp a.tsv.meta.json meta.keep
+    run -2 hk merge --quiet a.tsv b.tsv -o a.tsv.meta.json --output-format tsv
+    cmp a.tsv.meta.json meta.keep
+    # a table whose sidecar is a link to the table itself: named twice
+    ln -s x.tsv x.tsv.meta.json
+    run -2 --separate-stderr hk score --backend cpu a.in -o x.tsv
+    assert_stderr --partial "named twice"
+    # and a tsv table with no such link is written with its sidecar
+    run -0 hk merge --quiet a.tsv b.tsv -o ok.tsv
+    [ -s ok.tsv ] && [ -s ok.tsv.meta.json ]
+}
+
+@test "standard output appended to an input, or standard input's own file, is refused (merge, score, split --plan)" {
+    hk score --backend cpu --quiet a.in -o a.json
+    cp a.json a.keep
+    run -2 --separate-stderr bash -c '"$HAPLIK" merge a.json >> a.json'
+    assert_stderr --partial "standard output: the output is the input a.json"
+    cmp a.json a.keep
+    run -2 --separate-stderr bash -c '"$HAPLIK" merge - < a.json >> a.json'
+    assert_stderr --partial "standard output: the output is the file standard input reads"
+    cmp a.json a.keep
+    run -2 --separate-stderr bash -c '"$HAPLIK" merge - -o a.json < a.json'
+    cmp a.json a.keep
+    run -2 --separate-stderr bash -c '"$HAPLIK" score --backend cpu - < a.in >> a.in'
+    assert_stderr --partial "standard output: the output is the file standard input reads"
+    assert_a_intact
+    run -2 bash -c '"$HAPLIK" score --backend cpu - -o a.in < a.in'
+    assert_a_intact
+    run -2 bash -c '"$HAPLIK" check --backend cpu - < hc.txt >> hc.txt'
+    cmp hc.txt "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    run -2 bash -c '"$HAPLIK" split --plan - --parts 2 a.in >> a.in'
+    assert_a_intact
+    # standard input from a file that is no output is fine
+    run -0 bash -c '"$HAPLIK" merge --quiet - < a.json > m.json'
+    run -0 bash -c '"$HAPLIK" score --backend cpu --quiet - < a.in >> s.json'
+}
+
+@test "shard refuses two BED names that are the same file (a link), before writing" {
+    printf 'chr1\t1000\t6\t60\t61\n' > g.fai
+    ln -s g0001.bed g0002.bed
+    run -2 --separate-stderr hk shard --fai g.fai -n 2 g
+    assert_stderr --partial "named twice"
+    [ ! -e g0001.bed ]
+}
+
 @test "shard refuses to write over its .fai" {
     printf 'chr1\t1000\t6\t60\t61\n' > g0001.bed
     cp g0001.bed keep

@@ -202,6 +202,28 @@ check.tolerance	tolerance	"small"	small'
     assert_stderr "haplik: error: c.json:1: not valid JSON: a malformed number"
 }
 
+@test "config text that is not UTF-8 is refused with file and line, and --print-config is always JSON" {
+    printf '{"engine":\n {"gpu_lock_dir": "/tmp/a\xffb"}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    assert_stderr "haplik: error: c.json:2: not valid JSON: text that is not UTF-8"
+    [ -z "$output" ]
+    printf '{"engine": {"gpu_lock_dir": "\xc3\x28"}}' > c.json
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu -c c.json -o t.json "$DATA/tiny.in"
+    assert_stderr "haplik: error: c.json:1: not valid JSON: text that is not UTF-8"
+    [ ! -e t.json ]
+    # an over-long encoding, a surrogate, and a key that is not UTF-8
+    for bad in '\xc0\xaf' '\xed\xa0\x80'; do
+        printf "{\"engine\": {\"gpu_lock_dir\": \"a${bad}\"}}" > c.json
+        run -2 "$HAPLIK" score --print-config -c c.json
+    done
+    printf '{"engine": {"thr\xe9ads": 1}}' > c.json
+    run -2 "$HAPLIK" score --print-config -c c.json
+    # well-formed UTF-8 is printed as valid JSON
+    printf '{"engine": {"gpu_lock_dir": "/tmp/\xc3\xa9t\xc3\xa9"}}' > c.json
+    run -0 --separate-stderr "$HAPLIK" score --print-config -c c.json
+    printf '%s\n' "$output" | python3 -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8")); assert d["engine"]["gpu_lock_dir"] == "/tmp/\u00e9t\u00e9"'
+}
+
 @test "a key or section given twice is refused, not the last one silently kept" {
     bad_config '{"engine": {"threads": 1, "threads": 2}}' "engine.threads: given more than once"
     bad_config '{"engine": {"threads": 1}, "engine": {"threads": 3}}' "engine: given more than once"

@@ -40,7 +40,15 @@ setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; 
     assert_stderr "haplik: error: score: -o/--output: the output's name is empty"
     run -2 --separate-stderr hk check --backend cpu -o '' "$DATA/pairhmm-testdata.txt"
     assert_stderr "haplik: error: check: -o/--output: the output's name is empty"
-    assert_dir_only .
+    cp "$DATA/tiny.in" d.in
+    hk score --backend cpu --quiet d.in -o t.json
+    run -2 --separate-stderr hk split d.in s1 ''
+    assert_stderr "haplik: error: an output's name is empty"
+    run -2 --separate-stderr hk split --plan '' --parts 2 d.in
+    assert_stderr "haplik: error: an output's name is empty"
+    run -2 --separate-stderr hk merge t.json -o ''
+    assert_stderr "haplik: error: an output's name is empty"
+    assert_dir_only . d.in t.json
 }
 
 @test "write errors name their true cause, and leave nothing behind" {

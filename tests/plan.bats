@@ -71,6 +71,22 @@ same_as_split() {
     [ ! -e plan.tsv ] || fail "a plan was written"
 }
 
+@test "plan: an input modified before 1970 or after 2262 is planned and scored, and a change is still seen" {
+    cp "$DATA/tiny.in" d.in
+    score -o whole.json d.in
+    for when in '1960-01-01 00:00:00.25' '1969-12-31 23:59:59.999999999' '2400-01-01 00:00:00'; do
+        touch -d "$when" d.in || skip "this file system cannot keep the time $when"
+        run -0 hk split --quiet --plan plan.tsv --parts 1 d.in
+        run -0 score -o part.json --plan plan.tsv --part 1 d.in
+        run -0 $TABLE same whole.json part.json
+    done
+    touch -d '1960-01-01 00:00:00.25' d.in
+    run -0 hk split --quiet --plan plan.tsv --parts 2 d.in
+    touch -d '1960-01-01 00:00:00.5' d.in
+    run -2 --separate-stderr score -o out.json --plan plan.tsv --part 1 d.in
+    assert_stderr --partial "d.in: not the file plan.tsv was made for"
+}
+
 @test "plan: a changed input, a missing part, a bad plan and bad options are refused" {
     cp "$DATA/1m.in" d.in
     run -0 hk split --quiet --plan plan.tsv --parts 3 d.in

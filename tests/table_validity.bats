@@ -254,7 +254,7 @@ open("nul.jsonl", "wb").write(b"\n".join(lines))'
     local out
     for out in a.json ./a.json sym.json hard.json "$PWD/a.json"; do
         run -2 --separate-stderr hk merge a.jsonl a.json -o "$out"
-        assert_stderr "haplik: error: merge: the output $out is the input a.json"
+        assert_stderr "haplik: error: $out: the output is the input a.json: refusing to overwrite an input"
         cmp a.json keep.json
         [ -L sym.json ]
     done
