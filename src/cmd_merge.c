@@ -150,7 +150,7 @@ static void usage(FILE *fp)
         "input's own summary kept under summary.parts. json and jsonl tables merge with each\n"
         "other, tsv tables with tsv tables; all must have the same model and decimals.\n"
         "Plain, gzip or BGZF; a table may be a pipe or standard input (-). A tsv table\n"
-        "needs its sidecar TABLE.meta.json. OUT may not be one of the tables.\n\n"
+        "needs its sidecar TABLE.meta.json. OUT (and its sidecar) may not be a file read.\n\n"
         "Options:\n"
         "  -o, --output FILE        write to FILE [standard output]\n"
         "      --output-format F    json, jsonl or tsv [OUT's extension (.json, .jsonl, .tsv,\n"
@@ -490,9 +490,12 @@ static hk_status_t check_paths(const char *output, int sidecars, char **inputs, 
     size_t n_ins = 0;
     for (int i = 0; i < n && !rc; i++) {
         ins[n_ins++] = inputs[i];
-        if (sidecars && strcmp(inputs[i], "-") &&
-            !(rc = hk_table_sidecar_name(inputs[i], HK_OUT_TSV, &metas[i])) && metas[i])
-            ins[n_ins++] = metas[i];
+        if (!sidecars || !strcmp(inputs[i], "-")) continue;
+        /* read beside any table but standard input, a FIFO's too */
+        const size_t len = strlen(inputs[i]) + sizeof HK_TABLE_SIDECAR_SUFFIX;
+        if (!(metas[i] = malloc(len))) { hk_log_error("out of memory"); rc = HK_E_NOMEM; break; }
+        snprintf(metas[i], len, "%s%s", inputs[i], HK_TABLE_SIDECAR_SUFFIX);
+        ins[n_ins++] = metas[i];
     }
     if (!rc) rc = hk_outfile_check_paths(outs, n_outs, ins, n_ins);
     for (int i = 0; metas && i < n; i++) free(metas[i]);

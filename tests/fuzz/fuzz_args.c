@@ -1,6 +1,7 @@
 /* fuzz_args.c - libFuzzer target for the option parser of score and check
  * (hk_cli_parse_score_opts: one getopt_long pass, -c loaded, the flags'
- * setters applied, hk_outfile_check_paths).
+ * setters applied) and of the check of its outputs against its inputs that
+ * score and check make next (hk_table_pick_format, hk_cli_check_score_paths).
  *
  * Input: one byte for the command ('c': check, anything else: score), then
  * the arguments, separated by NUL bytes (at most 32; an empty piece is an
@@ -17,8 +18,9 @@
  *     HK_E_INPUT (usage or config error) or HK_E_NOMEM;
  *   - argv is only permuted (the same strings, each once);
  *   - on HK_OK with inputs: 1 <= *first_input < argc; every operand argv[first_input..] is
- *     "-" or not an option, unless argv[first_input - 1] is "--"; the output
- *     (-o), if any, is no operand (the same string, or the same regular file),
+ *     "-" or not an option, unless argv[first_input - 1] is "--"; when the
+ *     paths are then accepted, the output (-o), if any, is no operand, plan
+ *     or config (the same string, or the same regular file),
  *     "-" aside (standard input and standard output), and a path that exists
  *     and is no regular file (a folder, /dev/null: check_paths lets it pass);
  *   - the files of the temporary folder are never changed or removed.
@@ -27,6 +29,7 @@
 #include "hk_cli.h"
 #include "hk_config.h"
 #include "hk_log.h"
+#include "hk_table.h"
 #include "fuzz_common.h"
 
 #include <stdint.h>
@@ -180,16 +183,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (rc == HK_OK && first > 0) {
         const int after_dashdash = !strcmp(argv[first - 1], "--");
-        for (int i = first; i < argc; i++) {
-            if (!after_dashdash) CHECK(!is_option(argv[i]));
+        for (int i = first; i < argc; i++) CHECK(after_dashdash || !is_option(argv[i]));
+        int format;
+        hk_status_t paths = hk_table_pick_format(o.output, o.cfg.output_format, &format);
+        if (!paths) paths = hk_cli_check_score_paths(*data == 'c', &o, format, argv + first, argc - first);
+        CHECK(paths == HK_OK || paths == HK_E_INPUT || paths == HK_E_NOMEM);
+        /* the files read: the operands, the plan, the config */
+        const char *reads[MAX_ARGS + 2];
+        int n_reads = 0;
+        for (int i = first; i < argc; i++) reads[n_reads++] = argv[i];
+        if (o.plan) reads[n_reads++] = o.plan;
+        if (o.config) reads[n_reads++] = o.config;
+        for (int i = 0; i < n_reads && paths == HK_OK; i++) {
             if (o.output && strcmp(o.output, "-")) {
                 /* the same name is refused unless it is something other than a
                  * regular file (`-o / /`, `-o /dev/null /dev/null`: nothing to
                  * destroy; opening it fails or writes nowhere) */
                 struct stat so, si;
                 const int out_exists = stat(o.output, &so) == 0;
-                if (!strcmp(o.output, argv[i])) CHECK(out_exists && !S_ISREG(so.st_mode));
-                if (out_exists && S_ISREG(so.st_mode) && stat(argv[i], &si) == 0)
+                if (!strcmp(o.output, reads[i])) CHECK(out_exists && !S_ISREG(so.st_mode));
+                if (out_exists && S_ISREG(so.st_mode) && stat(reads[i], &si) == 0)
                     CHECK(!(so.st_dev == si.st_dev && so.st_ino == si.st_ino));
             }
         }
