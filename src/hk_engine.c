@@ -355,7 +355,8 @@ static void trace_chunks(hk_engine_t *e)
 
 #ifdef HAVE_CUDA
 /* The GPU's double kernels give -inf where GATK's double underflows (SPEC 1,
- * beyond GATK's range, below about log10 -631). Such pairs are rare, so they
+ * beyond GATK's range, below about log10 -631), and inf or NaN where its
+ * cells overflow (low gap-continuation qualities). Such pairs are rare, so they
  * are rescued here on the CPU before their batch is reported, rather than in
  * the kernels. Float mode is for measuring: it keeps what the GPU gave. */
 typedef struct {
