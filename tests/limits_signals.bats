@@ -44,9 +44,11 @@ tmp_written() {
 # There are $1 temporary output files in out/.
 n_tmp_files() { [ "$(find out -name '.*.tmp*' | wc -l)" -eq "$1" ]; }
 
-# start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID.
+# start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID;
+# with SIGINT and SIGQUIT caught, as in a terminal (a non-interactive shell's
+# background job starts with them ignored, and haplik keeps them so).
 start_haplik() {
-    "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&- &
+    (trap - INT QUIT; exec "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
     HK_PID=$!
     PIDS+=("$HK_PID")
 }
@@ -166,6 +168,26 @@ kill_and_check() {
         # more than the 1 MiB stdio buffer: table data is in the file
         wait_for tmp_written 1048576 || fail "no table data was written: $(cat hk.err)"
         kill_and_check "$sig"
+    done
+}
+
+@test "a signal ignored at start stays ignored (nohup, a script's background job): the table is written" {
+    local sig status
+    head -n 2001 "$IN/long-run.txt" > part.txt
+    "$HAPLIK" score --backend cpu --threads 1 --quiet -o whole.json part.txt
+    for sig in HUP INT; do
+        # as nohup (SIGHUP) and a non-interactive shell's background job (SIGINT) start it
+        (trap '' "$sig"; exec "$HAPLIK" score --backend cpu --threads 1 --quiet -c "$IN/small-batches.json" \
+            -o out/t.json part.txt >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
+        HK_PID=$!
+        PIDS+=("$HK_PID")
+        wait_for tmp_written || fail "no table was begun: $(cat hk.err)"
+        kill -s "$sig" "$HK_PID"
+        status=0
+        wait "$HK_PID" || status=$?
+        [ "$status" -eq 0 ] || fail "SIG$sig, ignored at start, ended the run: status $status; stderr: $(cat hk.err)"
+        run -0 $TABLE same whole.json out/t.json
+        rm out/t.json
     done
 }
 
