@@ -7,6 +7,7 @@
 #include "hk_config.h"
 #include "hk_json_scan.h"
 #include "hk_log.h"
+#include "hk_numfmt.h"
 #include "hk_text.h"
 
 #include <errno.h>
@@ -314,6 +315,15 @@ hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
                      cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
         return HK_E_INPUT;
     }
+    /* the digits of output.decimals (a table of an earlier haplik may have none) */
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(h, "decimals");
+    if (dec && !(is_count(dec) && dec->valuedouble <= HK_NUMFMT_MAX_DECIMALS)) {
+        char *text = cJSON_PrintUnformatted(dec);
+        hk_log_error("%s:%ld: decimals %.40s is not an integer from 0 to %d", where, line, text ? text : "",
+                     HK_NUMFMT_MAX_DECIMALS);
+        free(text);
+        return HK_E_INPUT;
+    }
     return HK_OK;
 }
 
@@ -336,6 +346,14 @@ static const char *summary_fault(const hk_tread_t *t, const cJSON *s, char *buf,
     int names = cJSON_IsArray(devs);
     cJSON_ArrayForEach(d, devs) names &= cJSON_IsString(d);
     if (!names) return "summary.devices is missing or not a list of names";
+    /* GPU ordinals as engine.devices takes them (a table of an earlier haplik may have none) */
+    const cJSON *ords = cJSON_GetObjectItemCaseSensitive(s, "device_ordinals");
+    int ordinals = !ords || cJSON_IsArray(ords);
+    cJSON_ArrayForEach(d, ords) ordinals &= is_count(d) && d->valuedouble <= HK_MAX_ORDINAL;
+    if (!ordinals) {
+        snprintf(buf, n, "summary.device_ordinals is not a list of GPU ordinals (0-%d)", HK_MAX_ORDINAL);
+        return buf;
+    }
     /* a table cut after a region, and the rest of another pasted on */
     const double regions = cJSON_GetObjectItemCaseSensitive(s, "regions")->valuedouble;
     const double pairs = cJSON_GetObjectItemCaseSensitive(s, "pairs")->valuedouble;
