@@ -211,14 +211,15 @@ static void batch_read(run_t *r, hk_batch_t *b)
 /* The reader's report that a full batch is set (hk_reader_set_ready). */
 static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
-static hk_reader_t *open_input(run_t *r, const char *path)
+/* The reader of path, or NULL with the failure's status in *st (logged). */
+static hk_reader_t *open_input(run_t *r, const char *path, hk_status_t *st)
 {
     int format = hk_reader_parse_format(r->cfg->input_format);
     if (r->part && format == HK_FMT_AUTO) format = r->part->format;   /* as the whole file read */
-    hk_reader_t *rd = hk_reader_open(path, format, hk_model_seq_rules(&r->cfg->model));
+    hk_reader_t *rd = hk_reader_open_status(path, format, hk_model_seq_rules(&r->cfg->model), st);
     if (!rd) return NULL;
-    if (r->part && hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
-                                       r->part->region)) {
+    if (r->part && (*st = hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
+                                              r->part->region))) {
         hk_reader_close(rd);
         return NULL;
     }
@@ -239,7 +240,8 @@ static void open_next_early(void *arg)
     if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
     hk_log_mute_errors(1);
     if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
-    r->early = open_input(r, path);
+    hk_status_t opened;
+    r->early = open_input(r, path, &opened);
     if (r->early && hk_reader_prime(r->early)) {
         hk_reader_close(r->early);
         r->early = NULL;
@@ -268,11 +270,12 @@ static void *read_stage(void *arg)
         }
         if (!r->rd) {
             if (r->next_input == r->n_inputs) break;
-            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input]);
+            hk_status_t opened = HK_OK;
+            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], &opened);
             if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
-            if (!r->rd) { fail(r, HK_E_INPUT); goto out; }
+            if (!r->rd) { fail(r, opened); goto out; }
             hk_reader_expect_pdhmm(r->rd, pdhmm);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
