@@ -429,7 +429,12 @@ static hk_status_t run(run_t *r, const char *output)
      * competing with the scorer (16 of each cost it 1-2x of 16 threads' 13x). */
     if (c->backend == HK_BACKEND_CPU && r->parse_threads > 4) r->parse_threads /= 4;
     r->batch_pairs = hk_engine_batch_pairs(c);
-    if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_E_RUNTIME; }
+    int rc = pthread_create(&reader, NULL, read_stage, r);
+    if (rc) {   /* its one line, and what was made so far freed at join */
+        hk_log_error("cannot start a thread: %s", strerror(rc));
+        fail(r, HK_E_RUNTIME);
+        goto join;
+    }
     reader_up = 1;
     const double t_open = hk_log_now();
     hk_status_t status = hk_engine_start(c, &r->engine);
@@ -445,7 +450,11 @@ static hk_status_t run(run_t *r, const char *output)
     if (output || !r->check) {
         if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
     }
-    if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_E_RUNTIME); goto join; }
+    if ((rc = pthread_create(&writer, NULL, write_stage, r))) {
+        hk_log_error("cannot start a thread: %s", strerror(rc));
+        fail(r, HK_E_RUNTIME);
+        goto join;
+    }
     writer_up = 1;
     for (;;) {
         hk_batch_t *b[MAX_BATCHES];

@@ -269,6 +269,25 @@ on_full_disk() {
     [ "$status" -ne 99 ] || skip "cannot mount a tmpfs"
 }
 
+@test "threads that cannot start (tight memory and stack limits): exit 3 with the cause, never silent" {
+    local s status failed=0
+    # 32 threads whose stacks (ulimit -s) fill a 2 GB address space (ulimit -v) before all start
+    for s in 100000 200000 250000 300000 400000 500000 600000 800000 1000000 1500000; do
+        rm -rf out && mkdir out
+        status=0
+        (ulimit -v 2000000 && ulimit -s "$s" && exec "$HAPLIK" score --backend cpu --threads 32 --quiet \
+            -o out/t.json "$DATA/1m.in" 2>err.txt 3>&-) || status=$?
+        grep -q "Sanitizer" err.txt && skip "a sanitizer build does not run under ulimit -v"
+        [ "$status" -eq 0 ] && continue
+        failed=$((failed + 1))
+        [ "$status" -eq 3 ] || fail "ulimit -s $s: exit $status, expected 0 or 3: $(cat err.txt)"
+        [ -s err.txt ] || fail "ulimit -s $s: exit 3 with nothing on stderr"
+        ! grep -qv "^haplik: error: " err.txt || fail "ulimit -s $s: not haplik's error lines: $(cat err.txt)"
+        assert_dir_only out
+    done
+    [ "$failed" -gt 0 ] || skip "no thread failed to start under these limits on this host"
+}
+
 @test "standard output that cannot be written is a runtime error (3) with one message" {
     [ -w /dev/full ] || skip "no /dev/full"
     local cmd
