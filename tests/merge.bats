@@ -239,6 +239,23 @@ open(out, "w").write("\n".join(lines))' "$@"
     grep -qF '"device_ordinals": [0, 1023]' m.json
 }
 
+@test "a model of any length is copied whole into the merged header (no fixed buffer)" {
+    score --no-sequences -o t.json "$DATA/tiny.in"
+    python3 -c 'import sys
+t = open("t.json").read()
+t = t.replace("\"gcp\": null}", "\"gcp\": null, \"note\": \"" + "x" * 5000 + "\"}", 1)
+open("long.json", "w").write(t)'
+    local f
+    for f in json jsonl; do
+        run -0 hk merge --quiet -o "m.$f" long.json long.json
+        run -0 python3 -c 'import json, sys
+f = sys.argv[1]
+t = open(f).read()
+h = json.loads(t) if f.endswith(".json") else json.loads(t.splitlines()[-1])
+assert h["model"]["note"] == "x" * 5000, "the model was cut"' "m.$f"
+    done
+}
+
 @test "tsv: a likelihood, expected value or difference beyond a double's range is refused" {
     score -o g.tsv g.txt
     local v
