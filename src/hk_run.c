@@ -88,6 +88,7 @@ typedef struct {
     int      trace;
     double   read_end, read_end_cpu;   /* when reading ended; the process's CPU time by then */
     int      n_trace;
+    long     trace_dropped;   /* events past NTRACE: counted, and said */
     double   trace_ms[NTRACE];
     const char *trace_what[NTRACE];
     long     trace_arg[NTRACE];
@@ -103,6 +104,8 @@ static void trace(run_t *r, const char *what, long arg)
         r->trace_ms[r->n_trace] = (t - r->t0) * 1e3;
         r->trace_what[r->n_trace] = what;
         r->trace_arg[r->n_trace++] = arg;
+    } else {
+        r->trace_dropped++;
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -503,6 +506,8 @@ join:
     trace(r, "engine closed", 0);
     for (int i = 0; i < r->n_trace; i++)
         fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
+    if (r->trace_dropped)
+        fprintf(stderr, "haplik: trace (%ld later events not kept: the first %d are)\n", r->trace_dropped, NTRACE);
     if (r->trace) {   /* where the process's own start and exit stand (against a shell's clock) */
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);

@@ -288,6 +288,14 @@ on_full_disk() {
     [ "$failed" -gt 0 ] || skip "no thread failed to start under these limits on this host"
 }
 
+@test "HK_TRACE keeps its first 256 events and says how many more there were" {
+    run -0 --separate-stderr env HK_TRACE=1 "$HAPLIK" score --backend cpu --quiet --max-batch-pairs 1 \
+        -o out/t.json "$DATA/1m.in"
+    [ "$(grep -c '^haplik: trace  *[0-9.]* ms  ' <<< "$stderr")" -eq 256 ] || fail "not 256 events kept"
+    [[ "$stderr" == *"haplik: trace ("*" later events not kept: the first 256 are)"* ]] ||
+        fail "the events not kept are not counted: $(tail -3 <<< "$stderr")"
+}
+
 @test "standard output that cannot be written is a runtime error (3) with one message" {
     [ -w /dev/full ] || skip "no /dev/full"
     local cmd

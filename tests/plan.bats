@@ -112,4 +112,6 @@ same_as_split() {
     assert_stderr --partial "--plan PLAN and --parts N go together"
     run -2 --separate-stderr hk split --plan plan.tsv --parts 0 d.in
     assert_stderr --partial "--parts: expected a whole number"
+    run -2 --separate-stderr hk split --plan plan.tsv --parts 1000001 d.in
+    assert_stderr --partial "--parts: expected a whole number from 1 to 1000000"
 }
