@@ -294,6 +294,9 @@ on_full_disk() {
     [ "$(grep -c '^haplik: trace  *[0-9.]* ms  ' <<< "$stderr")" -eq 256 ] || fail "not 256 events kept"
     [[ "$stderr" == *"haplik: trace ("*" later events not kept: the first 256 are)"* ]] ||
         fail "the events not kept are not counted: $(tail -3 <<< "$stderr")"
+    # a knob's value outside its range is not used, and said so
+    run -0 --separate-stderr env HK_TRACE=5 "$HAPLIK" score --backend cpu --quiet -o out/t.json "$DATA/tiny.in"
+    [ "$stderr" = "haplik: warning: HK_TRACE=5: not a whole number from 0 to 1; using the default" ] || fail "stderr: $stderr"
 }
 
 @test "standard output that cannot be written is a runtime error (3) with one message" {
