@@ -40,9 +40,11 @@ static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned cha
 
 /* The sums of block's pairs into b->lk as the CPU turns them
  * (hk_model_score_pair): log10 without float's or double's scale, or, for a
- * double sum of 0, the CPU's rescue (beyond GATK's double range; -inf for an
- * empty sequence); b->n_recomputed counts the pairs that went on to double
- * in mixed precision. scratch: as pack's. */
+ * double sum of 0 or not finite (cells past DBL_MAX), the CPU's rescue
+ * (beyond GATK's double range; -inf for an empty sequence); a float sum the
+ * kernel kept that is not finite is rescued too, as the CPU's mixed mode
+ * does not keep it (float mode keeps what it gave); b->n_recomputed counts
+ * the pairs that went on to double in mixed precision. scratch: as pack's. */
 static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const unsigned char *block, uint8_t *scratch,
                           char *err, size_t errlen)
 {
@@ -51,12 +53,12 @@ static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const uns
     const uint8_t *in_float = block + lay->in_float;
     void *ws = NULL;
     for (size_t p = 0; p < lay->n_pairs; p++) {
-        if (in_float[p]) {
+        if (in_float[p] && (isfinite(sums[p]) || lay->precision == HK_PREC_FLOAT)) {
             b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_F;   /* float's sum, widened exactly */
             continue;
         }
         if (lay->precision == HK_PREC_MIXED) b->n_recomputed++;
-        if (sums[p] != 0) {
+        if (!in_float[p] && sums[p] != 0 && isfinite(sums[p])) {
             b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
             continue;
         }
