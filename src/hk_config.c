@@ -400,7 +400,7 @@ hk_status_t hk_config_load(hk_config_t *c, const char *path)
 {
     size_t len;
     char *text = slurp(path, &len);
-    if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return HK_E_INPUT; }
+    if (!text) { hk_log_error("%s: cannot read: %s", path, strerror(errno)); return hk_status_of_errno(errno); }
     cJSON *root = parse_document(path, text, len);
     free(text);
     if (!root) return HK_E_INPUT;

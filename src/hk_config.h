@@ -22,6 +22,7 @@ enum { HK_COMPRESS_AUTO = 0, HK_COMPRESS_NONE = 1, HK_COMPRESS_BGZF = 2 };
 enum { HK_BACKEND_AUTO = 0, HK_BACKEND_CUDA = 1, HK_BACKEND_CPU = 2 };
 
 #define HK_MAX_DEVICES 64
+#define HK_MAX_ORDINAL 1023   /* the largest GPU ordinal engine.devices takes (hk_config_keys.h) */
 
 typedef struct {
     char   input_format[16];        /* "auto", "gatk", "batch": the reader parses it */

@@ -42,7 +42,7 @@
       "error", "unknown-bases", "W", "letters other than ACGTN: an input error, or read as N")   \
     X(ENGINE_BACKEND, "engine.backend", CHOICE, backend, 0, 0, "auto|cuda|cpu", "auto",           \
       "backend", "B", "auto: the GPU when one is usable, else the CPU")                          \
-    X(ENGINE_DEVICES, "engine.devices", DEVICES, n_devices, 0, 1023, NULL, "all", "devices",      \
+    X(ENGINE_DEVICES, "engine.devices", DEVICES, n_devices, 0, HK_MAX_ORDINAL, NULL, "all", "devices",      \
       "LIST", "all, or GPU ordinals 0,1,... that share the work")                                \
     X(ENGINE_THREADS, "engine.threads", INT, threads, 0, 1024, NULL, "0", "threads", "N",         \
       "CPU threads, 0 = all cores")                                                              \

@@ -83,12 +83,13 @@ static inline int hk_cpu_float_first(const hk_model_t *m, uint32_t rlen, uint32_
 
 /* Whether float's scaled sum s is the result: always in float mode; in mixed
  * mode when it reaches the threshold and FLT_MIN (0 or a subnormal sum has
- * lost its digits: with a threshold of 0 it came out as -inf). The float
+ * lost its digits: with a threshold of 0 it came out as -inf) and is finite
+ * (cells past FLT_MAX: inf, or NaN, which fails every comparison). The float
  * passes flush subnormals to 0 here; the GPU's do not, and apply the same
  * rule (kernels/hk_fwd.cuh). */
 static inline int hk_cpu_float_kept(const hk_model_t *m, float s)
 {
-    return m->precision == HK_PREC_FLOAT || (s >= FLT_MIN && (double)s >= m->float_threshold);
+    return m->precision == HK_PREC_FLOAT || (s >= FLT_MIN && s <= FLT_MAX && (double)s >= m->float_threshold);
 }
 
 /* The float passes flush subnormal results to zero (x86 MXCSR.FZ), as GKL's
@@ -176,8 +177,8 @@ enum { HK_DIAG_AUTO, HK_DIAG_OFF, HK_DIAG_ALL };
 int hk_cpu_set_diag(int mode);
 
 /* The double pass of one pair as a score: log10 of the unscaled sum, or
- * where the sum s underflowed to 0, the rescue's value (ws as for
- * hk_model_rescue_pair). */
+ * where the sum s underflowed to 0 or overflowed (inf or NaN: a cell passed
+ * DBL_MAX), the rescue's value (ws as for hk_model_rescue_pair). */
 double hk_cpu_double_score(double s, const hk_lane_pair_t *p, void *ws);
 
 #endif

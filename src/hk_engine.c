@@ -42,7 +42,24 @@ struct hk_engine {
     uint64_t    rescued;           /* GPU pairs rescued on the CPU (beyond GATK's range) */
     int         pin_traced;        /* the staging memory's pinning time is printed once */
     int         shares_contexts;   /* another engine uses the CUDA contexts too: release leaves them */
+    int         missing;           /* a GPU of the user's list is not there (a usage error) */
 };
+
+/* A GPU the user listed (engine.devices) is not there: why names it and
+ * those there are (n of them, numbered as `as` says), or says there is none,
+ * with cause. HK_E_NODEV, e->missing set: hk_engine_start refuses the run. */
+static hk_status_t gpu_missing(hk_engine_t *e, int gpu, int n, const char *as, const char *cause,
+                               char *why, size_t whylen)
+{
+    char was[400];   /* cause may be why itself */
+    snprintf(was, sizeof was, "%s", cause ? cause : "");
+    e->missing = 1;
+    if (n > 1) snprintf(why, whylen, "GPU %d is not there: %s GPUs 0-%d", gpu, as, n - 1);
+    else if (n == 1) snprintf(why, whylen, "GPU %d is not there: %s GPU 0 alone", gpu, as);
+    else snprintf(why, whylen, "GPU %d is not there: there is no GPU%s%s%s", gpu, *was ? " (" : "", was,
+                  *was ? ")" : "");
+    return HK_E_NODEV;
+}
 
 static char *cpu_model_name(void)
 {
@@ -193,11 +210,8 @@ HK_RESULT_USED static hk_status_t choose_seen(hk_engine_t *e, int count, int *ca
         for (int d = 0; d < count && n < HK_MAX_DEVICES; d++) cand[n++] = d;
     } else {
         for (int i = 0; i < c->n_devices; i++) {
-            if (c->devices[i] >= count) {
-                snprintf(why, whylen, "device %d does not exist (%d device%s found)",
-                         c->devices[i], count, count == 1 ? "" : "s");
-                return HK_E_NODEV;
-            }
+            if (c->devices[i] >= count)
+                return gpu_missing(e, c->devices[i], count, "CUDA sees", NULL, why, whylen);
             cand[n++] = c->devices[i];
         }
     }
@@ -230,14 +244,21 @@ HK_RESULT_USED static hk_status_t open_cuda(hk_engine_t *e, char *why, size_t wh
     const double t0 = hk_log_now();
     if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
-        return HK_E_NODEV;
+        if (e->c->n_devices < 0) return HK_E_NODEV;
+        /* a list: past the GPUs the host has (counted by their device
+         * nodes where CUDA sees only those listed), or none at all */
+        const int host = chosen.narrowed ? count_gpu_nodes() : 0;
+        for (int i = 0; i < e->c->n_devices; i++)
+            if (e->c->devices[i] >= host)
+                return gpu_missing(e, e->c->devices[i], host, "this host has", why, why, whylen);
+        return HK_E_NODEV;   /* they are there, and CUDA does not start: not usable */
     }
     int cand[HK_MAX_DEVICES], cuda[HK_MAX_DEVICES], n = 0;
     if (chosen.narrowed) {   /* CUDA sees the chosen ones only, as 0, 1, ... */
-        if (count < chosen.n) {
-            snprintf(why, whylen, "device %d does not exist (CUDA found %d of the %d given)",
-                     chosen.phys[count], count, chosen.n);
-            return HK_E_NODEV;
+        if (count < chosen.n) {   /* CUDA stops at the first that is not there */
+            const int host = count_gpu_nodes();
+            return gpu_missing(e, chosen.phys[count], host > count ? host : count, "this host has", NULL,
+                               why, whylen);
         }
         n = chosen.n;
         for (int i = 0; i < n; i++) { cand[i] = chosen.phys[i]; cuda[i] = i; }
@@ -313,7 +334,14 @@ hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
 #else
         snprintf(why, sizeof why, "haplik was built without CUDA (configure found no CUDA "
                  "toolkit, or --disable-cuda was given)");
+        if (c->n_devices > 0)
+            (void)gpu_missing(e, c->devices[0], 0, "", "this haplik was built without CUDA", why, sizeof why);
 #endif
+        if (e->missing) {   /* a GPU the user listed: a usage error, whatever the backend */
+            hk_log_error("engine.devices: %s", why);
+            hk_engine_close(e);
+            return HK_E_INPUT;
+        }
         if (!e->cuda) {
             if (c->backend == HK_BACKEND_CUDA) {
                 hk_log_error("--backend cuda: no usable GPU: %s", why);
@@ -355,7 +383,8 @@ static void trace_chunks(hk_engine_t *e)
 
 #ifdef HAVE_CUDA
 /* The GPU's double kernels give -inf where GATK's double underflows (SPEC 1,
- * beyond GATK's range, below about log10 -631). Such pairs are rare, so they
+ * beyond GATK's range, below about log10 -631), and inf or NaN where its
+ * cells overflow (low gap-continuation qualities). Such pairs are rare, so they
  * are rescued here on the CPU before their batch is reported, rather than in
  * the kernels. Float mode is for measuring: it keeps what the GPU gave. */
 typedef struct {

@@ -3,6 +3,7 @@
  * it, or NULL with the fault recorded. */
 #include "hk_json_scan.h"
 #include "hk_text.h"
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -268,7 +269,33 @@ int hk_json_is_number(const char *s, size_t n)
     return n && number(&sc, s) == s + n;
 }
 
+int hk_json_number_finite(const char *s, size_t n)
+{
+    /* digits alone, up to 300 of them, are below DBL_MAX (about 1.8e308) */
+    if (n <= 300 && !memchr(s, 'e', n) && !memchr(s, 'E', n)) return 1;
+    char buf[512], *copy = n < sizeof buf ? buf : malloc(n + 1);
+    if (!copy) return 0;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    const double v = strtod(copy, NULL);
+    if (copy != buf) free(copy);
+    return isfinite(v);
+}
+
 /* ---- a region line ---- */
+
+/* Whether s[0, n), a JSON number, is a line number as a tsv table's line
+ * column takes it: digits alone, 1 to 2^53. */
+static int is_line_number(const char *s, size_t n)
+{
+    if (n == 0 || n > 16 || s[0] == '0') return 0;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(s[i])) return 0;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    return v <= (1ull << 53);
+}
 
 /* An array at p of strings; *count of them. */
 static const char *strings(scan_t *sc, const char *p, uint64_t *count, const char *what)
@@ -304,8 +331,11 @@ static const char *likelihoods(scan_t *sc, const char *p, hk_scan_region_t *r)
         if (p < sc->end && *p == ']') p++;
         else for (;;) {
             if (p < sc->end && *p == 'n') p = literal(sc, p, "null", 4);
-            else if (p < sc->end && (*p == '-' || is_digit(*p))) p = lk_number(sc, p);
-            else return fail_shape(sc, p, not_rows);
+            else if (p < sc->end && (*p == '-' || is_digit(*p))) {
+                const char *const at = p;
+                if ((p = lk_number(sc, p)) && !hk_json_number_finite(at, (size_t)(p - at)))
+                    return fail_shape(sc, at, "a likelihood beyond a double's range");
+            } else return fail_shape(sc, p, not_rows);
             if (!p) return NULL;
             n++;
             p = ws(sc, p);
@@ -415,10 +445,12 @@ int hk_json_scan_region(const char *s, size_t n, hk_scan_region_t *r, hk_scan_fa
             if ((p = value(&sc, p, 1, &kind)) && kind != K_STRING && kind != K_NULL)
                 p = fail_shape(&sc, name, "name is not a string or null");
             break;
-        case M_LINE:
-            if ((p = value(&sc, p, 1, &kind)) && kind != K_NUMBER)
-                p = fail_shape(&sc, name, "line is not a number");
+        case M_LINE: {
+            const char *const at = p;
+            if ((p = value(&sc, p, 1, &kind)) && (kind != K_NUMBER || !is_line_number(at, (size_t)(p - at))))
+                p = fail_shape(&sc, name, "line is not a line number");
             break;
+        }
         case M_LK: p = likelihoods(&sc, p, r); break;
         case M_READS:
             if ((p = strings(&sc, p, &count, "reads is not an array of strings")))
@@ -443,7 +475,7 @@ int hk_json_scan_region(const char *s, size_t n, hk_scan_region_t *r, hk_scan_fa
     if (rc != HK_SCAN_OK) return rc;
     const char *why = NULL;
     if (!(seen & M_NAME)) why = "name is not a string or null";
-    else if (!(seen & M_LINE)) why = "line is not a number";
+    else if (!(seen & M_LINE)) why = "line is not a line number";
     else if (!(seen & M_LK)) why = "log10_likelihoods is not an array";
     else if (r->reads >= 0 && (uint64_t)r->reads != r->n_reads)
         why = "reads and log10_likelihoods differ in length";

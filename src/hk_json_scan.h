@@ -49,8 +49,8 @@ typedef struct {
 
 /* Whether s[0, n) is one region of a json or jsonl table (hk_table.h): an
  * object whose first member is "index" (a count); "name" a string or null,
- * "line" a number, "log10_likelihoods" an array of equally long arrays of
- * numbers or nulls; "reads" and "haplotypes", when present, arrays of strings
+ * "line" a line number (digits, 1 to 2^53), "log10_likelihoods" an array of
+ * equally long arrays of numbers within a double's range, or nulls; "reads" and "haplotypes", when present, arrays of strings
  * as many as its rows and columns; any other member any JSON value; no member
  * twice. HK_SCAN_* (fault filled unless OK; r filled when OK). */
 int hk_json_scan_region(const char *s, size_t n, hk_scan_region_t *r, hk_scan_fault_t *fault)
@@ -58,5 +58,8 @@ int hk_json_scan_region(const char *s, size_t n, hk_scan_region_t *r, hk_scan_fa
 
 /* Whether s[0, n) is a JSON number (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?). */
 int hk_json_is_number(const char *s, size_t n);
+/* Whether the JSON number s[0, n) is within a double's range (1e400 is not:
+ * every reader takes it as inf); 0 also when memory runs out. */
+int hk_json_number_finite(const char *s, size_t n);
 
 #endif

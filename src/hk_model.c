@@ -90,7 +90,8 @@ double hk_model_rescue_pair(const uint8_t *rb, const uint8_t *q, const uint8_t *
 }
 
 /* The double pass of one pair: GATK's arithmetic, and where its sum
- * underflows to 0 (GATK would print -Infinity) the rescue's true value. */
+ * underflows to 0 (GATK would print -Infinity) or its cells overflow (the
+ * sum is inf or NaN) the rescue's true value. */
 static double double_pass(const uint8_t *rb, const uint8_t *q, const uint8_t *ins,
                           const uint8_t *del, const uint8_t *gcp, uint32_t rlen,
                           const uint8_t *hb, uint32_t hlen, double *d)
@@ -109,7 +110,7 @@ void hk_model_read_rows(const uint8_t *q, const uint8_t *ins, const uint8_t *del
 
 double hk_cpu_double_score(double s, const hk_lane_pair_t *p, void *ws)
 {
-    if (s == 0) return hk_model_rescue_pair(p->rb, p->q, p->ins, p->del, p->gcp, p->rlen,
+    if (s == 0 || !isfinite(s)) return hk_model_rescue_pair(p->rb, p->q, p->ins, p->del, p->gcp, p->rlen,
                                             p->hb, p->hlen, ws);
     return log10(s) - HK_LOG10_SCALE_D;
 }

@@ -30,8 +30,8 @@ static inline hk_seq_rules_t hk_model_seq_rules(const hk_model_t *m)
  * hk_model_ws_size(hlen) bytes, 16-byte aligned. *recomputed is set to 1 when
  * mixed mode fell back to double, or went there at once (a read longer than
  * HK_MIXED_FLOAT_MAX_READ or a haplotype longer than HK_MIXED_FLOAT_MAX_HAP).
- * Returns log10 of the likelihood; where even the double sum underflows
- * (beyond GATK's range), hk_model_rescue_pair's. */
+ * Returns log10 of the likelihood; where even the double sum underflows or
+ * its cells overflow (beyond GATK's range), hk_model_rescue_pair's. */
 double hk_model_score_pair(const hk_model_t *m,
                            const uint8_t *read_base, const uint8_t *q,
                            const uint8_t *ins, const uint8_t *del,
@@ -41,10 +41,12 @@ double hk_model_score_pair(const hk_model_t *m,
 size_t hk_model_ws_size(uint32_t hlen);
 
 /* The pair's true log10 likelihood where GATK's double sum is 0 (below about
- * log10 -631): the double recurrence with each row rescaled by a power of
- * two. Finite unless a sequence is empty (-inf). Same arguments as
- * hk_model_score_pair; slower than the plain double pass, so scorers call it
- * only for pairs whose double sum is 0 (the GPU's come back as -inf). */
+ * log10 -631) or not finite (cells past 2^1024: low gap-continuation
+ * qualities let a row's deletions carry more than they took in): the double
+ * recurrence with each row rescaled by a power of two. Finite unless a
+ * sequence is empty (-inf). Same arguments as hk_model_score_pair; slower
+ * than the plain double pass, so scorers call it only for pairs whose double
+ * sum is 0 or not finite (the GPU's come back as -inf, inf or NaN). */
 double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
                             const uint8_t *ins, const uint8_t *del,
                             const uint8_t *gcp, uint32_t rlen,

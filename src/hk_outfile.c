@@ -114,7 +114,12 @@ void hk_outfile_catch_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_FATAL; i++) sigaction(fatal_signals[i], &sa, NULL);
+    for (size_t i = 0; i < N_FATAL; i++) {
+        /* ignored at start (nohup, a shell's background job): it stays ignored */
+        struct sigaction was;
+        if (sigaction(fatal_signals[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
     signal(SIGXFSZ, SIG_IGN);
 }
 

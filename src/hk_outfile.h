@@ -65,8 +65,10 @@ HK_RESULT_USED hk_status_t hk_outfile_check_paths(const char *const *outs, size_
 
 /* Remove pending temporary files and die of the signal (exit 128+signal) on
  * SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
- * SIGVTALRM, SIGPROF and SIGXCPU; ignore SIGXFSZ, so that a write past the
- * file size limit fails with EFBIG and is reported. */
+ * SIGVTALRM, SIGPROF and SIGXCPU, except those ignored at start (nohup,
+ * a non-interactive shell's background job), which stay ignored; ignore
+ * SIGXFSZ, so that a write past the file size limit fails with EFBIG and is
+ * reported. */
 void hk_outfile_catch_signals(void);
 
 /* Called first in main(): a standard stream that was closed at start (e.g.

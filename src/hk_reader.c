@@ -580,6 +580,13 @@ static double thread_cpu(void)
 
 hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 {
+    hk_status_t st;
+    return hk_reader_open_status(path, format, rules, &st);
+}
+
+hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, hk_status_t *st)
+{
+    *st = HK_E_NOMEM;
     hk_reader_t *r = calloc(1, sizeof *r);
     hk_walk_t *w = r ? &r->w : NULL;
     if (!r || !(w->path = strdup(path))) {
@@ -587,8 +594,9 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
         free(r);
         return NULL;
     }
-    if (hk_source_open(path, &w->src) || !(w->lines = hk_lines_open(w->src, 1))) {
+    if ((*st = hk_source_open(path, &w->src)) || !(w->lines = hk_lines_open(w->src, 1))) {
         if (w->src) hk_log_error("%s: out of memory", path);
+        if (w->src) *st = HK_E_NOMEM;
         hk_reader_close(r);
         return NULL;
     }
@@ -607,6 +615,7 @@ hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
         hk_reader_close(r);
         return NULL;
     }
+    *st = HK_OK;
     return r;
 }
 

@@ -88,6 +88,7 @@ typedef struct {
     int      trace;
     double   read_end, read_end_cpu;   /* when reading ended; the process's CPU time by then */
     int      n_trace;
+    long     trace_dropped;   /* events past NTRACE: counted, and said */
     double   trace_ms[NTRACE];
     const char *trace_what[NTRACE];
     long     trace_arg[NTRACE];
@@ -103,6 +104,8 @@ static void trace(run_t *r, const char *what, long arg)
         r->trace_ms[r->n_trace] = (t - r->t0) * 1e3;
         r->trace_what[r->n_trace] = what;
         r->trace_arg[r->n_trace++] = arg;
+    } else {
+        r->trace_dropped++;
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -211,14 +214,15 @@ static void batch_read(run_t *r, hk_batch_t *b)
 /* The reader's report that a full batch is set (hk_reader_set_ready). */
 static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
-static hk_reader_t *open_input(run_t *r, const char *path)
+/* The reader of path, or NULL with the failure's status in *st (logged). */
+static hk_reader_t *open_input(run_t *r, const char *path, hk_status_t *st)
 {
     int format = hk_reader_parse_format(r->cfg->input_format);
     if (r->part && format == HK_FMT_AUTO) format = r->part->format;   /* as the whole file read */
-    hk_reader_t *rd = hk_reader_open(path, format, hk_model_seq_rules(&r->cfg->model));
+    hk_reader_t *rd = hk_reader_open_status(path, format, hk_model_seq_rules(&r->cfg->model), st);
     if (!rd) return NULL;
-    if (r->part && hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
-                                       r->part->region)) {
+    if (r->part && (*st = hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
+                                              r->part->region))) {
         hk_reader_close(rd);
         return NULL;
     }
@@ -239,7 +243,8 @@ static void open_next_early(void *arg)
     if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
     hk_log_mute_errors(1);
     if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
-    r->early = open_input(r, path);
+    hk_status_t opened;
+    r->early = open_input(r, path, &opened);
     if (r->early && hk_reader_prime(r->early)) {
         hk_reader_close(r->early);
         r->early = NULL;
@@ -268,11 +273,12 @@ static void *read_stage(void *arg)
         }
         if (!r->rd) {
             if (r->next_input == r->n_inputs) break;
-            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input]);
+            hk_status_t opened = HK_OK;
+            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], &opened);
             if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
-            if (!r->rd) { fail(r, HK_E_INPUT); goto out; }
+            if (!r->rd) { fail(r, opened); goto out; }
             hk_reader_expect_pdhmm(r->rd, pdhmm);
             /* a full batch goes on from batch_ready, its last sequences set
              * beside the walk of the next one */
@@ -426,7 +432,12 @@ static hk_status_t run(run_t *r, const char *output)
      * competing with the scorer (16 of each cost it 1-2x of 16 threads' 13x). */
     if (c->backend == HK_BACKEND_CPU && r->parse_threads > 4) r->parse_threads /= 4;
     r->batch_pairs = hk_engine_batch_pairs(c);
-    if (pthread_create(&reader, NULL, read_stage, r)) { hk_log_error("cannot start a thread"); return HK_E_RUNTIME; }
+    int rc = pthread_create(&reader, NULL, read_stage, r);
+    if (rc) {   /* its one line, and what was made so far freed at join */
+        hk_log_error("cannot start a thread: %s", strerror(rc));
+        fail(r, HK_E_RUNTIME);
+        goto join;
+    }
     reader_up = 1;
     const double t_open = hk_log_now();
     hk_status_t status = hk_engine_start(c, &r->engine);
@@ -442,7 +453,11 @@ static hk_status_t run(run_t *r, const char *output)
     if (output || !r->check) {
         if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
     }
-    if (pthread_create(&writer, NULL, write_stage, r)) { fail(r, HK_E_RUNTIME); goto join; }
+    if ((rc = pthread_create(&writer, NULL, write_stage, r))) {
+        hk_log_error("cannot start a thread: %s", strerror(rc));
+        fail(r, HK_E_RUNTIME);
+        goto join;
+    }
     writer_up = 1;
     for (;;) {
         hk_batch_t *b[MAX_BATCHES];
@@ -491,6 +506,8 @@ join:
     trace(r, "engine closed", 0);
     for (int i = 0; i < r->n_trace; i++)
         fprintf(stderr, "haplik: trace %8.1f ms  %s %ld\n", r->trace_ms[i], r->trace_what[i], r->trace_arg[i]);
+    if (r->trace_dropped)
+        fprintf(stderr, "haplik: trace (%ld later events not kept: the first %d are)\n", r->trace_dropped, NTRACE);
     if (r->trace) {   /* where the process's own start and exit stand (against a shell's clock) */
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);

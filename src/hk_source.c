@@ -275,6 +275,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
             *kind = HK_E_INPUT;
         } else {
             hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "unknown format");
+            *kind = errno ? hk_status_of_errno(errno) : HK_E_INPUT;
         }
         free(what);
         hk_source_close(s);
@@ -302,6 +303,12 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
         const int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) s->fd = fd;
         else if (fd >= 0) close(fd);
+        else if (hk_status_of_errno(errno) != HK_E_INPUT) {   /* out of files: the run's */
+            hk_log_error("%s: cannot open: %s", path, strerror(errno));
+            *kind = hk_status_of_errno(errno);
+            hk_source_close(s);
+            return NULL;
+        }
     }
     s->unterminated = comp == bgzf && bgzf_check_EOF(s->fp->fp.bgzf) == 0;
 #ifdef HAVE_ISAL
@@ -310,6 +317,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     if (comp == gzip && !is_stdin && regular) {
         if (!(s->gz = gunzip_open(path))) {
             hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+            *kind = errno ? hk_status_of_errno(errno) : HK_E_NOMEM;
             hk_source_close(s);
             return NULL;
         }
@@ -320,6 +328,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
      * stays open, unread; HK_BGZF=htslib reads through it, for measuring) */
     if (comp == bgzf && !is_stdin && regular && hk_knob(HK_KNOB_BGZF) == 0 && !(s->bz = hk_bgzf_open(path))) {
         hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        *kind = errno ? hk_status_of_errno(errno) : HK_E_NOMEM;
         hk_source_close(s);
         return NULL;
     }

@@ -97,7 +97,11 @@ hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_p
     p->n_shards = n_shards;
     status = HK_E_INPUT;
     /* read twice: a pipe, FIFO or process substitution would show pass 2 nothing */
-    if (stat(path, &p->st)) { hk_log_error("%s: %s", path, strerror(errno)); goto fail; }
+    if (stat(path, &p->st)) {
+        hk_log_error("%s: %s", path, strerror(errno));
+        status = hk_status_of_errno(errno);
+        goto fail;
+    }
     if (!S_ISREG(p->st.st_mode)) {
         hk_log_error("%s: split reads its INPUT twice, so it must be a regular file, not a "
                      "pipe, FIFO or device (write the stream to a file first)", path);
@@ -106,7 +110,8 @@ hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_p
     /* raw rules: qualities and letters pass unchanged, nothing is refused
      * that a shard could not carry as it is */
     const hk_seq_rules_t raw = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 1 };
-    if (!(rd = hk_reader_open(path, format, raw))) goto fail;
+    if (!(rd = hk_reader_open_status(path, format, raw, &status))) goto fail;
+    status = HK_E_INPUT;
     /* the reader's threads: a plan of a dump of gigabytes is a pass at the
      * speed of `score`'s reading, not of one core */
     hk_reader_set_threads(rd, (int)sysconf(_SC_NPROCESSORS_ONLN));
@@ -199,9 +204,16 @@ hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *na
     if (!written) { hk_log_error("out of memory"); goto done; }
     status = HK_E_INPUT;
     hFILE *hf = NULL;
+    errno = 0;
     if (input_changed(p) || !(hf = hk_source_hopen(p->path)) || !(in = bgzf_hopen(hf, "r"))) {
+        const int e = errno;
         if (hf && !in) hclose_abruptly(hf);
-        hk_log_error("%s: changed or went away while being split", p->path);
+        if (hk_status_of_errno(e) != HK_E_INPUT) {   /* out of files or memory: the run's */
+            hk_log_error("%s: cannot open: %s", p->path, strerror(e));
+            status = hk_status_of_errno(e);
+        } else {
+            hk_log_error("%s: changed or went away while being split", p->path);
+        }
         goto done;
     }
     long ln = 0;
@@ -457,7 +469,7 @@ hk_status_t hk_split_load_part(const char *plan_path, int part, const char *inpu
     struct stat st;
     if (!fp) {
         hk_log_error("%s: %s", plan_path, strerror(errno));
-        return HK_E_INPUT;
+        return hk_status_of_errno(errno);
     }
     while (!found) {
         line.l = 0;
@@ -497,12 +509,20 @@ hk_status_t hk_split_load_part(const char *plan_path, int part, const char *inpu
         if (*s && !(out->region = strdup(s))) { hk_log_error("out of memory"); status = HK_E_NOMEM; goto done; }
         found = 1;
     }
-    if (ferror(fp)) { hk_log_error("%s: read error: %s", plan_path, strerror(errno)); goto done; }
+    if (ferror(fp)) {
+        hk_log_error("%s: read error: %s", plan_path, strerror(errno));
+        status = HK_E_RUNTIME;
+        goto done;
+    }
     if (!found) {
         status = plan_error(plan_path, ln, "no part %d (the plan has %lld)", part, n_parts < 0 ? 0 : n_parts);
         goto done;
     }
-    if (stat(input, &st)) { hk_log_error("%s: %s", input, strerror(errno)); goto done; }
+    if (stat(input, &st)) {
+        hk_log_error("%s: %s", input, strerror(errno));
+        status = hk_status_of_errno(errno);
+        goto done;
+    }
     if (st.st_size != size || mtime_ns(&st) != mtime) {
         hk_log_error("%s: not the file %s was made for (size or modification time differ): "
                      "plan it again with `haplik split --plan`", input, plan_path);

@@ -50,7 +50,7 @@ struct hk_table {
     int           copying;    /* hk_table_copy fills set[cur].buf[0] */
     int           threads;
     uint64_t      index;      /* regions formatted */
-    char          header[1024];
+    char         *header;          /* the header's members (start): a merged model is the input's, any length */
     int           started;    /* the header is written */
     int           stream;     /* flush after each batch: the output is a pipe or terminal */
     int           expected_set;   /* merge said whether a tsv has the expected columns */
@@ -253,12 +253,17 @@ hk_status_t hk_table_pick_format(const char *path, int format, int *picked)
 static hk_status_t start(hk_table_t *t, const char *model_json)
 {
     t->started = 1;
-    snprintf(t->header, sizeof t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
-             "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
-             "\"decimals\": ", PACKAGE_VERSION, model_json);
     /* merge of tables older than the decimals member: unknown */
-    snprintf(t->header + strlen(t->header), sizeof t->header - strlen(t->header),
-             t->info.decimals >= 0 ? "%d" : "null", t->info.decimals);
+    char decimals[16] = "null";
+    if (t->info.decimals >= 0) snprintf(decimals, sizeof decimals, "%d", t->info.decimals);
+    if (asprintf(&t->header, "\"format\": \"haplik-likelihoods\", \"format_version\": 1, "
+                 "\"producer\": {\"name\": \"haplik\", \"version\": \"%s\"}, \"model\": %s, "
+                 "\"decimals\": %s", PACKAGE_VERSION, model_json, decimals) < 0) {
+        t->header = NULL;
+        hk_log_error("out of memory");
+        return HK_E_NOMEM;
+    }
+    t->info.header = t->header;
     textbuf_t *head = &t->set[t->cur].buf[0];
     head->len = 0;
     if (t->fmt->open(&t->info, head)) return HK_E_NOMEM;   /* a format's open fails only for memory */
@@ -330,7 +335,6 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     }
     t->info.decimals = decimals;
     t->info.sequences = 1;
-    t->info.header = t->header;
     /* started by the first row or the end: a tsv's columns depend on the rows */
     if (model_json && !(t->model_as = strdup(model_json))) {
         hk_log_error("out of memory");
@@ -530,6 +534,7 @@ void hk_table_abort(hk_table_t *t)
     hk_outfile_abort(t->out);
     hk_outfile_abort(t->meta);
     free(t->model_as);
+    free(t->header);
     for (int i = 0; i < N_SETS; i++)
         for (int k = 0; k < MAX_FORMAT_THREADS; k++) free(t->set[i].buf[k].p);
     pthread_cond_destroy(&t->cv);

@@ -7,6 +7,7 @@
 #include "hk_config.h"
 #include "hk_json_scan.h"
 #include "hk_log.h"
+#include "hk_numfmt.h"
 #include "hk_text.h"
 
 #include <errno.h>
@@ -27,8 +28,8 @@
 
 /* ---- lines ---- */
 
-/* The cause of a failed open: memory, or the table. */
-static hk_status_t errno_status(int e) { return e == ENOMEM ? HK_E_NOMEM : HK_E_INPUT; }
+/* The cause of a failed open or read: the run's resources, or the table. */
+static hk_status_t errno_status(int e) { return hk_status_of_errno(e); }
 
 static hk_status_t fill(hk_tread_t *t)
 {
@@ -49,8 +50,9 @@ static hk_status_t fill(hk_tread_t *t)
         do got = read(t->fd, t->buf + t->len, READ_BLOCK);
         while (got < 0 && errno == EINTR);
         if (got < 0) {
-            hk_log_error("%s:%ld: read error: %s", t->path, t->line + 1, strerror(errno));
-            return HK_E_INPUT;
+            const int e = errno;
+            hk_log_error("%s:%ld: read error: %s", t->path, t->line + 1, strerror(e));
+            return errno_status(e);
         }
     } else if ((got = bgzf_read(t->bg, t->buf + t->len, t->cap - t->len - 1)) < 0) {
         hk_log_error("%s:%ld: read error (truncated compressed stream?)", t->path, t->line + 1);
@@ -314,6 +316,15 @@ hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
                      cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
         return HK_E_INPUT;
     }
+    /* the digits of output.decimals (a table of an earlier haplik may have none) */
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(h, "decimals");
+    if (dec && !(is_count(dec) && dec->valuedouble <= HK_NUMFMT_MAX_DECIMALS)) {
+        char *text = cJSON_PrintUnformatted(dec);
+        hk_log_error("%s:%ld: decimals %.40s is not an integer from 0 to %d", where, line, text ? text : "",
+                     HK_NUMFMT_MAX_DECIMALS);
+        free(text);
+        return HK_E_INPUT;
+    }
     return HK_OK;
 }
 
@@ -336,6 +347,14 @@ static const char *summary_fault(const hk_tread_t *t, const cJSON *s, char *buf,
     int names = cJSON_IsArray(devs);
     cJSON_ArrayForEach(d, devs) names &= cJSON_IsString(d);
     if (!names) return "summary.devices is missing or not a list of names";
+    /* GPU ordinals as engine.devices takes them (a table of an earlier haplik may have none) */
+    const cJSON *ords = cJSON_GetObjectItemCaseSensitive(s, "device_ordinals");
+    int ordinals = !ords || cJSON_IsArray(ords);
+    cJSON_ArrayForEach(d, ords) ordinals &= is_count(d) && d->valuedouble <= HK_MAX_ORDINAL;
+    if (!ordinals) {
+        snprintf(buf, n, "summary.device_ordinals is not a list of GPU ordinals (0-%d)", HK_MAX_ORDINAL);
+        return buf;
+    }
     /* a table cut after a region, and the rest of another pasted on */
     const double regions = cJSON_GetObjectItemCaseSensitive(s, "regions")->valuedouble;
     const double pairs = cJSON_GetObjectItemCaseSensitive(s, "pairs")->valuedouble;
@@ -408,7 +427,7 @@ static hk_status_t last_line_of(const hk_tread_t *t, int fd, char **out)
 {
     struct stat st;
     *out = NULL;
-    if (fstat(fd, &st)) { hk_log_error("%s: %s", t->path, strerror(errno)); return HK_E_INPUT; }
+    if (fstat(fd, &st)) { hk_log_error("%s: %s", t->path, strerror(errno)); return errno_status(errno); }
     size_t want = 1u << 16;
     for (;;) {
         const size_t size = (size_t)st.st_size, n = want < size ? want : size;
@@ -710,10 +729,15 @@ hk_status_t hk_tread_sidecar(hk_tread_t *t)
     FILE *fp = strcmp(t->path, "-") ? fopen(t->sidecar, "rb") : NULL;
     if (!fp) {
         const int e = errno;
+        if (strcmp(t->path, "-") && e != ENOENT) {   /* there, and not to be read (or no files left) */
+            hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which cannot be "
+                         "opened: %s", t->path, t->sidecar, strerror(e));
+            return errno_status(e);
+        }
         hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which is missing%s%s",
                      t->path, t->sidecar, strcmp(t->path, "-") ? ": " : " (a table streamed "
                      "to standard output has none)", strcmp(t->path, "-") ? strerror(e) : "");
-        return strcmp(t->path, "-") ? errno_status(e) : HK_E_INPUT;
+        return HK_E_INPUT;
     }
     char *text = malloc(MAX_SIDECAR + 1);
     const size_t got = text ? fread(text, 1, MAX_SIDECAR + 1, fp) : 0;

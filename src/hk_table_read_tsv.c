@@ -192,7 +192,10 @@ static int fast_row(hk_tread_t *t, hk_tread_rec_t *rec)
     if (!field_is(p, end, t->name, t->name_len)) return 0;
     if (!(p = count_tab(p + t->name_len + 1, &read)) || !(p = count_tab(p, &hap))) return 0;
     for (int i = F_LK; i < t->columns; i++) {
+        const char *const at = p;
         if (*p != '\t' && p != end && !(p = number_end(p))) return 0;   /* empty, or a number */
+        /* an exponent or many digits: is it within a double's range? */
+        if (p - at > 24 || memchr(at, 'e', (size_t)(p - at)) || memchr(at, 'E', (size_t)(p - at))) return 0;
         if (i + 1 < t->columns ? *p != '\t' : p != end) return 0;
         p++;
     }
@@ -240,6 +243,8 @@ hk_status_t hk_tread_tsv_row(hk_tread_t *t, hk_tread_rec_t *rec)
     for (int i = F_LK; i < t->columns; i++)
         if (len[i] && !hk_json_is_number(f[i], len[i]))
             return row_fault(t, "is not a number or empty", i);
+        else if (len[i] && !hk_json_number_finite(f[i], len[i]))
+            return row_fault(t, "is beyond a double's range", i);
     if (t->regions && region == t->regions - 1) {
         if (len[F_NAME] != t->name_len || memcmp(f[F_NAME], t->name, t->name_len))
             return row_fault(t, "region_name differs from the region's first row's", -1);

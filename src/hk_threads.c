@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define MAX_THREADS 256
+#define MAX_THREADS 256   /* workers one call takes at once; more calls run in rounds */
 
 static atomic_long spin_ns;   /* hk_threads_set_spin */
 
@@ -131,14 +131,13 @@ static worker_t *take_worker(void)
     return NULL;
 }
 
-void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
+/* hk_threads_run for n <= MAX_THREADS. */
+static void run_group(void *(*fn)(void *), char *arg, size_t size, int n)
 {
-    char *arg = args;
     group_t g = { .sleeping = 0 };
     atomic_init(&g.left, 0);
     pthread_mutex_init(&g.lock, NULL);
     pthread_cond_init(&g.done, NULL);
-    if (n > MAX_THREADS) n = MAX_THREADS;
     int given = 1;
     for (; given < n; given++) {
         worker_t *w = take_worker();
@@ -163,4 +162,11 @@ void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
     pthread_mutex_unlock(&g.lock);
     pthread_mutex_destroy(&g.lock);
     pthread_cond_destroy(&g.done);
+}
+
+void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
+{
+    /* every call runs: past MAX_THREADS at once, in rounds of at most that many */
+    for (int k = 0; k < n; k += MAX_THREADS)
+        run_group(fn, (char *)args + (size_t)k * size, size, n - k < MAX_THREADS ? n - k : MAX_THREADS);
 }

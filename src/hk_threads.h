@@ -11,6 +11,8 @@
 /* Call fn(args + k * size) for k in [0, n): k >= 1 in worker threads (kept
  * between calls, see hk_threads.c), k = 0 in
  * the caller; a call whose thread cannot be started runs in the caller too.
+ * Every call runs, however large n: beyond the threads one call takes at
+ * once (hk_threads.c), in rounds.
  * size 0 gives every call the same argument. Returns when all have returned. */
 void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n);
 

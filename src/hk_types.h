@@ -8,6 +8,7 @@
 #ifndef HK_TYPES_H
 #define HK_TYPES_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -86,6 +87,17 @@ typedef enum {
 
 /* The process exit status of s: 0, 1, 2 or 3. */
 static inline int hk_status_exit(hk_status_t s) { return s <= HK_E_RUNTIME ? (int)s : 3; }
+
+/* The status of a failed open, read or stat (errno e) of a file the user
+ * named: the run's where a resource of the process or the host failed (too
+ * many open files, memory, an I/O error: exit 3), else the file's (not
+ * there, not readable, not a file: the user's to fix, exit 2). */
+static inline hk_status_t hk_status_of_errno(int e)
+{
+    if (e == ENOMEM) return HK_E_NOMEM;
+    return e == EMFILE || e == ENFILE || e == ENOBUFS || e == EAGAIN || e == EIO || e == EINTR ||
+           e == ENOSPC || e == EDQUOT ? HK_E_RUNTIME : HK_E_INPUT;
+}
 
 /* On every function that returns an hk_status_t (or another result that
  * must be checked): ignoring it is a compile-time warning. */

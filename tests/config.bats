@@ -37,6 +37,12 @@ bad_config() {
 @test "a bad device list names the element" {
     bad_config '{"engine": {"devices": [0, -1]}}' 'engine.devices[1]: expected "all" or a list of 1 to 64 device ordinals from 0 to 1023'
     bad_config '{"engine": {"devices": "some"}}' "engine.devices: expected"
+    # the list's fixed limits refuse, never cut: 65 devices, an ordinal past 1023
+    bad_config "{\"engine\": {\"devices\": [$(seq -s, 0 64)]}}" 'engine.devices[64]: expected "all" or a list of 1 to 64'
+    bad_config '{"engine": {"devices": [1024]}}' 'engine.devices[0]: expected "all" or a list of 1 to 64 device ordinals from 0 to 1023'
+    run -2 --separate-stderr "$HAPLIK" score --backend cpu --devices "$(seq -s, 0 64)" -o t.json "$DATA/tiny.in"
+    assert_stderr --partial 'haplik: error: --devices: expected "all" or a list of 1 to 64'
+    [ ! -e t.json ]
 }
 
 @test "invalid JSON is reported with its line" {

@@ -243,3 +243,54 @@ PY
     bgzip -c aligned.in | head -c -28 > cut.bgz   # the last 28 bytes: the end-of-file marker
     expect_input_error cut.bgz 4352 "truncated BGZF stream: no end-of-file marker" --threads 1
 }
+
+# ---- resources: the run's failure (3) with its true cause, never the input's (2) ----
+
+# fd_sweep NAME CMD...: CMD (in out/) under every open-file limit from 4 to 40: it
+# succeeds, or fails with exit 3 and one line naming "Too many open files" (and
+# not calling a file missing or not plain); the limits where it failed go to
+# $BATS_TEST_TMPDIR/NAME.fails, their messages to NAME.msgs.
+fd_sweep() {
+    local name=$1 n status
+    shift
+    : > "$BATS_TEST_TMPDIR/$name.fails"; : > "$BATS_TEST_TMPDIR/$name.msgs"
+    for n in $(seq 4 40); do
+        rm -rf out && mkdir out
+        status=0
+        (cd out && exec 2>../err.txt 3>&- && ulimit -n "$n" && exec "$@") || status=$?
+        # the dynamic loader, before haplik runs, is not haplik's to report
+        grep -q "error while loading shared libraries" err.txt && continue
+        [ "$status" -eq 0 ] && continue
+        [ "$status" -eq 3 ] || fail "$name, ulimit -n $n: exit $status, expected 0 or 3: $(cat err.txt)"
+        [ "$(wc -l < err.txt)" -eq 1 ] || fail "$name, ulimit -n $n: not one line: $(cat err.txt)"
+        grep -q "^haplik: error: .*Too many open files" err.txt ||
+            fail "$name, ulimit -n $n: the cause is not named: $(cat err.txt)"
+        ! grep -qE "missing|not a plain regular file" err.txt ||
+            fail "$name, ulimit -n $n: a resource failure called the input's: $(cat err.txt)"
+        echo "$n" >> "$BATS_TEST_TMPDIR/$name.fails"
+        cat err.txt >> "$BATS_TEST_TMPDIR/$name.msgs"
+    done
+}
+
+@test "too many open files is a runtime failure (3) naming its cause: score, plans, merge, split, config" {
+    local d=$BATS_TEST_TMPDIR t=$DATA/tiny.in
+    cp "$t" a.in; cp "$t" b.in; cp "$t" c.in
+    echo '{"engine": {"threads": 2}}' > c.json
+    "$HAPLIK" split --quiet --plan p.tsv --parts 2 a.in
+    "$HAPLIK" score --backend cpu --quiet -o a.tsv a.in
+    "$HAPLIK" score --backend cpu --quiet -o b.tsv b.in
+    "$HAPLIK" score --backend cpu --quiet -o a.json a.in
+    fd_sweep score "$HAPLIK" score --backend cpu --quiet -c "$d/c.json" -o t.json "$d/a.in" "$d/b.in" "$d/c.in"
+    fd_sweep plan "$HAPLIK" score --backend cpu --quiet --plan "$d/p.tsv" --part 1 -o t.json "$d/a.in"
+    fd_sweep merge_tsv "$HAPLIK" merge --quiet -o m.tsv "$d/a.tsv" "$d/b.tsv"
+    fd_sweep merge_json "$HAPLIK" merge --quiet -o m.json "$d/a.json" "$d/a.json" "$d/a.json"
+    fd_sweep split "$HAPLIK" split --quiet "$d/a.in" s1 s2 s3
+    fd_sweep split_plan "$HAPLIK" split --quiet --plan p2.tsv --parts 3 "$d/a.in"
+    # each failed somewhere, and where an input's open is the one that failed, that was said
+    local name
+    for name in score plan merge_tsv merge_json split split_plan; do
+        [ -s "$d/$name.fails" ] || fail "$name never ran out of files: the sweep tests nothing"
+    done
+    grep -q "b.tsv.meta.json" "$d/merge_tsv.msgs" || fail "no sidecar failed to open: $(cat "$d/merge_tsv.msgs")"
+    grep -q "a.in" "$d/plan.msgs" || fail "the planned input never failed to open: $(cat "$d/plan.msgs")"
+}

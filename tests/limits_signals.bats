@@ -44,9 +44,11 @@ tmp_written() {
 # There are $1 temporary output files in out/.
 n_tmp_files() { [ "$(find out -name '.*.tmp*' | wc -l)" -eq "$1" ]; }
 
-# start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID.
+# start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID;
+# with SIGINT and SIGQUIT caught, as in a terminal (a non-interactive shell's
+# background job starts with them ignored, and haplik keeps them so).
 start_haplik() {
-    "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&- &
+    (trap - INT QUIT; exec "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
     HK_PID=$!
     PIDS+=("$HK_PID")
 }
@@ -169,6 +171,26 @@ kill_and_check() {
     done
 }
 
+@test "a signal ignored at start stays ignored (nohup, a script's background job): the table is written" {
+    local sig status
+    head -n 2001 "$IN/long-run.txt" > part.txt
+    "$HAPLIK" score --backend cpu --threads 1 --quiet -o whole.json part.txt
+    for sig in HUP INT; do
+        # as nohup (SIGHUP) and a non-interactive shell's background job (SIGINT) start it
+        (trap '' "$sig"; exec "$HAPLIK" score --backend cpu --threads 1 --quiet -c "$IN/small-batches.json" \
+            -o out/t.json part.txt >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
+        HK_PID=$!
+        PIDS+=("$HK_PID")
+        wait_for tmp_written || fail "no table was begun: $(cat hk.err)"
+        kill -s "$sig" "$HK_PID"
+        status=0
+        wait "$HK_PID" || status=$?
+        [ "$status" -eq 0 ] || fail "SIG$sig, ignored at start, ended the run: status $status; stderr: $(cat hk.err)"
+        run -0 $TABLE same whole.json out/t.json
+        rm out/t.json
+    done
+}
+
 @test "SIGINT and SIGTERM while score is writing (input held open) leave no output" {
     local sig
     for sig in INT TERM; do
@@ -245,6 +267,36 @@ on_full_disk() {
     run "${ns[@]}" sh -c 'mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || exit 99
         "$@" 2>&1 >/dev/null; echo "status=$?"; ls -A small' sh "$@"
     [ "$status" -ne 99 ] || skip "cannot mount a tmpfs"
+}
+
+@test "threads that cannot start (tight memory and stack limits): exit 3 with the cause, never silent" {
+    local s status failed=0
+    # 32 threads whose stacks (ulimit -s) fill a 2 GB address space (ulimit -v) before all start
+    for s in 100000 200000 250000 300000 400000 500000 600000 800000 1000000 1500000; do
+        rm -rf out && mkdir out
+        status=0
+        (ulimit -v 2000000 && ulimit -s "$s" && exec "$HAPLIK" score --backend cpu --threads 32 --quiet \
+            -o out/t.json "$DATA/1m.in" 2>err.txt 3>&-) || status=$?
+        grep -q "Sanitizer" err.txt && skip "a sanitizer build does not run under ulimit -v"
+        [ "$status" -eq 0 ] && continue
+        failed=$((failed + 1))
+        [ "$status" -eq 3 ] || fail "ulimit -s $s: exit $status, expected 0 or 3: $(cat err.txt)"
+        [ -s err.txt ] || fail "ulimit -s $s: exit 3 with nothing on stderr"
+        ! grep -qv "^haplik: error: " err.txt || fail "ulimit -s $s: not haplik's error lines: $(cat err.txt)"
+        assert_dir_only out
+    done
+    [ "$failed" -gt 0 ] || skip "no thread failed to start under these limits on this host"
+}
+
+@test "HK_TRACE keeps its first 256 events and says how many more there were" {
+    run -0 --separate-stderr env HK_TRACE=1 "$HAPLIK" score --backend cpu --quiet --max-batch-pairs 1 \
+        -o out/t.json "$DATA/1m.in"
+    [ "$(grep -c '^haplik: trace  *[0-9.]* ms  ' <<< "$stderr")" -eq 256 ] || fail "not 256 events kept"
+    [[ "$stderr" == *"haplik: trace ("*" later events not kept: the first 256 are)"* ]] ||
+        fail "the events not kept are not counted: $(tail -3 <<< "$stderr")"
+    # a knob's value outside its range is not used, and said so
+    run -0 --separate-stderr env HK_TRACE=5 "$HAPLIK" score --backend cpu --quiet -o out/t.json "$DATA/tiny.in"
+    [ "$stderr" = "haplik: warning: HK_TRACE=5: not a whole number from 0 to 1; using the default" ] || fail "stderr: $stderr"
 }
 
 @test "standard output that cannot be written is a runtime error (3) with one message" {

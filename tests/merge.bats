@@ -174,6 +174,104 @@ open("lk.jsonl", "w").write("\n".join(lines) + "\n")' "$@"
     done
 }
 
+@test "json and jsonl values are checked for their domain: line, likelihoods, decimals, device ordinals" {
+    score --no-sequences -o t.json "$DATA/tiny.in"
+    score --no-sequences --output-format jsonl -o t.jsonl "$DATA/tiny.in"
+    local n_json n_jsonl v
+    n_json=$(wc -l < t.json); n_jsonl=$(wc -l < t.jsonl)
+    # edit TABLE LINE FROM TO OUT: OUT is TABLE with FROM replaced by TO on its line LINE (once)
+    edit() {
+        python3 -c 'import sys
+f, n, old, new, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+lines = open(f).read().split("\n")
+assert old in lines[n - 1], (old, lines[n - 1])
+lines[n - 1] = lines[n - 1].replace(old, new, 1)
+open(out, "w").write("\n".join(lines))' "$@"
+    }
+    # a region's line: a line number (1 to 2^53), as tsv's line column
+    for v in -1 0 1.5 2e0 1e300 9007199254740993; do
+        edit t.json 3 '"line": 1,' "\"line\": $v," bad.json
+        refused t.json bad.json
+        [[ "$stderr" == "haplik: error: bad.json:3: not a haplik region: line is not a line number" ]] ||
+            fail "line $v: $stderr"
+        edit t.jsonl 1 '"line": 1,' "\"line\": $v," bad.jsonl
+        refused bad.jsonl
+        [[ "$stderr" == "haplik: error: bad.jsonl:1: not a haplik region: line is not a line number" ]] ||
+            fail "line $v: $stderr"
+    done
+    # a likelihood beyond a double's range (inf to every reader), first in its row or later
+    for v in 1e400 -1e400 -1.5E+309 -99999999999999999999e300; do
+        edit t.json 3 '[[-4.962644,' "[[$v," bad.json
+        refused t.json bad.json
+        [[ "$stderr" == "haplik: error: bad.json:3: not a haplik region: a likelihood beyond a double's range"* ]] ||
+            fail "likelihood $v: $stderr"
+        edit t.jsonl 1 ' -1.686275]' " $v]" bad.jsonl
+        refused bad.jsonl
+        [[ "$stderr" == "haplik: error: bad.jsonl:1: not a haplik region: a likelihood beyond a double's range"* ]] ||
+            fail "likelihood $v: $stderr"
+    done
+    # decimals: an integer 0-12, as --decimals
+    for v in '"six"' 13 -1 2.5 null '[6]'; do
+        edit t.json 1 '"decimals": 6,' "\"decimals\": $v," bad.json
+        refused t.json bad.json
+        [[ "$stderr" == "haplik: error: bad.json:1: decimals "*" is not an integer from 0 to 12" ]] ||
+            fail "decimals $v: $stderr"
+        edit t.jsonl "$n_jsonl" '"decimals": 6}' "\"decimals\": $v}" bad.jsonl
+        refused bad.jsonl
+        [[ "$stderr" == "haplik: error: bad.jsonl:"*": decimals "*" is not an integer from 0 to 12" ]] ||
+            fail "decimals $v: $stderr"
+    done
+    # device ordinals: GPU ordinals 0-1023, as engine.devices
+    for v in '[1e300]' '[-1]' '[0.5]' '[1024]' '["0"]' '7' '{}'; do
+        edit t.json "$n_json" '"device_ordinals": []' "\"device_ordinals\": $v" bad.json
+        refused t.json bad.json
+        [[ "$stderr" == "haplik: error: bad.json:$n_json: summary.device_ordinals is not a list of GPU ordinals (0-1023)" ]] ||
+            fail "ordinals $v: $stderr"
+        edit t.jsonl "$n_jsonl" '"device_ordinals": []' "\"device_ordinals\": $v" bad.jsonl
+        refused bad.jsonl
+        [[ "$stderr" == "haplik: error: bad.jsonl:"*": summary.device_ordinals is not a list of GPU ordinals (0-1023)" ]] ||
+            fail "ordinals $v: $stderr"
+    done
+    # the values in their domain still merge
+    edit t.json "$n_json" '"device_ordinals": []' '"device_ordinals": [0, 1023]' ok.json
+    edit ok.json 3 '"line": 1,' '"line": 9007199254740992,' ok.json
+    run -0 hk merge --quiet -o m.json t.json ok.json
+    grep -qF '"device_ordinals": [0, 1023]' m.json
+}
+
+@test "a model of any length is copied whole into the merged header (no fixed buffer)" {
+    score --no-sequences -o t.json "$DATA/tiny.in"
+    python3 -c 'import sys
+t = open("t.json").read()
+t = t.replace("\"gcp\": null}", "\"gcp\": null, \"note\": \"" + "x" * 5000 + "\"}", 1)
+open("long.json", "w").write(t)'
+    local f
+    for f in json jsonl; do
+        run -0 hk merge --quiet -o "m.$f" long.json long.json
+        run -0 python3 -c 'import json, sys
+f = sys.argv[1]
+t = open(f).read()
+h = json.loads(t) if f.endswith(".json") else json.loads(t.splitlines()[-1])
+assert h["model"]["note"] == "x" * 5000, "the model was cut"' "m.$f"
+    done
+}
+
+@test "tsv: a likelihood, expected value or difference beyond a double's range is refused" {
+    score -o g.tsv g.txt
+    local v
+    for v in 1e400 -1E+309; do
+        awk -v v="$v" 'BEGIN { FS = OFS = "\t" } NR == 3 { $7 = v } { print }' g.tsv > bad.tsv
+        cp g.tsv.meta.json bad.tsv.meta.json
+        refused bad.tsv
+        [[ "$stderr" == "haplik: error: bad.tsv:3: not a haplik row: log10_likelihood is beyond a double's range" ]] ||
+            fail "$v: $stderr"
+        awk -v v="$v" 'BEGIN { FS = OFS = "\t" } NR == 5 { $8 = v } { print }' g.tsv > bad.tsv
+        refused bad.tsv
+        [[ "$stderr" == "haplik: error: bad.tsv:5: not a haplik row: expected is beyond a double's range" ]] ||
+            fail "$v: $stderr"
+    done
+}
+
 # with_row FILE N TEXT: FILE with its line N replaced by TEXT (\t decoded).
 with_row() {
     python3 -c 'import sys

@@ -40,6 +40,22 @@ same_as_split() {
     done
 }
 
+@test "plan: more than 256 parts cut where split cuts" {
+    local n=300 shards=() k start end rest
+    for k in $(seq 1 $n); do shards+=("s$k.in"); done
+    run -0 hk split --quiet "$DATA/1m.in" "${shards[@]}"
+    run -0 hk split --quiet --plan plan.tsv --parts $n "$DATA/1m.in"
+    [ "$(grep -vc '^#' plan.tsv)" -eq $n ]
+    # shard k is the input's bytes the plan gives part k, with "# source-line" tags (the first: L)
+    while IFS=$'\t' read -r k start end line rest; do
+        [[ $k == \#* ]] && continue
+        if [ "$start" -eq "$end" ]; then [ ! -s "s$k.in" ] || fail "part $k is empty, shard $k is not"; continue; fi
+        [ "$(head -n 1 "s$k.in")" = "# source-line $line" ] || fail "part $k: line $line, shard: $(head -n 1 "s$k.in")"
+        cmp <(tail -c +$((start + 1)) "$DATA/1m.in" | head -c $((end - start))) <(grep -v '^# source-line ' "s$k.in") ||
+            fail "part $k: bytes $start-$end are not shard $k"
+    done < plan.tsv
+}
+
 @test "plan: parts merge into the table of the whole, and nothing is copied" {
     tagged tagged.txt
     run -0 hk split --quiet --plan plan.tsv --parts 4 tagged.txt
@@ -112,4 +128,6 @@ same_as_split() {
     assert_stderr --partial "--plan PLAN and --parts N go together"
     run -2 --separate-stderr hk split --plan plan.tsv --parts 0 d.in
     assert_stderr --partial "--parts: expected a whole number"
+    run -2 --separate-stderr hk split --plan plan.tsv --parts 1000001 d.in
+    assert_stderr --partial "--parts: expected a whole number from 1 to 1000000"
 }

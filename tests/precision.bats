@@ -118,3 +118,27 @@ PY
     run -0 hk score --backend cpu --quiet -c c.json -o out/file.json far.in
     run -0 $TABLE close out/file.json out/double.json 1e-9
 }
+
+@test "pairs whose cells overflow GATK's double get their true values, in mixed and double" {
+    # reads of A against haplotypes of A (every alignment matches); gap-continuation Q1 and Q40
+    # alternating, deletion Q3: a row's deletions carry more than they took in, and the double
+    # cells pass 2^1024. The values are the long-double reference's (tests/unit/model_ref.h).
+    python3 - <<'PY'
+rows = [(30, 100, 2.30905), (100, 100, -29.7437), (1000, 1000, -268.779)]
+with open("ovf.in", "w") as f, open("want.txt", "w") as w:
+    for rl, hl, want in rows:
+        gcp = "".join('"' if i % 2 == 0 else "I" for i in range(rl))
+        f.write("1 1\n%s %s %s %s %s\n%s\n" % ("A" * rl, "I" * rl, "I" * rl, "$" * rl, gcp, "A" * hl))
+        w.write("%s\n" % want)
+PY
+    local p
+    for p in mixed double; do
+        run -0 hk score --backend cpu --quiet --precision "$p" -o "$p.json" ovf.in
+        run -0 python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+got = [r["log10_likelihoods"][0][0] for r in t["regions"]]
+want = [float(x) for x in open("want.txt")]
+assert all(g is not None for g in got), ("null", got)
+assert all(abs(g - w) <= 1e-4 * max(1, abs(w)) for g, w in zip(got, want)), (got, want)' "$p.json"
+    done
+}

@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(const unsigned 
                                   hp.len <= HK_MIXED_FLOAT_MAX_HAP);
         if (float_first) {
             const float f = small_sum<float>(rows, rbase, hap, rd.len, hp.len, lane);
-            kept = lay.precision == HK_PREC_FLOAT || (f >= FLT_MIN && (double)f >= lay.float_threshold);
+            kept = lay.precision == HK_PREC_FLOAT || (f >= FLT_MIN && f <= FLT_MAX && (double)f >= lay.float_threshold);
             s = f;
         }
         if (!kept) s = small_sum<double>(rows, rbase, hap, rd.len, hp.len, lane);

@@ -39,10 +39,11 @@ static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned cha
 }
 
 /* The sums of block's pairs into b->lk as the CPU turns them
- * (hk_model_score_pair): log10 without float's or double's scale, or, for a
- * double sum of 0, the CPU's rescue (beyond GATK's double range; -inf for an
- * empty sequence); b->n_recomputed counts the pairs that went on to double
- * in mixed precision. scratch: as pack's. */
+ * (hk_model_score_pair, hk_cpu_double_score): log10 without float's or
+ * double's scale, or, for a double sum of 0 or not finite (cells past
+ * DBL_MAX), the CPU's rescue (beyond GATK's double range; -inf for an empty
+ * sequence); b->n_recomputed counts the pairs that went on to double in
+ * mixed precision. scratch: as pack's. */
 static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const unsigned char *block, uint8_t *scratch,
                           char *err, size_t errlen)
 {
@@ -51,12 +52,12 @@ static hk_status_t unpack(hk_batch_t *b, const hk_small_layout_t *lay, const uns
     const uint8_t *in_float = block + lay->in_float;
     void *ws = NULL;
     for (size_t p = 0; p < lay->n_pairs; p++) {
-        if (in_float[p]) {
+        if (in_float[p]) {      /* kept by hk_cpu_float_kept's rule: finite but in float mode */
             b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_F;   /* float's sum, widened exactly */
             continue;
         }
         if (lay->precision == HK_PREC_MIXED) b->n_recomputed++;
-        if (sums[p] != 0) {
+        if (sums[p] != 0 && isfinite(sums[p])) {
             b->lk[p] = log10(sums[p]) - HK_LOG10_SCALE_D;
             continue;
         }
