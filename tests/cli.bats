@@ -135,7 +135,7 @@ setup() { load test_helper/common-setup; _common_setup; }
     [ -x "$BATS_TEST_DIRNAME/unit/test_model" ] ||
         skip "the programs of make check are not built here (run under make check)"
     local cuda=0 gkl=0 src prog missing=
-    "$HAPLIK" --version | grep -q 'CUDA engine' && cuda=1
+    "$HAPLIK" --version | grep -q '; CUDA engine$' && cuda=1
     [ -n "${HK_GKL_LIB:-}" ] && [ -e "$HK_GKL_LIB" ] && gkl=1
     for src in $(grep -l '^int main' "$BATS_TEST_DIRNAME"/*/*.c "$BATS_TEST_DIRNAME"/*/*.cu); do
         prog=${src%.*}
