@@ -20,6 +20,7 @@
 #include "hk_model.h"
 #include "hk_reader.h"
 
+#ifdef HAVE_CUDA
 static double now(void)
 {
     struct timespec ts;
@@ -32,6 +33,7 @@ static int cmp(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
+#endif
 
 int main(int argc, char **argv)
 {
