@@ -17,7 +17,8 @@
 #   --fetch-only  the sysroot alone
 #   --dir DIR     where it all goes [build-aarch64]
 # Needs gcc-aarch64-linux-gnu (the cross compiler) and dpkg; run the results with
-# qemu-aarch64 (qemu-user) and QEMU_LD_PREFIX=DIR/sysroot. The mirror and suite
+# qemu-aarch64 (qemu-user) and QEMU_LD_PREFIX=DIR/sysroot. CFLAGS, where set, go to
+# configure, and so do HAPLIK_CONFIGURE_FLAGS. The mirror and suite
 # come from HK_ARM64_MIRROR [http://deb.debian.org/debian] and HK_ARM64_SUITE [bookworm].
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,14 +118,19 @@ libdirs="$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet"
 jdk=$(ls -d /usr/lib/jvm/default-java 2>/dev/null || true)   # jni.h is the same on every architecture
 cd "$b"
 [ -x configure ] || autoreconf -fi
-if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
-    say "configure --host=$triplet --disable-cuda"
+# configured again (and built from clean) when CFLAGS or HAPLIK_CONFIGURE_FLAGS change
+want="CFLAGS=${CFLAGS-default} ${HAPLIK_CONFIGURE_FLAGS:-}"
+if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ "$(cat "$dir/configured" 2>/dev/null)" != "$want" ]; then
+    say "configure --host=$triplet --disable-cuda ($want)"
+    cflags=(); [ -z "${CFLAGS+set}" ] || cflags=("CFLAGS=$CFLAGS")
     PKG_CONFIG_LIBDIR="$sysroot/usr/lib/$triplet/pkgconfig:$sysroot/usr/share/pkgconfig" \
     PKG_CONFIG_SYSROOT_DIR="$sysroot" PKG_CONFIG=pkg-config \
     ./configure --host="$triplet" --disable-cuda ${jdk:+--with-jni="$jdk"} \
         LDFLAGS="-L$sysroot/usr/lib/$triplet -Wl,-rpath-link,$libdirs" \
-        JAVAC= JAVA= ${HAPLIK_CONFIGURE_FLAGS:-} > "$dir/configure.out" ||
+        JAVAC= JAVA= "${cflags[@]}" ${HAPLIK_CONFIGURE_FLAGS:-} > "$dir/configure.out" ||
         { tail -n 20 "$dir/configure.out" >&2; die "configure failed ($b/config.log)"; }
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make clean >/dev/null
+    printf '%s\n' "$want" > "$dir/configured"
 fi
 # (a make of its own, also when a make check runs this)
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 >"$dir/make.out" 2>&1 || { tail -n 30 "$dir/make.out" >&2; die "make failed ($dir/make.out)"; }

@@ -9,11 +9,13 @@
 #include <stdint.h>
 #include "hk_model.h"
 
-/* Every pass must round exactly as the scalar pass does: no a * b + c fused
- * into one FMA. The project's flags say so (-ffp-contract=off, AM_CFLAGS):
- * GCC fuses in GNU C mode (-std=gnu11 in a user's CFLAGS) wherever the
- * target has FMA, as AArch64 always has; clang fuses by default and follows
- * this pragma too (tests/unit/test_model fails when any pass fuses). */
+/* Every pass must round exactly as the scalar pass does, and every build as
+ * every other: no a * b + c fused into one FMA. The project's flags say so
+ * (-ffp-contract=off, AM_CFLAGS): GCC fuses in GNU C mode (-std=gnu11 in a
+ * user's CFLAGS) wherever the target has FMA, as AArch64 always has (an
+ * aarch64 build then differed from x86 on most pairs: tests/arm.bats);
+ * clang fuses by default and follows this pragma too (AVX-512 has FMA:
+ * tests/unit/test_model fails when a vector pass fuses and the scalar not). */
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
 #endif
