@@ -41,7 +41,7 @@ done
 mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
 sysroot=$dir/sysroot
 triplet=aarch64-linux-gnu
-command -v dpkg >/dev/null && command -v apt-get >/dev/null || die "needs dpkg and apt-get (Debian/Ubuntu)"
+if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then die "needs dpkg and apt-get (Debian/Ubuntu)"; fi
 
 # ---- the private apt state: arm64 indexes of one Debian suite ----
 mirror=${HK_ARM64_MIRROR:-http://deb.debian.org/debian}

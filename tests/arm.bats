@@ -155,7 +155,7 @@ ftz set true cleared false
 threads 3"
     # no OMP_NUM_THREADS: the affinity mask's CPUs
     command -v taskset >/dev/null || skip "SKIPPED: no taskset for the affinity case"
-    OMP_NUM_THREADS= run --separate-stderr taskset -c 0 qemu-aarch64 "$JAVA_ARM" -XX:+UseSerialGC \
+    run --separate-stderr env -u OMP_NUM_THREADS taskset -c 0 qemu-aarch64 "$JAVA_ARM" -XX:+UseSerialGC \
         -XX:TieredStopAtLevel=1 -Djava.library.path="$BATS_FILE_TMPDIR/libs" -cp "$ARM_CP" GklReal utils
     assert_success
     assert_line "threads 1"
