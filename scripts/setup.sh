@@ -5,7 +5,8 @@
 #   bash scripts/setup.sh --tests    also what the tests need: bats, bgzip, python3, clang for the
 #                                    fuzz targets, the workflow tests' Snakemake and SLURM, and
 #                                    the data-frame readers of tests/readers.bats
-#                                    (scripts/install-workflow-deps.sh)
+#                                    (scripts/install-workflow-deps.sh), and the aarch64
+#                                    cross compiler and qemu-user of tests/arm.bats
 #
 # Idempotent. apt needs root: the script uses sudo when it is not root. Extra configure
 # flags come from $HAPLIK_CONFIGURE_FLAGS (e.g. --disable-cuda, --with-cuda-arch=90).
@@ -16,7 +17,7 @@ tests=0
 for a in "$@"; do
     case $a in
     --tests) tests=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -27,6 +28,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev libisal-dev"
 pkgs="$pkgs default-jdk-headless"   # jni.h for libhaplik_gkl.so, javac and java for its tests
 [ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
+# tests/arm.bats: the aarch64 build (scripts/cross-aarch64.sh) run under emulation
+[ "$tests" = 1 ] && pkgs="$pkgs gcc-aarch64-linux-gnu qemu-user debian-archive-keyring file"
 missing=
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

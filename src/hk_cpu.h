@@ -9,10 +9,13 @@
 #include <stdint.h>
 #include "hk_model.h"
 
-/* Every pass must round exactly as the scalar pass does: no a * b + c fused
- * into one FMA. GCC does not fuse in ISO C mode (-std=c11, AM_CFLAGS) and
- * ignores this pragma; clang fuses by default where the target has FMA, as
- * AVX-512 has (tests/unit/test_model then fails). */
+/* Every pass must round exactly as the scalar pass does, and every build as
+ * every other: no a * b + c fused into one FMA. The project's flags say so
+ * (-ffp-contract=off, AM_CFLAGS): GCC fuses in GNU C mode (-std=gnu11 in a
+ * user's CFLAGS) wherever the target has FMA, as AArch64 always has (an
+ * aarch64 build then differed from x86 on most pairs: tests/arm.bats);
+ * clang fuses by default and follows this pragma too (AVX-512 has FMA:
+ * tests/unit/test_model fails when a vector pass fuses and the scalar not). */
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -92,17 +95,25 @@ static inline int hk_cpu_float_kept(const hk_model_t *m, float s)
     return m->precision == HK_PREC_FLOAT || (s >= FLT_MIN && s <= FLT_MAX && (double)s >= m->float_threshold);
 }
 
-/* The float passes flush subnormal results to zero (x86 MXCSR.FZ), as GKL's
+/* The float passes flush subnormal results to zero (x86 MXCSR.FZ; AArch64
+ * FPCR.FZ, which flushes subnormal operands too: with every result flushed,
+ * none reaches a later operation on either), as GKL's
  * Pair-HMM does: a cell below FLT_MIN is 2^-246 under the scaled sum of any
  * pair kept in float, and subnormal arithmetic costs an Intel core ~100
  * cycles per operation (5x on the NA12878-like mix). The double passes keep
  * IEEE subnormals. hk_cpu_flush_begin returns the mode to restore. */
+#define HK_FPCR_FZ ((uint64_t)1 << 24)
 static inline unsigned hk_cpu_flush_begin(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     const unsigned old = __builtin_ia32_stmxcsr();
     __builtin_ia32_ldmxcsr(old | 0x8000u);
     return old;
+#elif defined(__aarch64__) && defined(__GNUC__)
+    uint64_t old;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(old));
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(old | HK_FPCR_FZ));
+    return (unsigned)old;        /* FPCR's defined bits are its low 32 */
 #else
     return 0;
 #endif
@@ -112,6 +123,8 @@ static inline void hk_cpu_flush_end(unsigned old)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_ia32_ldmxcsr(old);
+#elif defined(__aarch64__) && defined(__GNUC__)
+    __asm__ __volatile__("msr fpcr, %0" : : "r"((uint64_t)old));
 #else
     (void)old;
 #endif
@@ -144,7 +157,7 @@ typedef void (*hk_lanes_f_fn)(const hk_lane_pair_t *p, const hk_lane_mem_t *mem,
 typedef void (*hk_lanes_d_fn)(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, double *sums);
 
 typedef struct {
-    const char   *name;       /* "scalar", "sse2", "avx2", "avx512" */
+    const char   *name;       /* "scalar", "sse2", "avx2", "avx512", "neon" */
     int           n_float;    /* lanes of the float pass */
     int           n_double;   /* lanes of the double pass */
     hk_lanes_f_fn forward_f;
@@ -163,8 +176,9 @@ const hk_cpu_pass_t *hk_cpu_pass(void);
  * other pair is needed to fill the lanes. mem holds
  * hk_cpu_diag_mem_size(hlen) bytes. */
 typedef float (*hk_diag_f_fn)(const hk_lane_pair_t *p, void *mem);
-/* The anti-diagonal pass of a vector of lanes float lanes (4, 8 or 16), the
- * width of the lane pass of that many; NULL for others. */
+/* The anti-diagonal pass of a vector of lanes float lanes (4, 8 or 16 on
+ * x86-64, 4 on AArch64), the width of the lane pass of that many; NULL for
+ * others. */
 hk_diag_f_fn hk_cpu_diag_f(int lanes);
 size_t hk_cpu_diag_mem_size(uint32_t hlen);
 

@@ -129,6 +129,9 @@ DIAG_PASS(diag_sse2_f, 4, SHIFT_4, )
 DIAG_PASS(diag_avx2_f, 8, SHIFT_8, __attribute__((target("avx2"))))
 DIAG_PASS(diag_avx512_f, 16, SHIFT_16, __attribute__((target("avx512f"))))
 #endif
+#if defined(__aarch64__) && defined(__GNUC__)
+DIAG_PASS(diag_neon_f, 4, SHIFT_4, )
+#endif
 
 size_t hk_cpu_diag_mem_size(uint32_t hlen)
 {
@@ -144,6 +147,8 @@ hk_diag_f_fn hk_cpu_diag_f(int lanes)
     case 8: return diag_avx2_f;
     case 16: return diag_avx512_f;
     }
+#elif defined(__aarch64__) && defined(__GNUC__)
+    if (lanes == 4) return diag_neon_f;
 #endif
     (void)lanes;
     return NULL;

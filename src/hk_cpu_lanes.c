@@ -10,7 +10,8 @@
  * subnormals, no work the result needs). The batch scorer groups pairs of
  * similar lengths so that little of this padding is computed.
  *
- * ISO C keeps the compiler from contracting to FMA, so every lane computes
+ * -ffp-contract=off (AM_CFLAGS) keeps the compiler from contracting a * b + c
+ * to FMA (AArch64 and AVX-512 have it), so every lane computes
  * exactly what the scalar pass computes (tests/unit/test_model.c checks every
  * pass this CPU runs, bit for bit).
  */
@@ -96,6 +97,11 @@ LANE_PASS(lanes_avx2_d, double, int64_t, 4, HK_SCALE_D, TARGET_AVX2)
 LANE_PASS(lanes_avx512_f, float, int32_t, 16, HK_SCALE_F, TARGET_AVX512)
 LANE_PASS(lanes_avx512_d, double, int64_t, 8, HK_SCALE_D, TARGET_AVX512)
 #endif
+#if defined(__aarch64__) && defined(__GNUC__)
+/* Advanced SIMD (every AArch64 core has it): one q register a vector, as sse2 */
+LANE_PASS(lanes_neon_f, float, int32_t, 4, HK_SCALE_F, )
+LANE_PASS(lanes_neon_d, double, int64_t, 2, HK_SCALE_D, )
+#endif
 
 /* The scalar "pass": one lane, the reference itself. */
 static void lanes_scalar_f(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, float *sums)
@@ -117,6 +123,9 @@ static const hk_cpu_pass_t passes[] = {
     { "sse2", 4, 2, lanes_sse2_f, lanes_sse2_d },
     { "avx2", 8, 4, lanes_avx2_f, lanes_avx2_d },
     { "avx512", 16, 8, lanes_avx512_f, lanes_avx512_d },
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+    { "neon", 4, 2, lanes_neon_f, lanes_neon_d },
 #endif
 };
 #define N_PASSES (sizeof passes / sizeof passes[0])

@@ -30,7 +30,7 @@ extern "C" {
 #define HK_KNOBS(X) \
     X(TRACE, USERS, 0, 0, 1, NULL, \
       "1: print on stderr when each batch was read, scored and written, and the engine's choices") \
-    X(CPU_PASS, USERS, 0, 0, 4, "auto|scalar|sse2|avx2|avx512", \
+    X(CPU_PASS, USERS, 0, 0, 5, "auto|scalar|sse2|avx2|avx512|neon", \
       "the CPU engine's vector pass; auto: the widest this CPU runs") \
     X(CPU_DIAG, TESTS, 0, 0, 2, "auto|off|all", \
       "float pairs the CPU scores across anti-diagonals: auto by cost, off none, all every one (gkl.bats compares)") \

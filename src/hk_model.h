@@ -68,7 +68,7 @@ void hk_model_read_rows(const uint8_t *q, const uint8_t *ins, const uint8_t *del
 HK_RESULT_USED hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads);
 
 /* The CPU pass in use: "scalar", "sse2" (4 float / 2 double lanes), "avx2"
- * (8 / 4) or "avx512" (16 / 8). Chosen once: the one the environment
+ * (8 / 4) or "avx512" (16 / 8) on x86-64, "neon" (4 / 2) on AArch64. Chosen once: the one the environment
  * variable HK_CPU_PASS names where this CPU runs it, else the widest this CPU
  * runs. Every pass gives the same bits. */
 const char *hk_model_cpu_pass(void);

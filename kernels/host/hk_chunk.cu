@@ -158,6 +158,8 @@ template <typename F> static bool spin_until(F done)
         if ((k & 63) == 63 && std::chrono::steady_clock::now() >= until) return false;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");   /* the spin-wait hint, as pause is x86's */
 #endif
     }
 }
