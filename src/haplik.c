@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         return hk_status_exit(hk_cli_close_stdout());
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-        printf("haplik %s\n", PACKAGE_VERSION);
+        printf("haplik %s (MIT licence)\n", PACKAGE_VERSION);
         /* what this build reads and scores with (configure's choices) */
         printf("built with: htslib %s; gzip input through %s; %s\n", hts_version(),
 #ifdef HAVE_ISAL

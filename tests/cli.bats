@@ -10,7 +10,7 @@ setup() { load test_helper/common-setup; _common_setup; }
 
 @test "--version prints the version and what the build reads gzip with" {
     run -0 hk --version
-    assert_line --index 0 --regexp '^haplik [0-9]+\.[0-9]+\.[0-9]+$'
+    assert_line --index 0 --regexp '^haplik [0-9]+\.[0-9]+\.[0-9]+ \(MIT licence\)$'
     assert_line --index 1 --regexp '^built with: htslib [0-9.]+.*; gzip input through (Intel ISA-L|htslib \(zlib\)); (CUDA engine|no CUDA engine \(CPU only\))$'
 }
 
