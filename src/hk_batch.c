@@ -288,15 +288,16 @@ static void keep_case(const char *text, uint8_t *code, uint32_t len)
     }
 }
 
-/* Phred+33 characters '!'..'~' to Phred values raised to at least floor;
+/* Phred+off characters (off 33: '!'..'~'; 0: raw values 0..93) to Phred
+ * values raised to at least floor;
  * in and out may be the same array. Returns the position of the first bad
- * character, or -1. A bad character leaves out[i] = its value - 33 (mod 256),
+ * character, or -1. A bad character leaves out[i] = its value - off (mod 256),
  * above 93, which is how it is found after an in-place pass. */
-static long decode_qual(const char *in, uint8_t *out, uint32_t len, int floor)
+static long decode_qual(const char *in, uint8_t *out, uint32_t len, int floor, uint8_t off)
 {
     uint8_t worst = 0;
     for (uint32_t i = 0; i < len; i++) {
-        uint8_t q = (uint8_t)((unsigned char)in[i] - 33);
+        uint8_t q = (uint8_t)((unsigned char)in[i] - off);
         worst = q > worst ? q : worst;
         out[i] = q < floor ? (uint8_t)floor : q;
     }
@@ -377,19 +378,20 @@ static inline void out16(uint8_t *p, uint32_t at, uint32_t len, v16u8 v)
  * Q3, where match-to-match may be undefined; a gap-continuation quality of
  * Q0 that model.gcp does not replace), 1 otherwise. */
 static int read_fast(const hk_seq_rules_t *rules, const char *const text[5], uint8_t *const out[6],
-                     uint32_t len, int gap_rows)
+                     uint32_t len, int gap_rows, uint8_t off)
 {
-    const v16u8 floor = splat16((uint8_t)rules->min_base_quality), q33 = splat16(33);
+    const v16u8 floor = splat16((uint8_t)rules->min_base_quality), q33 = splat16(off);
+    const char fill = (char)(off + 40);   /* Q40: raises no doubt */
     v16u8 bad = { 0 }, worst = { 0 }, gap_low = { 0 }, gcp_zero = { 0 };
     for (uint32_t at = 0; at < len; at += 16) {
         at = last16(at, len);
         const v16u8 bases = field16(text[0], at, len, 'A');
         if (out[0]) out16(out[0], at, len, bases);           /* read_text */
         out16(out[1], at, len, encode16(bases, &bad));       /* read_base */
-        const v16u8 q = field16(text[1], at, len, 'I') - q33;
-        const v16u8 ins = field16(text[2], at, len, 'I') - q33;
-        const v16u8 del = field16(text[3], at, len, 'I') - q33;
-        const v16u8 gcp = field16(text[4], at, len, 'I') - q33;
+        const v16u8 q = field16(text[1], at, len, fill) - q33;
+        const v16u8 ins = field16(text[2], at, len, fill) - q33;
+        const v16u8 del = field16(text[3], at, len, fill) - q33;
+        const v16u8 gcp = field16(text[4], at, len, fill) - q33;
         worst = max16(max16(worst, q), max16(max16(ins, del), gcp));
         gap_low |= (v16u8)(ins <= 3) | (v16u8)(del <= 3);
         gcp_zero |= (v16u8)(gcp == 0);
@@ -583,9 +585,10 @@ hk_status_t hk_batch_set_read(hk_batch_t *b, const hk_seq_rules_t *rules, size_t
                                 ins, del, gcp, e);
 }
 
-hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
-                         uint32_t len, const char *bases, const char *qual, const char *ins,
-                         const char *del, const char *gcp, hk_batch_error_t *e)
+/* hk_batch_set_read_at with qualities as Phred+off (33: text; 0: raw values). */
+static hk_status_t set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+                               uint32_t len, const char *bases, const char *qual, const char *ins,
+                               const char *del, const char *gcp, hk_batch_error_t *e, uint8_t off)
 {
     pthread_once(&base_once, base_init);
     const char *text[4] = { qual, ins, del, gcp };
@@ -597,13 +600,13 @@ hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, siz
      * alone: their three rows are not written (hk_batch_gap_rows). */
     const int summary_only = !rules->pdhmm && len > 0 && text_constant(ins, len) && text_constant(del, len) &&
                              (rules->gcp >= 0 || text_constant(gcp, len));
-    if (!read_fast(rules, fields, out, len, !summary_only)) {
+    if (!read_fast(rules, fields, out, len, !summary_only, off)) {
         if (summary_only) {
-            const uint8_t g = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[0] - 33),
-                          g_last = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[len - 1] - 33);
+            const uint8_t g = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[0] - off),
+                          g_last = (uint8_t)(rules->gcp >= 0 ? rules->gcp : gcp[len - 1] - off);
             b->read_gaps[k] = (hk_read_gaps_t){ .constant = 1, .rows = 0,
-                .ins = (uint8_t)(ins[0] - 33), .del = (uint8_t)(del[0] - 33), .gcp = g,
-                .ins_last = (uint8_t)(ins[len - 1] - 33), .del_last = (uint8_t)(del[len - 1] - 33),
+                .ins = (uint8_t)(ins[0] - off), .del = (uint8_t)(del[0] - off), .gcp = g,
+                .ins_last = (uint8_t)(ins[len - 1] - off), .del_last = (uint8_t)(del[len - 1] - off),
                 .gcp_last = g_last };
             return HK_OK;
         }
@@ -622,7 +625,7 @@ hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, siz
     int field = 0;
     for (int f = 0; pos < 0 && f < 4; f++) {
         memcpy(q[f], text[f], len);
-        pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? rules->min_base_quality : 0);
+        pos = decode_qual((const char *)q[f], q[f], len, f == 0 ? rules->min_base_quality : 0, off);
         field = f + 1;
     }
     if (pos < 0 && !rules->pdhmm && (pos = gap_open_undefined(q[1], q[2], len)) >= 0) {
@@ -653,6 +656,13 @@ hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, siz
     if (rules->pdhmm) keep_case(bases, b->read_base + o, len);
     b->read_gaps[k] = len ? summarize_gaps(q[1], q[2], q[3], len) : (hk_read_gaps_t){ .constant = 1, .rows = 1 };
     return HK_OK;
+}
+
+hk_status_t hk_batch_set_read_at(hk_batch_t *b, const hk_seq_rules_t *rules, size_t k, uint64_t o,
+                                 uint32_t len, const char *bases, const char *qual, const char *ins,
+                                 const char *del, const char *gcp, hk_batch_error_t *e)
+{
+    return set_read_at(b, rules, k, o, len, bases, qual, ins, del, gcp, e, 33);
 }
 
 void hk_batch_gap_rows(const hk_batch_t *b, size_t k, uint8_t *scratch, const uint8_t *rows[3])
@@ -705,21 +715,38 @@ hk_status_t hk_batch_set_hap_at(hk_batch_t *b, const hk_seq_rules_t *rules, size
     return HK_E_INPUT;
 }
 
-hk_status_t hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
-                              const char *qual, const char *ins, const char *del,
-                              const char *gcp, uint32_t len, hk_batch_error_t *e)
+/* hk_batch_add_read with qualities as Phred+off (see set_read_at). */
+static hk_status_t add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, const char *qual,
+                            const char *ins, const char *del, const char *gcp, uint32_t len,
+                            hk_batch_error_t *e, uint8_t off)
 {
     hk_status_t rc = hk_batch_append_read(b, len, 0);
     if (rc) {
         *e = (hk_batch_error_t){ .is_read = 1, .index = b->n_reads };
         return rc;
     }
-    if ((rc = hk_batch_set_read(b, rules, b->n_reads - 1, bases, qual, ins, del, gcp, e))) {
+    const size_t k = b->n_reads - 1;
+    if ((rc = set_read_at(b, rules, k, b->read_off[k], len, bases, qual, ins, del, gcp, e, off))) {
         hk_batch_last_region(b)->n_reads--;   /* take the read back */
         b->n_reads--;
         b->n_read_pos = b->read_off[b->n_reads];
     }
     return rc;
+}
+
+hk_status_t hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                              const char *qual, const char *ins, const char *del,
+                              const char *gcp, uint32_t len, hk_batch_error_t *e)
+{
+    return add_read(b, rules, bases, qual, ins, del, gcp, len, e, 33);
+}
+
+hk_status_t hk_batch_add_read_phred(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                    const uint8_t *qual, const uint8_t *ins, const uint8_t *del,
+                                    const uint8_t *gcp, uint32_t len, hk_batch_error_t *e)
+{
+    return add_read(b, rules, bases, (const char *)qual, (const char *)ins, (const char *)del,
+                    (const char *)gcp, len, e, 0);
 }
 
 hk_status_t hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases, uint32_t len,

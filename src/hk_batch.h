@@ -207,6 +207,12 @@ HK_RESULT_USED hk_status_t hk_batch_begin_region(hk_batch_t *b, const char *name
 HK_RESULT_USED hk_status_t hk_batch_add_read(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                                              const char *qual, const char *ins, const char *del,
                                              const char *gcp, uint32_t len, hk_batch_error_t *err);
+/* hk_batch_add_read with the qualities as Phred values (0..93 valid; a
+ * value above is HK_BATCH_BAD_QUAL), not text: what a caller that holds raw
+ * values (the JNI library's holders) gives without a round trip through text. */
+HK_RESULT_USED hk_status_t hk_batch_add_read_phred(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
+                                                   const uint8_t *qual, const uint8_t *ins, const uint8_t *del,
+                                                   const uint8_t *gcp, uint32_t len, hk_batch_error_t *err);
 HK_RESULT_USED hk_status_t hk_batch_add_hap(hk_batch_t *b, const hk_seq_rules_t *rules, const char *bases,
                                             uint32_t len, hk_batch_error_t *err);
 HK_RESULT_USED hk_status_t hk_batch_end_region(hk_batch_t *b);

@@ -40,7 +40,7 @@
 #define OOM "java/lang/OutOfMemoryError"
 #define ISE "java/lang/IllegalStateException"
 
-/* The highest quality a batch holds (Phred+33 text ends at '~'). Higher ones
+/* The highest quality a batch holds (as Phred+33 text ends at '~'). Higher ones
  * (GKL takes up to 127) are used as this: for base qualities an error
  * probability below 10^-9.3 either way, which moves a read of a few hundred
  * bases by less than 1e-7 in log10; for gap qualities only alignments that
@@ -144,7 +144,7 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_doneNative(JNIEnv
 /* A thread's batch and scratch, kept between its calls (freed as it exits). */
 typedef struct {
     hk_batch_t b;
-    char      *scratch;       /* one read's five fields, as Phred+33 text for the batch */
+    char      *scratch;       /* one read's five fields: bases, then raw Phred values */
     size_t     cap;
 } call_mem_t;
 
@@ -248,7 +248,9 @@ static int add_haps(JNIEnv *env, const holders_t *h, jobjectArray haps, jsize n,
 }
 
 /* Read k's fields into m->scratch as the batch takes them: bases, then the
- * four quality rows as Phred+33 text, len bytes each. */
+ * four quality rows as raw Phred values (hk_batch_add_read_phred), len bytes
+ * each. The qualities are looked at only where the batch refuses them
+ * (fix_quals): GKL's holders have them as the batch takes them. */
 static int fetch_read(JNIEnv *env, const holders_t *h, jobject o, int k, call_mem_t *m, jsize *rlen)
 {
     jbyteArray a[N_READ_FIELDS] = { NULL };
@@ -271,21 +273,27 @@ static int fetch_read(JNIEnv *env, const holders_t *h, jobject o, int k, call_me
                (int)(signed char)m->scratch[bad]);
         goto out;
     }
-    for (int f = 1; f < N_READ_FIELDS; f++) {
-        signed char *q = (signed char *)m->scratch + (size_t)f * (size_t)n;
-        for (jsize i = 0; i < n; i++) {
-            if (q[i] < 0) {
-                throwf(env, IAE, "read %d: %s[%d] is %d, a negative Phred quality", k, read_field_names[f],
-                       (int)i, q[i]);
-                goto out;
-            }
-            q[i] = (signed char)((q[i] > HK_GKL_MAX_QUAL ? HK_GKL_MAX_QUAL : q[i]) + 33);
-        }
-    }
     *rlen = n;
     rc = 0;
 out:   /* the arrays' local references go with the caller's frame */
     return rc;
+}
+
+/* After the batch refused a quality of read k (n positions in m->scratch):
+ * a negative one is an error (-1, thrown); those above HK_GKL_MAX_QUAL are
+ * lowered to it (0: try again). */
+static int fix_quals(JNIEnv *env, int k, call_mem_t *m, jsize n)
+{
+    for (int f = 1; f < N_READ_FIELDS; f++) {
+        signed char *q = (signed char *)m->scratch + (size_t)f * (size_t)n;
+        for (jsize i = 0; i < n; i++) {
+            if (q[i] < 0)
+                return throwf(env, IAE, "read %d: %s[%d] is %d, a negative Phred quality", k, read_field_names[f],
+                              (int)i, q[i]);
+            if (q[i] > HK_GKL_MAX_QUAL) q[i] = HK_GKL_MAX_QUAL;
+        }
+    }
+    return 0;
 }
 
 /* Reads whose local references (the holder and its five arrays) one local
@@ -300,10 +308,15 @@ static int add_read(JNIEnv *env, const holders_t *h, jobject o, jsize k, call_me
     jsize len = 0;
     if (fetch_read(env, h, o, (int)k, m, &len)) return -1;
     const char *s = m->scratch;
+    const uint8_t *q = (const uint8_t *)s;
     const size_t L = (size_t)len;
     hk_batch_error_t e = { 0 };
-    const hk_status_t rc = hk_batch_add_read(&m->b, rules, s, s + L, s + 2 * L, s + 3 * L, s + 4 * L,
+    hk_status_t rc = hk_batch_add_read_phred(&m->b, rules, s, q + L, q + 2 * L, q + 3 * L, q + 4 * L,
                                              (uint32_t)len, &e);
+    if (rc == HK_E_INPUT && e.code == HK_BATCH_BAD_QUAL) {
+        if (fix_quals(env, (int)k, m, len)) return -1;
+        rc = hk_batch_add_read_phred(&m->b, rules, s, q + L, q + 2 * L, q + 3 * L, q + 4 * L, (uint32_t)len, &e);
+    }
     if (rc && rc != HK_E_INPUT) return throwf(env, OOM, "no memory for read %d", (int)k);
     if (rc && e.code == HK_BATCH_BAD_GAP)
         return throwf(env, IAE, "read %d: insertion and deletion gap-open qualities at position %ld "

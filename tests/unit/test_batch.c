@@ -201,10 +201,42 @@ static void appended_batches(const hk_seq_rules_t *rules)
     hk_batch_free(&whole);
 }
 
+/* Whether the read of f (len positions), given as raw Phred values (each
+ * character - 33, mod 256) to hk_batch_add_read_phred, fares as its text did
+ * in b (rc, *e): the same refusal (rule, field, position) or the same rows
+ * and gap summary. */
+static int same_as_phred(const hk_seq_rules_t *rules, const hk_batch_t *b, hk_status_t rc,
+                         const hk_batch_error_t *e, const char *f[5], uint32_t len)
+{
+    uint8_t raw[4][64];
+    for (int k = 0; k < 4; k++)
+        for (uint32_t i = 0; i < len; i++) raw[k][i] = (uint8_t)((unsigned char)f[k + 1][i] - 33);
+    hk_batch_t p;
+    hk_batch_init(&p);
+    hk_batch_error_t pe = { 0 };
+    hk_status_t prc = hk_batch_begin_region(&p, NULL, 1);
+    if (!prc) prc = hk_batch_add_read_phred(&p, rules, f[0], raw[0], raw[1], raw[2], raw[3], len, &pe);
+    int same = prc == rc;
+    if (same && rc) same = pe.code == e->code && pe.field == e->field && pe.pos == e->pos && p.n_reads == 0;
+    if (same && !rc) {
+        uint8_t s1[3 * 64], s2[3 * 64];
+        const uint8_t *g1[3], *g2[3];
+        hk_batch_gap_rows(b, 0, s1, g1);
+        hk_batch_gap_rows(&p, 0, s2, g2);
+        const hk_read_gaps_t x = b->read_gaps[0], y = p.read_gaps[0];
+        same = !memcmp(b->read_base, p.read_base, len) && !memcmp(b->read_q, p.read_q, len) &&
+               x.constant == y.constant && x.rows == y.rows && x.ins == y.ins && x.del == y.del && x.gcp == y.gcp &&
+               x.ins_last == y.ins_last && x.del_last == y.del_last && x.gcp_last == y.gcp_last;
+        for (int k = 0; k < 3; k++) same &= !memcmp(g1[k], g2[k], len);
+    }
+    hk_batch_free(&p);
+    return same;
+}
+
 int main(void)
 {
     const hk_seq_rules_t rule_sets[] = { { 6, -1, 0, 0 }, { 0, -1, 1, 0 }, { 20, 10, 0, 0 }, { 0, 40, 1, 0 } };
-    int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0, n_summary_only = 0;
+    int n_ok = 0, n_err = 0, wrong = 0, summaries_wrong = 0, n_summary_only = 0, phred_wrong = 0;
     for (int trial = 0; trial < 60000; trial++) {
         const hk_seq_rules_t *rules = &rule_sets[trial % 4];
         const uint32_t len = 1 + rnd(63);
@@ -262,6 +294,7 @@ int main(void)
                 n_summary_only += !g.rows && len > 2;
             }
         }
+        phred_wrong += !same_as_phred(rules, &b, rc, &e, fp, len);
         hk_batch_free(&b);
     }
     TAP_OK(wrong == 0, "reads: %d valid, %d with an error; %d normalised or reported otherwise than "
@@ -270,6 +303,8 @@ int main(void)
     TAP_OK(n_summary_only > 5000, "constant gap qualities kept as their summary alone (%d reads), their "
            "rows the reference's", n_summary_only);
     TAP_OK(n_ok > 10000 && n_err > 5000, "both kinds were drawn often (%d, %d)", n_ok, n_err);
+    TAP_OK(phred_wrong == 0, "raw Phred qualities (hk_batch_add_read_phred): %d reads differ from their text's "
+           "(batch or error)", phred_wrong);
 
     int hap_wrong = 0, hap_err = 0;
     for (int trial = 0; trial < 30000; trial++) {
