@@ -3,7 +3,8 @@
 #
 #   bash scripts/setup.sh            build dependencies (apt), then autoreconf, configure, make
 #   bash scripts/setup.sh --tests    also what the tests need: bats, bgzip, python3, clang for the
-#                                    fuzz targets, the workflow tests' Snakemake and SLURM, and
+#                                    fuzz targets, Debian's GKL (libgkl-java, libgkl-jni,
+#                                    libgatk-native-bindings-java), the workflow tests' Snakemake and SLURM, and
 #                                    the data-frame readers of tests/readers.bats
 #                                    (scripts/install-workflow-deps.sh), and the aarch64
 #                                    cross compiler and qemu-user of tests/arm.bats
@@ -30,6 +31,9 @@ pkgs="$pkgs default-jdk-headless"   # jni.h for libhaplik_gkl.so, javac and java
 [ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
 # tests/arm.bats: the aarch64 build (scripts/cross-aarch64.sh) run under emulation
 [ "$tests" = 1 ] && pkgs="$pkgs gcc-aarch64-linux-gnu qemu-user debian-archive-keyring file"
+# GKL's own Java classes and native libraries, the real client of libhaplik_gkl.so (tests/gkl.bats,
+# scripts/bench-gkl.sh --gkl-classes)
+[ "$tests" = 1 ] && pkgs="$pkgs libgkl-java libgkl-jni libgatk-native-bindings-java"
 missing=
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
 # libhaplik_gkl.so: GKL's Pair-HMM JNI interface, driven as HaplotypeCaller drives
 # it by the Java harness in tests/jni/ (GKL's class and method names, GATK's holder
-# classes) on real HaplotypeCaller dumps; and haplik-gatk-libs on a fake GATK jar.
+# classes) on real HaplotypeCaller dumps; by GKL's own Java classes (Debian's
+# libgkl-java and libgatk-native-bindings-java, "gkl client" tests) beside GKL's own
+# library (libgkl-jni); and haplik-gatk-libs on a fake GATK jar.
 # Without a JDK (javac, java) or without the library (configure found no jni.h)
-# the harness tests SKIP, saying so.
+# the harness tests SKIP, saying so; without Debian's GKL packages
+# (scripts/setup.sh --tests installs them) the client tests do.
 
 setup_file() {
     load test_helper/common-setup
@@ -22,6 +25,18 @@ setup_file() {
     ln -s "$HK_GKL_LIB" "$LIBDIR/libgkl_pairhmm.so"
     # the CPU backend, so that haplik score's CPU results are the reference
     printf '{"engine": {"backend": "cpu"}}\n' > "$BATS_FILE_TMPDIR/cpu.json"
+    # GKL's own classes: the benchmark's client (tests/bench/jni/bench) compiled against them
+    export GKL_JARS=${GKL_JARS:-/usr/share/java} GKL_JNI=${GKL_JNI:-/usr/lib/jni} CLIENT_SKIP=
+    local j
+    for j in "$GKL_JARS/gkl.jar" "$GKL_JARS/gatk-native-bindings.jar" "$GKL_JARS/commons-logging.jar" \
+        "$GKL_JNI/libgkl_pairhmm_omp.so" "$GKL_JNI/libgkl_utils.so"; do
+        [ -f "$j" ] || CLIENT_SKIP="no $j: Debian's libgkl-java, libgkl-jni, libgatk-native-bindings-java (scripts/setup.sh --tests)"
+    done
+    if [ -z "$CLIENT_SKIP" ]; then
+        export CLIENT_CP="$BATS_FILE_TMPDIR/client:$GKL_JARS/gkl.jar:$GKL_JARS/gatk-native-bindings.jar:$GKL_JARS/commons-logging.jar"
+        "$JAVAC" -nowarn -d "$BATS_FILE_TMPDIR/client" -cp "${CLIENT_CP#*:}" \
+            "$BATS_TEST_DIRNAME/bench/jni/bench/PairHmmBench.java" 2>/dev/null
+    fi
     for d in java avx; do
         for p in mixed double; do
             "$HAPLIK" score --quiet --backend cpu --precision "$p" --min-base-quality 0 --decimals 12 \
@@ -35,6 +50,47 @@ setup() {
     _common_setup
     # the harness's tests (named "gkl...") need the JDK and the library
     if [ -n "$GKL_SKIP" ] && [[ "$BATS_TEST_DESCRIPTION" == gkl* ]]; then skip "SKIPPED: $GKL_SKIP"; fi
+    if [ -n "$CLIENT_SKIP" ] && [[ "$BATS_TEST_DESCRIPTION" == "gkl client"* ]]; then skip "SKIPPED: $CLIENT_SKIP"; fi
+}
+
+# client WHO ARGS...: GKL's classes (bench.PairHmmBench) on GKL's library (WHO gkl) or haplik's
+# (WHO haplik, in front on java.library.path; GKL's libgkl_utils.so from GKL's folder)
+client() {
+    local who=$1 path=$GKL_JNI
+    shift
+    [ "$who" = gkl ] || path=$LIBDIR:$GKL_JNI
+    HAPLIK_GKL_CONFIG="${HAPLIK_GKL_CONFIG-$BATS_FILE_TMPDIR/cpu.json}" \
+        "$JAVA" -Djava.library.path="$path" -cp "$CLIENT_CP" bench.PairHmmBench "$@"
+}
+
+# largest_diff A B: the largest |a - b| of two files of values, a line each (and the same count)
+largest_diff() {
+    paste -d' ' "$1" "$2" | awk 'NF != 2 { print "unequal counts"; exit 1 }
+        { d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.3g\n", m }'
+}
+
+# client_agrees CLASS DUMP LIMIT [--double]: GKL's library and haplik's through GKL's class
+# (maxThreads 4) score DUMP; haplik's values from 1, 4 and 16 Java threads have the same bits
+# (each run checks its threads against its first), one run's as another's, and lie within
+# LIMIT of GKL's; the library mapped is haplik's
+client_agrees() {
+    local cls=$1 dump=$2 limit=$3 dbl=${4:-} t
+    run --separate-stderr client gkl --class "$cls" --dump "$dump" --max-threads 4 $dbl --results "$BATS_TEST_TMPDIR/gkl.txt"
+    assert_success
+    assert_output --partial "mapped=$GKL_JNI/libgkl_pairhmm"
+    for t in 1 4 16; do
+        run --separate-stderr client haplik --class "$cls" --dump "$dump" --max-threads 4 $dbl --threads "$t" \
+            --results "$BATS_TEST_TMPDIR/hk$t.txt"
+        echo "$output"; echo "$stderr" | grep haplik
+        assert_success
+        assert_output --partial "threads=$t identical=yes"
+        assert_output --partial "mapped=$(readlink -f "$HK_GKL_LIB")"
+        cmp "$BATS_TEST_TMPDIR/hk1.txt" "$BATS_TEST_TMPDIR/hk$t.txt" || fail "$t Java threads: other values than 1"
+    done
+    local d
+    d=$(largest_diff "$BATS_TEST_TMPDIR/gkl.txt" "$BATS_TEST_TMPDIR/hk1.txt") || fail "$d"
+    echo "largest |GKL - haplik|: $d (limit $limit)"
+    awk -v d="$d" -v l="$limit" 'BEGIN { exit !(d <= l) }' || fail "$d is over $limit"
 }
 
 harness() {
@@ -165,6 +221,46 @@ harness() {
     assert_output "Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative
 Java_com_intel_gkl_pairhmm_IntelPairHmm_doneNative
 Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative"
+}
+
+# ---- GKL's own classes (Debian's libgkl-java) beside GKL's own library ----
+
+@test "gkl client: IntelPairHmmOMP on the java dump, float: within 1e-5 of GKL, one result at 1, 4 and 16 Java threads" {
+    client_agrees omp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 1e-5
+}
+
+@test "gkl client: IntelPairHmmOMP on the avx dump, double: within 1e-7 of GKL, one result at 1, 4 and 16 Java threads" {
+    client_agrees omp "$DATA/hc-NA12878-20_10000117.avx.hmmresults.txt" 1e-7 --double
+}
+
+@test "gkl client: IntelPairHmm on an NA12878-like dump, float and double: within 1e-5 and 1e-7 of GKL" {
+    python3 "$BATS_TEST_DIRNAME/../scripts/gen_batches.py" --format gatk --pairs 3000 --seed 7 > "$BATS_TEST_TMPDIR/na.txt"
+    client_agrees avx "$BATS_TEST_TMPDIR/na.txt" 1e-5
+    client_agrees avx "$BATS_TEST_TMPDIR/na.txt" 1e-7 --double
+}
+
+@test "gkl client: the comparison can fail (GKL's float values against haplik's double are more than 1e-7 apart)" {
+    local dump="$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    run -0 --separate-stderr client gkl --class omp --dump "$dump" --max-threads 4 --results "$BATS_TEST_TMPDIR/g.txt"
+    run -0 --separate-stderr client haplik --class omp --dump "$dump" --max-threads 4 --double --results "$BATS_TEST_TMPDIR/h.txt"
+    d=$(largest_diff "$BATS_TEST_TMPDIR/g.txt" "$BATS_TEST_TMPDIR/h.txt")
+    awk -v d="$d" 'BEGIN { exit !(d > 1e-7) }' || fail "float and double agree to $d: the check could not fail"
+}
+
+@test "gkl client: IntelPairHmm scores on the calling thread alone, as GKL's does; IntelPairHmmOMP on maxThreads" {
+    local dump="$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    HK_TRACE=1 run --separate-stderr client haplik --class avx --dump "$dump" --max-threads 4 --results "$BATS_TEST_TMPDIR/a.txt"
+    assert_success
+    assert_stderr --partial "Ignoring request for 4 threads"   # GKL's class says so; haplik must mean it
+    local lines
+    lines=$(grep 'haplik: trace cpu:' <<< "$stderr")
+    echo "$lines"
+    [ "$(wc -l <<< "$lines")" = 2 ] || fail "expected a trace line per region"
+    ! grep -v ' 1 threads;' <<< "$lines" || fail "IntelPairHmm's calls used more than one thread"
+    HK_TRACE=1 run --separate-stderr client haplik --class omp --dump "$dump" --max-threads 4 --results "$BATS_TEST_TMPDIR/o.txt"
+    assert_success
+    grep 'haplik: trace cpu:' <<< "$stderr" | grep -q ' 4 threads;' || fail "IntelPairHmmOMP's calls never used 4 threads: $stderr"
+    cmp "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/o.txt" || fail "one thread or four: other values"
 }
 
 # ---- haplik-gatk-libs ----

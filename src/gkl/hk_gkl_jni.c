@@ -63,6 +63,13 @@ typedef struct {
 static pthread_mutex_t holders_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(const holders_t *) holders;
 
+/* GKL's IntelPairHmm has a field boolean useOmp, true in IntelPairHmmOMP:
+ * GKL's library for IntelPairHmm (gkl_pairhmm, AVX_LOGLESS_CACHING) scores
+ * on the calling thread alone, "Ignoring request for N threads", and so does
+ * this one for an object whose useOmp is false. NULL: the class has no such
+ * field (another client), and every object gets maxThreads. */
+static _Atomic(jfieldID) use_omp_field;
+
 /* Throw cls with a formatted message; returns -1 for the caller to pass on. */
 static int throwf(JNIEnv *env, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int throwf(JNIEnv *env, const char *cls, const char *fmt, ...)
@@ -121,12 +128,14 @@ static int set_holders(JNIEnv *env, jclass read_cls, jclass hap_cls)
 JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative(
     JNIEnv *env, jclass cls, jclass read_cls, jclass hap_cls, jboolean use_double, jint max_threads)
 {
-    (void)cls;
     if (!read_cls || !hap_cls) {
         throwf(env, NPE, "initNative: the %s holder class is null", read_cls ? "haplotype" : "read");
         return;
     }
     if (set_holders(env, read_cls, hap_cls)) return;
+    jfieldID omp = cls ? (*env)->GetFieldID(env, cls, "useOmp", "Z") : NULL;
+    if (!omp) (*env)->ExceptionClear(env);   /* NoSuchFieldError: not GKL's class */
+    atomic_store(&use_omp_field, omp);
     char why[512] = "";
     if (hk_gkl_init(use_double == JNI_TRUE, max_threads, why, sizeof why))
         throwf(env, ISE, "haplik Pair-HMM: %s", why);
@@ -348,7 +357,6 @@ static int add_reads(JNIEnv *env, const holders_t *h, jobjectArray reads, jsize 
 JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihoodsNative(
     JNIEnv *env, jobject self, jobjectArray reads, jobjectArray haps, jdoubleArray out)
 {
-    (void)self;
     if (!reads || !haps || !out) {
         throwf(env, NPE, "computeLikelihoodsNative: the %s array is null",
                !reads ? "read" : !haps ? "haplotype" : "likelihood");
@@ -375,7 +383,9 @@ JNIEXPORT void JNICALL Java_com_intel_gkl_pairhmm_IntelPairHmm_computeLikelihood
     if (hk_batch_begin_region(&m->b, NULL, 0)) { throwf(env, OOM, "no memory for a call's batch"); goto out; }
     if (add_haps(env, &h, haps, nh, m, &rules) || add_reads(env, &h, reads, nr, m, &rules)) goto out;
     if (hk_batch_end_region(&m->b)) { throwf(env, OOM, "no memory for a call's results"); goto out; }
-    if (pairs && hk_gkl_score(&m->b)) { throwf(env, OOM, "no memory or threads to score a call"); goto out; }
+    const jfieldID omp = atomic_load(&use_omp_field);
+    const int one_thread = omp && self && !(*env)->GetBooleanField(env, self, omp);
+    if (pairs && hk_gkl_score(&m->b, one_thread)) { throwf(env, OOM, "no memory or threads to score a call"); goto out; }
     if (pairs) (*env)->SetDoubleArrayRegion(env, out, 0, no, m->b.lk);
     if (hk_gkl_tracing()) hk_gkl_note_call(hk_log_now() - t0);
 out:

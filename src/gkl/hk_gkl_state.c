@@ -321,11 +321,11 @@ static hk_status_t score_small(hk_batch_t *b, const hk_model_t *m)
 }
 #endif
 
-hk_status_t hk_gkl_score(hk_batch_t *b)
+hk_status_t hk_gkl_score(hk_batch_t *b, int one_thread)
 {
     hk_model_t m = cfg.model;
     m.precision = atomic_load(&use_double) ? HK_PREC_DOUBLE : cpu_precision;
-    const int threads = atomic_load(&max_threads);
+    const int threads = one_thread ? 1 : atomic_load(&max_threads);
     const double t0 = tracing ? hk_log_now() : 0;
     hk_status_t rc = HK_E_NODEV;   /* not on the GPU (yet) */
     size_t queue_max;

@@ -76,10 +76,11 @@ void hk_gkl_leave(void);
 /* The rules a call's sequences enter its batch with (between enter and leave). */
 hk_seq_rules_t hk_gkl_seq_rules(void);
 /* Score b (one or more regions) by the rules above: the GPU through the
- * combiner when usable and worth it, else the CPU on maxThreads threads. A
+ * combiner when usable and worth it, else the CPU on maxThreads threads, or
+ * on the calling thread alone with one_thread (GKL's IntelPairHmm). A
  * GPU that fails is given up with one warning and the batch scored on the
  * CPU. HK_OK, or the CPU's failure (memory, threads; logged). */
-HK_RESULT_USED hk_status_t hk_gkl_score(hk_batch_t *b);
+HK_RESULT_USED hk_status_t hk_gkl_score(hk_batch_t *b, int one_thread);
 
 /* With HK_TRACE set: a JNI call took total_s seconds in all (its batch's
  * scoring included); the state reports the share of the JNI layer as it

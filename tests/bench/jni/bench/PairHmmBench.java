@@ -1,7 +1,9 @@
 package bench;
 
 import com.intel.gkl.pairhmm.IntelPairHmm;
+import com.intel.gkl.pairhmm.IntelPairHmmOMP;
 import org.broadinstitute.gatk.nativebindings.pairhmm.HaplotypeDataHolder;
+import org.broadinstitute.gatk.nativebindings.pairhmm.PairHMMNativeArguments;
 import org.broadinstitute.gatk.nativebindings.pairhmm.ReadDataHolder;
 
 import java.io.BufferedReader;
@@ -11,11 +13,15 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPInputStream;
@@ -24,16 +30,24 @@ import java.util.zip.GZIPInputStream;
  * Replays a HaplotypeCaller Pair-HMM results file region by region through a GKL-compatible
  * native library, as HaplotypeCaller calls it: one computeLikelihoods per region, from T Java
  * threads, each with its own object (initialised in that thread, so GKL's flush-to-zero
- * setting, which is per thread, holds where it computes). Prints one line of key=value pairs.
+ * setting, which is per thread, holds where it computes). Prints one line of key=value pairs,
+ * mapped= naming the Pair-HMM library the process mapped (/proc/self/maps).
  *
- *   java -Djava.library.path=DIR -cp CLASSES bench.PairHmmBench --library gkl_pairhmm
+ *   java -Djava.library.path=DIR -cp CLASSES bench.PairHmmBench (--library LIB | --class C)
  *        --dump FILE[.gz] [--threads T] [--max-threads M] [--seconds S] [--warmup S]
- *        [--double] [--results FILE] [--list-regions]
+ *        [--double] [--results FILE] [--first N] [--list-regions]
  *
+ * It compiles against GKL's own classes (GKL's jar and gatk-native-bindings) as against the
+ * stand-ins of tests/jni. --class omp (IntelPairHmmOMP) or avx (IntelPairHmm) creates that
+ * class's objects and loads the library as GKL's load() does; --library LIB loads LIB with
+ * System.loadLibrary and uses IntelPairHmm (the stand-ins only).
  * A region is a run of consecutive records that share one list of haplotypes, rebuilt as
- * haplik rebuilds them from such a file. --results scores every region once, in order, on one
- * thread, and writes the values one per line (read-major, the file's record order) instead
- * of timing; --list-regions prints each region's reads and haplotypes ("R H") instead.
+ * haplik rebuilds them from such a file. --results scores every region once, in order, on each
+ * of T threads (--threads), stops with an error unless every thread's values have the same bits
+ * as the first's, and writes the values one per line (read-major, the file's record order)
+ * instead of timing. --first N times a fresh object's first pass over the regions, then N more
+ * passes: first_us is the first call's time, later_us the median of region 0's later calls.
+ * --list-regions prints each region's reads and haplotypes ("R H") instead.
  */
 public final class PairHmmBench {
     private static final class Region {
@@ -184,7 +198,7 @@ public final class PairHmmBench {
 
     public static void main(String[] args) throws Exception {
         String library = null, dump = null, results = null;
-        int threads = 1, maxThreads = 1;
+        int threads = 1, maxThreads = 1, first = 0;
         double seconds = 3, warmup = 1;
         boolean useDouble = false, listRegions = false;
         for (int i = 0; i < args.length; i++) {
@@ -196,6 +210,12 @@ public final class PairHmmBench {
             try {
                 switch (a) {
                     case "--library": library = v; break;
+                    case "--class":
+                        if (!v.equals("omp") && !v.equals("avx")) die("--class: omp or avx, not " + v);
+                        omp = v.equals("omp");
+                        byClass = true;
+                        break;
+                    case "--first": first = Integer.parseInt(v); break;
                     case "--dump": dump = v; break;
                     case "--results": results = v; break;
                     case "--threads": threads = Integer.parseInt(v); break;
@@ -208,10 +228,12 @@ public final class PairHmmBench {
                 die(a + ": not a number: " + v);
             }
         }
-        if (library == null || dump == null) die("--library and --dump are required");
-        if (threads < 1 || maxThreads < 1 || !(seconds > 0) || !(warmup >= 0)) die("bad sizes");
+        if ((library == null) == !byClass || dump == null) die("--library or --class, and --dump, are required");
+        if (threads < 1 || maxThreads < 1 || !(seconds > 0) || !(warmup >= 0) || first < 0) die("bad sizes");
 
-        System.loadLibrary(library);
+        if (library != null) System.loadLibrary(library);
+        else if (!newEngine().load(null)) die("the " + (omp ? "IntelPairHmmOMP" : "IntelPairHmm") + " library did not load");
+        final String mapped = mappedLibraries();
         long t0 = System.nanoTime();
         List<Region> regions = load(dump);
         double loadS = (System.nanoTime() - t0) / 1e9;
@@ -222,33 +244,138 @@ public final class PairHmmBench {
             for (Region r : regions) System.out.println(r.reads.length + " " + r.haps.length);
             return;
         }
+        final String name = library != null ? library : omp ? "IntelPairHmmOMP" : "IntelPairHmm";
         if (results != null) {
-            writeResults(regions, results, useDouble, maxThreads);
-            System.out.printf(Locale.ROOT, "library=%s regions=%d pairs=%d results=%s%n",
-                    library, regions.size(), pairsPerPass, results);
+            writeResults(regions, results, useDouble, maxThreads, threads);
+            System.out.printf(Locale.ROOT, "library=%s regions=%d pairs=%d threads=%d identical=yes results=%s "
+                    + "mapped=%s%n", name, regions.size(), pairsPerPass, threads, results, mapped);
+            return;
+        }
+        if (first > 0) {
+            firstCalls(regions, first, useDouble, maxThreads, name, mapped);
             return;
         }
         Outcome o = time(regions, threads, maxThreads, useDouble, seconds, warmup);
         System.out.printf(Locale.ROOT,
                 "library=%s threads=%d max_threads=%d double=%b regions=%d pairs_per_pass=%d load_s=%.2f "
-                        + "calls=%d pairs=%d seconds=%.3f pairs_per_s=%.0f gcups=%.3f us_per_call=%.2f%n",
-                library, threads, maxThreads, useDouble, regions.size(), pairsPerPass, loadS,
+                        + "calls=%d pairs=%d seconds=%.3f pairs_per_s=%.0f gcups=%.3f us_per_call=%.2f mapped=%s%n",
+                name, threads, maxThreads, useDouble, regions.size(), pairsPerPass, loadS,
                 o.calls, o.pairs, o.seconds, o.pairs / o.seconds, o.cells / o.seconds / 1e9,
-                o.seconds * threads / o.calls * 1e6);
+                o.seconds * threads / o.calls * 1e6, mapped);
     }
 
-    private static void writeResults(List<Region> regions, String path, boolean useDouble, int maxThreads)
-            throws IOException {
-        IntelPairHmm hmm = new IntelPairHmm();
-        hmm.initialize(useDouble, maxThreads);
+    private static boolean omp, byClass;
+
+    /** An object of the chosen class. */
+    private static IntelPairHmm newEngine() {
+        return omp ? new IntelPairHmmOMP() : new IntelPairHmm();
+    }
+
+    /** An engine initialised as GATK's VectorLoglessPairHMM does. */
+    private static IntelPairHmm initialized(boolean useDouble, int maxThreads) {
+        IntelPairHmm hmm = newEngine();
+        PairHMMNativeArguments args = new PairHMMNativeArguments();
+        args.useDoublePrecision = useDouble;
+        args.maxNumberOfThreads = maxThreads;
+        hmm.initialize(args);
+        return hmm;
+    }
+
+    /** The files mapped by this process whose names hold "pairhmm", "haplik" or "copyonly". */
+    private static String mappedLibraries() throws IOException {
+        TreeSet<String> names = new TreeSet<>();
+        for (String line : Files.readAllLines(Paths.get("/proc/self/maps"))) {
+            int slash = line.indexOf('/');
+            if (slash < 0) continue;
+            String f = line.substring(slash);
+            String base = f.substring(f.lastIndexOf('/') + 1);
+            if (base.contains("pairhmm") || base.contains("haplik") || base.contains("copyonly")) names.add(f);
+        }
+        return names.isEmpty() ? "none" : String.join(",", names);
+    }
+
+    /**
+     * Every region once on each of T threads (thread t starting at region t * n / T, so that
+     * different regions run at once), each with its own object; the values of every thread must
+     * have the same bits as thread 0's, which are written to path.
+     */
+    private static void writeResults(List<Region> regions, String path, boolean useDouble, int maxThreads,
+                                     int threads) throws Exception {
+        final int n = regions.size();
+        final double[][][] outs = new double[threads][n][];
+        final Throwable[] failure = new Throwable[1];
+        final CyclicBarrier start = new CyclicBarrier(threads);
+        List<Thread> pool = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int me = t;
+            Thread th = new Thread(() -> {
+                try {
+                    IntelPairHmm hmm = initialized(useDouble, maxThreads);
+                    start.await();
+                    for (int k = 0; k < n; k++) {
+                        int i = (int) (((long) me * n / threads + k) % n);
+                        Region r = regions.get(i);
+                        outs[me][i] = new double[r.pairs()];
+                        hmm.computeLikelihoods(r.reads, r.haps, outs[me][i]);
+                    }
+                    hmm.done();
+                } catch (Throwable e) {
+                    synchronized (failure) { if (failure[0] == null) failure[0] = e; }
+                    start.reset();
+                }
+            });
+            pool.add(th);
+            th.start();
+        }
+        for (Thread th : pool) th.join();
+        if (failure[0] != null) die("a worker failed: " + failure[0]);
+        for (int t = 1; t < threads; t++)
+            for (int i = 0; i < n; i++)
+                for (int p = 0; p < outs[0][i].length; p++)
+                    if (Double.doubleToRawLongBits(outs[t][i][p]) != Double.doubleToRawLongBits(outs[0][i][p]))
+                        die("thread " + t + ", region " + i + ", pair " + p + ": " + outs[t][i][p]
+                                + " where thread 0 has " + outs[0][i][p]);
         try (PrintWriter w = new PrintWriter(path, StandardCharsets.US_ASCII)) {
-            for (Region r : regions) {
-                double[] out = new double[r.pairs()];
-                hmm.computeLikelihoods(r.reads, r.haps, out);
+            for (double[] out : outs[0])
                 for (double x : out) w.println(Double.toString(x));
+        }
+    }
+
+    /** A fresh object's first pass over the regions, then N passes more (see the class comment). */
+    private static void firstCalls(List<Region> regions, int passes, boolean useDouble, int maxThreads,
+                                   String name, String mapped) {
+        final int n = regions.size();
+        long t0 = System.nanoTime();
+        IntelPairHmm hmm = initialized(useDouble, maxThreads);
+        long t1 = System.nanoTime();
+        double[][] outs = new double[n][];
+        double[] firstPass = new double[n];
+        for (int i = 0; i < n; i++) {
+            Region r = regions.get(i);
+            outs[i] = new double[r.pairs()];
+            long a = System.nanoTime();
+            hmm.computeLikelihoods(r.reads, r.haps, outs[i]);
+            firstPass[i] = (System.nanoTime() - a) / 1e3;
+        }
+        double[] later = new double[passes];
+        double laterPass = 0;
+        for (int k = 0; k < passes; k++) {
+            long p0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                Region r = regions.get(i);
+                long a = System.nanoTime();
+                hmm.computeLikelihoods(r.reads, r.haps, outs[i]);
+                if (i == 0) later[k] = (System.nanoTime() - a) / 1e3;
             }
+            laterPass += (System.nanoTime() - p0) / 1e3;
         }
         hmm.done();
+        Arrays.sort(later);
+        double first = firstPass[0], med = later[passes / 2], pass = 0;
+        for (double x : firstPass) pass += x;
+        System.out.printf(Locale.ROOT, "library=%s regions=%d max_threads=%d initialize_us=%.1f first_us=%.1f "
+                        + "later_us=%.1f first_per_later=%.2f first_pass_us=%.1f later_pass_us=%.1f mapped=%s%n",
+                name, n, maxThreads, (t1 - t0) / 1e3, first, med, first / med, pass, laterPass / passes, mapped);
     }
 
     private static final class Outcome {
@@ -280,8 +407,7 @@ public final class PairHmmBench {
             final int start = (int) ((long) t * n / threads);
             Thread th = new Thread(() -> {
                 try {
-                    IntelPairHmm hmm = new IntelPairHmm();
-                    hmm.initialize(useDouble, maxThreads);
+                    IntelPairHmm hmm = initialized(useDouble, maxThreads);
                     double[][] outs = new double[n][];
                     for (int i = 0; i < n; i++) outs[i] = new double[regions.get(i).pairs()];
                     ready.await();
