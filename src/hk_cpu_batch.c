@@ -591,7 +591,7 @@ hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthread
     atomic_init(&job.workers, 0);
     job.tracing = tracing;
     if ((size_t)nthreads > job.n_groups) nthreads = (int)job.n_groups;
-    hk_threads_run(score_worker, &job, 0, nthreads);   /* the workers share one job */
+    hk_threads_run_shared(score_worker, &job, nthreads);   /* the workers share one job */
     free(order);
     if (tracing) {
         /* what a batch loses against T times one thread: the ordering (serial

@@ -41,9 +41,13 @@ typedef void *(*job_fn)(void *);
 typedef struct worker {
     pthread_mutex_t lock;
     pthread_cond_t  wake;
-    _Atomic(job_fn) fn;        /* the job's function, NULL while idle; set last */
+    _Atomic(job_fn) fn;        /* the job's function, NULL while idle */
     void           *arg;
-    group_t        *group;
+    /* the group of the job given, set last; the worker claims the job by
+     * swapping in NULL, and a caller takes it back (hk_threads_run_shared)
+     * the same way: the one that swaps first has it. Another caller's job
+     * has another group, so a caller never takes back a job not its own. */
+    _Atomic(group_t *) owner;
     int             sleeping;  /* waits on wake (under lock) */
     struct worker  *next;      /* on the idle list */
 } worker_t;
@@ -87,9 +91,14 @@ static void *worker_main(void *arg)
             w->sleeping = 0;
             pthread_mutex_unlock(&w->lock);
         }
-        const job_fn fn = atomic_load_explicit(&w->fn, memory_order_acquire);
+        /* claimed, unless the caller took the job back meanwhile (it puts
+         * this worker on the idle list again: wait for the next job) */
+        group_t *g = atomic_load_explicit(&w->owner, memory_order_acquire);
+        if (!g || !atomic_compare_exchange_strong_explicit(&w->owner, &g, NULL, memory_order_acquire,
+                                                           memory_order_relaxed))
+            continue;
+        const job_fn fn = atomic_load_explicit(&w->fn, memory_order_relaxed);
         void *job = w->arg;
-        group_t *g = w->group;
         fn(job);
         atomic_store_explicit(&w->fn, NULL, memory_order_relaxed);
         pthread_mutex_lock(&idle_lock);   /* idle again before the caller hears */
@@ -118,6 +127,7 @@ static worker_t *take_worker(void)
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     atomic_init(&w->fn, NULL);
+    atomic_init(&w->owner, NULL);
     pthread_attr_t attr;
     pthread_t tid;
     int ok = pthread_attr_init(&attr) == 0;
@@ -131,9 +141,12 @@ static worker_t *take_worker(void)
     return NULL;
 }
 
-/* hk_threads_run for n <= MAX_THREADS. */
-static void run_group(void *(*fn)(void *), char *arg, size_t size, int n)
+/* hk_threads_run for n <= MAX_THREADS; shared: the calls share arg, and a
+ * worker that has not begun when the caller's own call returns is given
+ * nothing. */
+static void run_group(void *(*fn)(void *), char *arg, size_t size, int n, int shared)
 {
+    worker_t *gave[MAX_THREADS];
     group_t g = { .sleeping = 0 };
     atomic_init(&g.left, 0);
     pthread_mutex_init(&g.lock, NULL);
@@ -143,15 +156,28 @@ static void run_group(void *(*fn)(void *), char *arg, size_t size, int n)
         worker_t *w = take_worker();
         if (!w) break;
         atomic_fetch_add_explicit(&g.left, 1, memory_order_relaxed);
+        gave[given] = w;
         pthread_mutex_lock(&w->lock);
         w->arg = arg + (size_t)given * size;
-        w->group = &g;
-        atomic_store_explicit(&w->fn, fn, memory_order_release);
+        atomic_store_explicit(&w->fn, fn, memory_order_relaxed);
+        atomic_store_explicit(&w->owner, &g, memory_order_release);
         if (w->sleeping) pthread_cond_signal(&w->wake);
         pthread_mutex_unlock(&w->lock);
     }
     for (int k = given; k < n; k++) fn(arg + (size_t)k * size);   /* no thread: here */
     fn(arg);
+    for (int k = 1; shared && k < given; k++) {
+        group_t *mine = &g;
+        if (!atomic_compare_exchange_strong_explicit(&gave[k]->owner, &mine, NULL, memory_order_acq_rel,
+                                                     memory_order_relaxed))
+            continue;   /* claimed: waited for below */
+        atomic_store_explicit(&gave[k]->fn, NULL, memory_order_relaxed);
+        pthread_mutex_lock(&idle_lock);
+        gave[k]->next = idle;
+        idle = gave[k];
+        pthread_mutex_unlock(&idle_lock);
+        atomic_fetch_sub_explicit(&g.left, 1, memory_order_relaxed);
+    }
     if (given > 1 && !spin_until(all_done, &g)) {
         pthread_mutex_lock(&g.lock);
         g.sleeping = 1;
@@ -168,5 +194,11 @@ void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n)
 {
     /* every call runs: past MAX_THREADS at once, in rounds of at most that many */
     for (int k = 0; k < n; k += MAX_THREADS)
-        run_group(fn, (char *)args + (size_t)k * size, size, n - k < MAX_THREADS ? n - k : MAX_THREADS);
+        run_group(fn, (char *)args + (size_t)k * size, size, n - k < MAX_THREADS ? n - k : MAX_THREADS, 0);
+}
+
+void hk_threads_run_shared(void *(*fn)(void *), void *arg, int n)
+{
+    /* one round: the calls share the job, which the caller's alone can finish */
+    run_group(fn, arg, 0, n < MAX_THREADS ? n : MAX_THREADS, 1);
 }

@@ -16,6 +16,14 @@
  * size 0 gives every call the same argument. Returns when all have returned. */
 void hk_threads_run(void *(*fn)(void *), void *args, size_t size, int n);
 
+/* fn(arg) on up to n threads, for a job whose calls take their work from
+ * the job itself (a shared counter), so that one call alone can do it all:
+ * a worker that has not begun when the caller's own call returns is given
+ * nothing, and the caller does not wait for it. Waking a sleeping worker
+ * can take longer than a small job (a HaplotypeCaller region); then the
+ * caller does the job alone instead of waiting for the latest worker. */
+void hk_threads_run_shared(void *(*fn)(void *), void *arg, int n);
+
 /* From now on, idle workers and waiting callers spin (yielding) for ns
  * nanoseconds before they sleep; 0, the default, not at all. For callers
  * whose calls are short and close together (see hk_threads.c). */

@@ -253,14 +253,26 @@ Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative"
     assert_success
     assert_stderr --partial "Ignoring request for 4 threads"   # GKL's class says so; haplik must mean it
     local lines
-    lines=$(grep 'haplik: trace cpu:' <<< "$stderr")
+    lines=$(grep -E 'haplik: trace cpu: (156|128) pairs,' <<< "$stderr")   # the dump's two regions
     echo "$lines"
     [ "$(wc -l <<< "$lines")" = 2 ] || fail "expected a trace line per region"
     ! grep -v ' 1 threads;' <<< "$lines" || fail "IntelPairHmm's calls used more than one thread"
     HK_TRACE=1 run --separate-stderr client haplik --class omp --dump "$dump" --max-threads 4 --results "$BATS_TEST_TMPDIR/o.txt"
     assert_success
-    grep 'haplik: trace cpu:' <<< "$stderr" | grep -q ' 4 threads;' || fail "IntelPairHmmOMP's calls never used 4 threads: $stderr"
+    grep -E 'haplik: trace cpu: (156|128) pairs,' <<< "$stderr" | grep -q ' 4 threads;' ||
+        fail "IntelPairHmmOMP's calls never used 4 threads: $stderr"
     cmp "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/o.txt" || fail "one thread or four: other values"
+}
+
+@test "gkl client: initialize makes what a first call would (the pool's threads, their memory): a warm-up region before any call" {
+    HK_TRACE=1 run --separate-stderr client haplik --class omp --dump "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
+        --max-threads 4 --first 2
+    echo "$output"; echo "$stderr" | grep 'trace cpu'
+    assert_success
+    local first
+    first=$(grep -m1 'haplik: trace cpu:' <<< "$stderr")
+    [[ "$first" == *"64 pairs,"*" 4 threads;"* ]] || fail "the first scoring was not initialize's warm-up on 4 threads: $first"
+    [ "$(grep -c 'haplik: trace cpu: 64 pairs,' <<< "$stderr")" = 1 ] || fail "expected one warm-up"
 }
 
 # ---- haplik-gatk-libs ----
@@ -324,7 +336,42 @@ PY
     assert_stderr --partial "nolib.so: haplik's library not found"
 }
 
-# ---- on a GPU host (skipped elsewhere, saying so) ----
+@test "haplik-gatk-libs: --help prints the usage alone; a folder named - or with a ':' is handled, no stray folder" {
+    run --separate-stderr "$HK_GATK_LIBS" --help
+    assert_success
+    assert_output --partial "haplik-gatk-libs [--lib FILE] GATK_JAR DIR"
+    refute_output --partial "set -"
+    refute_output --partial "prog="
+    fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
+    echo "fake library" > "$BATS_TEST_TMPDIR/lib.so"
+    cd "$BATS_TEST_TMPDIR"
+    # Java splits java.library.path at ':': such a folder could never be used
+    run --separate-stderr "$HK_GATK_LIBS" --lib lib.so gatk.jar "a:b"
+    assert_failure 2
+    assert_stderr "haplik: error: a:b: a folder whose name holds ':' cannot be on java.library.path (Java splits it there)"
+    [ ! -e "a:b" ] || fail "a folder was left"
+    # a folder named -: made and filled like any other, quietly
+    run --separate-stderr "$HK_GATK_LIBS" --lib lib.so gatk.jar -
+    assert_success
+    [ -z "$stderr" ] || [[ "$stderr" == "haplik-gatk-libs: $BATS_TEST_TMPDIR/- ready:"* ]] || fail "noise: $stderr"
+    assert_dir_only - libgkl_utils.so libgkl_pairhmm_omp.so libgkl_pairhmm.so
+    # a failure leaves no folder it made
+    run --separate-stderr "$HK_GATK_LIBS" --lib missing.so gatk.jar new-dir
+    assert_failure 2
+    [ ! -e new-dir ] || fail "a folder was left"
+}
+
+@test "haplik-gatk-libs: after make install prefix=X it finds the library beside itself; X/lib/haplik/gkl alone is not enough for GKL" {
+    [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
+    local top="$BATS_TEST_DIRNAME/.."
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" install prefix="$BATS_TEST_TMPDIR/x" >/dev/null 2>&1 ||
+        fail "make install failed"
+    fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
+    run --separate-stderr "$BATS_TEST_TMPDIR/x/bin/haplik-gatk-libs" "$BATS_TEST_TMPDIR/gatk.jar" "$BATS_TEST_TMPDIR/dir"
+    echo "$stderr"
+    assert_success
+    cmp "$BATS_TEST_TMPDIR/x/lib/haplik/gkl/libhaplik_gkl.so" "$BATS_TEST_TMPDIR/dir/libgkl_pairhmm_omp.so"
+}
 
 has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
 

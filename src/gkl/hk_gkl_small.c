@@ -114,3 +114,11 @@ hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, const hk_model
     if (times) *times = (hk_gkl_small_times_t){ t1 - t0, t2 - t1, hk_log_now() - t2 };
     return rc;
 }
+
+void hk_gkl_small_warm(hk_cuda_small_t *s, int n)
+{
+    int taken[64], k = 0;
+    if (n > 64) n = 64;
+    while (k < n && hk_cuda_small_take(s, &taken[k])) k++;
+    while (k > 0) hk_cuda_small_give(s, taken[--k]);
+}

@@ -35,4 +35,9 @@ int hk_gkl_small_fits(const hk_batch_t *b);
 HK_RESULT_USED hk_status_t hk_gkl_small_score(hk_cuda_small_t *s, hk_batch_t *b, const hk_model_t *m,
                                               hk_gkl_small_times_t *times, char *err, size_t errlen);
 
+/* Make n slots ready (their streams and pinned memory, made when a slot is
+ * first taken): at initNative, so that a Java thread's first call does not
+ * pay for them. Slots that cannot be made are left to the calls to meet. */
+void hk_gkl_small_warm(hk_cuda_small_t *s, int n);
+
 #endif

@@ -213,6 +213,57 @@ static void announce(int dbl, int threads)
     }
 }
 
+static void *no_job(void *arg) { return arg; }
+
+/* What a first call would make, made here instead (initNative): the CPU
+ * pool's threads - 1 workers, the tables the batch and the passes build once,
+ * this thread's and the workers' scoring memory (a region-sized batch of 64
+ * pairs scored on threads threads), and, on the GPU's small-call path, a
+ * slot for each initNative (one per engine object, GATK's one per Java
+ * thread). Without it the first region cost 4-5 times a later one on one
+ * thread, more with the pool's threads to start (docs/PERFORMANCE.md). A
+ * failure here is left to the first call to meet. */
+static void warm_up(int threads, uint32_t inits)
+{
+    enum { READS = 8, HAPS = 8, RLEN = 150, HLEN = 160 };
+    static const char acgt[4] = { 'A', 'C', 'G', 'T' };
+    char hap[HLEN], read[RLEN];
+    uint8_t q[RLEN], ins[RLEN], gcp[RLEN];
+    uint32_t x = 12345;
+    for (int i = 0; i < HLEN; i++) hap[i] = acgt[(x = x * 1103515245u + 12345u) >> 30];
+    memset(q, 30, sizeof q);
+    memset(ins, 45, sizeof ins);
+    memset(gcp, 10, sizeof gcp);
+    if (threads > 1) hk_threads_run(no_job, NULL, 0, threads);
+    hk_batch_t b;
+    hk_batch_init(&b);
+    hk_batch_set_no_text(&b, 1);
+    const hk_seq_rules_t rules = hk_gkl_seq_rules();
+    hk_batch_error_t e;
+    int ok = hk_batch_begin_region(&b, NULL, 0) == HK_OK;
+    for (int h = 0; ok && h < HAPS; h++) {
+        hap[h] = acgt[h & 3];   /* distinct haplotypes */
+        ok = hk_batch_add_hap(&b, &rules, hap, HLEN, &e) == HK_OK;
+    }
+    for (int r = 0; ok && r < READS; r++) {
+        memcpy(read, hap + r, RLEN);
+        ok = hk_batch_add_read_phred(&b, &rules, read, q, ins, ins, gcp, RLEN, &e) == HK_OK;
+    }
+    if (ok && hk_batch_end_region(&b) == HK_OK) {
+        hk_model_t m = cfg.model;
+        m.precision = cpu_precision;
+        if (hk_model_score_batch(&m, &b, threads) != HK_OK) {
+            /* out of memory: the first call meets it again, and says so */
+        }
+    }
+    hk_batch_free(&b);
+#ifdef HAVE_CUDA
+    if (small) hk_gkl_small_warm(small, inits < HK_GKL_SMALL_SLOTS ? (int)inits : HK_GKL_SMALL_SLOTS);
+#else
+    (void)inits;
+#endif
+}
+
 hk_status_t hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
 {
     if (threads < 1) threads = 1;
@@ -227,10 +278,11 @@ hk_status_t hk_gkl_init(int dbl, int threads, char *why, size_t whylen)
         }
         is_open = 1;
     }
-    atomic_fetch_add(&refs.n, INIT_REF + 1);
+    const uint64_t was = atomic_fetch_add(&refs.n, INIT_REF + 1);
     atomic_store(&use_double, dbl);
     atomic_store(&max_threads, threads);
     announce(dbl, threads);
+    warm_up(threads, INITS(was) + 1);
     pthread_mutex_unlock(&lock);
     return HK_OK;
 }
