@@ -19,6 +19,13 @@
 #   overhead     the JNI layer's copies (KIT's copy-only binding: every holder's arrays in,
 #                a result per pair out, no scoring) as a fraction of haplik's 1-thread call
 #   check        both libraries score every region once: the largest |difference|
+#   CLASS:T:M:CFG  GKL's CLASS (omp: IntelPairHmmOMP, avx: IntelPairHmm) from T Java threads, each
+#                with its own object and maxThreads M, GKL's library vs haplik with config CFG
+#                (cpu, default: the GPU where usable, cuda); e.g. omp:1:4:cpu is HaplotypeCaller's
+#                default with haplik on the CPU alone
+# --gkl-classes drives both libraries through GKL's own Java classes (GKL's jar and
+# gatk-native-bindings, e.g. Debian's libgkl-java; GKL_DIR then also gives haplik GKL's
+# libgkl_utils.so) instead of the harness's stand-ins.
 # Each timed pair of runs alternates GKL and haplik, --reps times; the table gives the median
 # and the range. See docs/PERFORMANCE.md for results.
 set -euo pipefail
@@ -32,6 +39,8 @@ Options:
   --seconds S       timed seconds per run [$SECONDS_RUN]
   --warmup S        untimed seconds per run first [$WARMUP]
   --double          useDouble (all double precision) instead of GKL's float-then-double
+  --gkl-classes DIR GKL's own classes: DIR holds gkl.jar, gatk-native-bindings.jar and
+                    commons-logging.jar (Debian: /usr/share/java)
   --kit DIR         the harness, built there by tests/bench/jni/build.sh when absent [$KIT]
   --java PATH       the java launcher [java on PATH, else KIT/jre/bin/java]
   --out DIR         logs and table.txt [$OUT_DIR]
@@ -50,7 +59,8 @@ trap 'rc=$?; [ $rc = 0 ] || [ -z "$table" ] || [ ! -s "$table" ] || { echo "(sto
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 ROWS=t1,t4,t16,overhead,check,gpu REPS=1 SECONDS_RUN=3 WARMUP=2 DOUBLE='' KIT=${TMPDIR:-/tmp}/hk-gkl-kit
-JAVA='' OUT_DIR=${TMPDIR:-/tmp}/hk-gkl-bench GEN_PAIRS=100000 GEN=$top/scripts/gen_batches.py
+JAVA='' OUT_DIR=${TMPDIR:-/tmp}/hk-gkl-bench GEN_PAIRS=100000 GEN=$top/scripts/gen_batches.py GKL_JARS=''
+CLASSES=''   # the benchmark's classes and class path, set below
 args=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -60,6 +70,7 @@ while [ $# -gt 0 ]; do
         --seconds) SECONDS_RUN=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --double) DOUBLE=--double; shift ;;
+        --gkl-classes) GKL_JARS=$2; shift 2 ;;
         --kit) KIT=$2; shift 2 ;;
         --java) JAVA=$2; shift 2 ;;
         --out) OUT_DIR=$2; shift 2 ;;
@@ -95,6 +106,17 @@ if [ -z "$JAVA" ]; then
     else die "no java on PATH and no $KIT/jre (build one here with tests/bench/jni/build.sh KIT --runtime)"
     fi
 fi
+CLASSES=$KIT/classes
+if [ -n "$GKL_JARS" ]; then
+    for j in gkl gatk-native-bindings commons-logging; do
+        [ -f "$GKL_JARS/$j.jar" ] || die "--gkl-classes: no $GKL_JARS/$j.jar"
+    done
+    jars=$GKL_JARS/gkl.jar:$GKL_JARS/gatk-native-bindings.jar:$GKL_JARS/commons-logging.jar
+    mkdir -p "$KIT/gkl-classes"
+    javac -nowarn --release 11 -cp "$jars" -d "$KIT/gkl-classes" "$top/tests/bench/jni/bench/PairHmmBench.java" 2>/dev/null ||
+        die "PairHmmBench does not compile against $GKL_JARS's classes"
+    CLASSES=$KIT/gkl-classes:$jars
+fi
 if [ ! -e "$DUMP" ]; then
     echo "bench-gkl.sh: writing $DUMP ($GEN_PAIRS pairs)" >&2
     python3 "$GEN" --format gatk --pairs "$GEN_PAIRS" --seed 1 >"$DUMP.tmp" && mv "$DUMP.tmp" "$DUMP"
@@ -105,12 +127,20 @@ printf '{}\n' >"$OUT_DIR/default.json"
 
 # run NAME LIBDIR LIBRARY CONFIG ARGS...: one JVM; its line of key=value pairs in NAME.log
 run() {
-    local name=$1 dir=$2 lib=$3 cfg=$4
+    local name=$1 dir=$2 lib=$3 cfg=$4 cp=$KIT/classes which
     shift 4
+    which=(--library "$lib")
+    if [ -n "$GKL_JARS" ] && [ "$lib" != hk_copyonly ]; then
+        # GKL's classes load the library of their class's name; haplik's finds GKL's gkl_utils behind it
+        cp=$CLASSES
+        which=(--class avx)
+        [ "$lib" != gkl_pairhmm_omp ] || which=(--class omp)
+        [ "$dir" = "$GKL_DIR" ] || dir=$dir:$GKL_DIR
+    fi
     # GKL's OpenMP library finds libgomp beside it when the host has none
     if ! HAPLIK_GKL_CONFIG=$cfg LD_LIBRARY_PATH=$dir:$HK_DEPS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-        "$JAVA" -Djava.library.path="$dir" -cp "$KIT/classes" bench.PairHmmBench \
-        --library "$lib" --dump "$DUMP" $DOUBLE "$@" >"$OUT_DIR/$name.log" 2>&1; then
+        "$JAVA" -Djava.library.path="$dir" -cp "$cp" bench.PairHmmBench \
+        "${which[@]}" --dump "$DUMP" $DOUBLE "$@" >"$OUT_DIR/$name.log" 2>&1; then
         tail -5 "$OUT_DIR/$name.log" >&2
         die "run $name failed (log: $OUT_DIR/$name.log)"
     fi
@@ -209,7 +239,23 @@ for row in ${ROWS//,/ }; do
             paste -d' ' "$OUT_DIR/check-gkl.txt" "$OUT_DIR/check-haplik.txt" | awk '
                 { d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d; n++ }
                 END { printf "%-9s %d pairs: largest |GKL - haplik| = %.3g (log10)\n", "check", n, m }' >>"$table" ;;
-        *) die "--rows: unknown row '$row' (t1, t4, t16, d1, d4, d16, gpu, hc1, hc4, overhead, check)" ;;
+        omp:*|avx:*)
+            IFS=: read -r cls n m cfg <<<"$row"
+            [[ $n =~ ^[1-9][0-9]*$ && $m =~ ^[1-9][0-9]*$ && $cfg =~ ^(cpu|default|cuda)$ ]] ||
+                die "--rows: '$row' is not CLASS:THREADS:MAXTHREADS:cpu|default|cuda"
+            lib=gkl_pairhmm
+            [ "$cls" = avx ] || lib=gkl_pairhmm_omp
+            tag=${row//:/-}
+            G=() H=()
+            for ((k = 1; k <= REPS; k++)); do
+                G+=("$(run "$tag-gkl-$k" "$GKL_DIR" "$lib" "" --threads "$n" --max-threads "$m" "${timed[@]}" |
+                    field pairs_per_s)")
+                H+=("$(run "$tag-haplik-$k" "$HK_DIR" "$lib" "$OUT_DIR/$cfg.json" --threads "$n" --max-threads "$m" \
+                    "${timed[@]}" | field pairs_per_s)")
+            done
+            row_line "$row" "$cls, $n Java thread(s) x $m" "$cfg, $n Java thread(s) x $m"
+            grep 'mapped=' "$OUT_DIR/$tag-haplik-1.log" | sed 's/.*mapped=/#   haplik mapped: /' >>"$table" || true ;;
+        *) die "--rows: unknown row '$row' (t1, t4, t16, d1, d4, d16, gpu, hc1, hc4, overhead, check, CLASS:T:M:CFG)" ;;
     esac
 done
 cat "$table"
