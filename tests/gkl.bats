@@ -354,7 +354,7 @@ PY
     run --separate-stderr "$HK_GATK_LIBS" --lib lib.so gatk.jar -
     assert_success
     [ -z "$stderr" ] || [[ "$stderr" == "haplik-gatk-libs: $BATS_TEST_TMPDIR/- ready:"* ]] || fail "noise: $stderr"
-    assert_dir_only - libgkl_utils.so libgkl_pairhmm_omp.so libgkl_pairhmm.so
+    assert_dir_only ./- libgkl_utils.so libgkl_pairhmm_omp.so libgkl_pairhmm.so
     # a failure leaves no folder it made
     run --separate-stderr "$HK_GATK_LIBS" --lib missing.so gatk.jar new-dir
     assert_failure 2
