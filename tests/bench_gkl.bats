@@ -53,11 +53,13 @@ for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["hap
         ln -s "$KIT/libhk_copyonly.so" "hk/lib$n.so"
     done
     run -0 "$SRC/scripts/bench-gkl.sh" --kit "$KIT" --out out --seconds 0.2 --warmup 0 --reps 2 \
-        --rows t1,t4,d1,overhead,check,gpu,hc1 gkl hk "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+        --rows t1,t4,d1,overhead,check,gpu,hc1,omp:2:4:cpu gkl hk "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     assert_line --partial "2 regions, 142.0 pairs a call"
     assert_line --regexp '^t1 +AVX, 1 Java thread\(s\) +cpu, 1 Java thread\(s\) +[0-9]+ \([0-9]+-[0-9]+\) +[0-9]+ \([0-9]+-[0-9]+\)  [0-9.]+x$'
     assert_line --regexp '^t4 '
     assert_line --regexp '^d1 +AVX, 1 Java thread\(s\) +default, 1 Java thread\(s\) +[0-9]+ '
+    assert_line --regexp '^omp:2:4:cpu omp, 2 Java thread\(s\) x 4 +cpu, 2 Java thread\(s\) x 4 +[0-9]+ \([0-9]+-[0-9]+\) +[0-9]+ '
+    grep -q 'max_threads=4' out/omp-2-4-cpu-haplik-1.log || fail "maxThreads 4 was not passed"
     assert_line --regexp '^overhead +copies in and out: [0-9.]+ us a call \([0-9.]+-[0-9.]+\); .* copies = [0-9.]+ % of the call$'
     # the same binding twice: the same values
     assert_line "check     284 pairs: largest |GKL - haplik| = 0 (log10)"
@@ -78,4 +80,11 @@ for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["hap
     assert_output --partial "expected GKL_DIR HAPLIK_DIR DUMP"
     run -2 "$SRC/scripts/bench-gkl.sh" --kit "$KIT" --reps 0 "$KIT" "$KIT" x.txt
     assert_output --partial "--reps"
+    mkdir libs
+    for n in gkl_pairhmm gkl_pairhmm_omp; do ln -s "$KIT/libhk_copyonly.so" "libs/lib$n.so"; done
+    run -2 "$SRC/scripts/bench-gkl.sh" --kit "$KIT" --out out --rows omp:x:4:cpu libs libs \
+        "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
+    assert_output --partial "--rows: 'omp:x:4:cpu' is not CLASS:THREADS:MAXTHREADS:cpu|default|cuda"
+    run -2 "$SRC/scripts/bench-gkl.sh" --kit "$KIT" --out out --gkl-classes empty libs libs x.txt
+    assert_output --partial "--gkl-classes: no empty/gkl.jar"
 }
