@@ -446,6 +446,29 @@ gpu_threads() {
     [ "$launches" -lt "$gpu_calls" ] || fail "no calls were gathered"
 }
 
+@test "gkl GPU client: the GPU's calls have the CPU's bits, float and double, from 1 to 64 Java threads" {
+    [ -z "$CLIENT_SKIP" ] || skip "SKIPPED: $CLIENT_SKIP"
+    has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
+    printf '{"engine": {"backend": "cuda"}}\n' > "$BATS_TEST_TMPDIR/cuda.json"
+    python3 "$BATS_TEST_DIRNAME/../scripts/gen_batches.py" --format gatk --pairs 3000 --seed 7 > "$BATS_TEST_TMPDIR/na.txt"
+    local dbl t
+    for dbl in "" --double; do
+        run -0 --separate-stderr client haplik --class omp --dump "$BATS_TEST_TMPDIR/na.txt" --max-threads 4 $dbl \
+            --results "$BATS_TEST_TMPDIR/cpu.txt"
+        for t in 1 64; do
+            HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/cuda.json" run --separate-stderr client haplik --class omp \
+                --dump "$BATS_TEST_TMPDIR/na.txt" --max-threads 4 $dbl --threads "$t" --results "$BATS_TEST_TMPDIR/gpu$t.txt"
+            echo "$output"; grep 'trace gkl' <<< "$stderr"
+            assert_success
+            assert_output --partial "threads=$t identical=yes"
+            [[ "$stderr" =~ trace\ gkl:\ ([0-9]+)\ calls\ on\ the\ GPU\'s\ small-call\ path ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] ||
+                fail "no call took the GPU's small-call path"
+            cmp "$BATS_TEST_TMPDIR/cpu.txt" "$BATS_TEST_TMPDIR/gpu$t.txt" ||
+                fail "${dbl:-float}, $t Java threads: the GPU's values are not the CPU's bits"
+        done
+    done
+}
+
 @test "haplik-gatk-libs: the folder it prepares serves HaplotypeCaller's Pair-HMM classes" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
