@@ -67,7 +67,9 @@ traced() { HK_TRACE=1 "$HAPLIK" score "$@" -o out.json "$DATA/tiny.in"; }
     scored_or_missing
     assert_stderr --partial "claimed GPU 5 (locks/gpu5.lock)"
     assert_stderr --partial "trace engine: CUDA_VISIBLE_DEVICES=5"
-    assert_stderr --partial "releasing GPU 5"
+    # released: said where the run scored (a host with a GPU 5), and free after the run either way
+    [ "$status" -ne 0 ] || assert_stderr --partial "releasing GPU 5"
+    flock -n locks/gpu5.lock true || fail "the lock is still held after the run"
     # the claim comes before CUDA's start
     [[ "$stderr" == *"claimed GPU 5"*"CUDA_VISIBLE_DEVICES=5"* ]] || fail "claimed after CUDA started"
     # held: the next run takes the other
