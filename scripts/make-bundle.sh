@@ -11,7 +11,8 @@
 #                     htslib, cJSON, libdeflate, libcurl, ...), found through env.sh
 #   tests/            a copy of tests/, with the built test programs (make check's
 #                     check_PROGRAMS, e.g. tests/gpu/gpu_vs_cpu) in place
-#   README.md         (config.bats checks its configuration table)
+#   README.md         (config.bats checks its configuration table), docs/SPEC.md
+#                     (test_status checks its exit statuses)
 #   bats/             bats, bats-support and bats-assert, unpacked with
 #                     apt-get download + dpkg -x (into the folder, never into /)
 #   tools/            gen_batches.py (seeded benchmark inputs, pure python3)
@@ -103,6 +104,8 @@ done
 cp -R "$src/tests" "$out/tests"
 cp -R "$b/tests/." "$out/tests/"
 cp "$src/README.md" "$out/"   # config.bats checks the README's configuration table
+mkdir -p "$out/docs"
+cp "$src/docs/SPEC.md" "$out/docs/"   # test_status checks the exit statuses it documents
 find "$out/tests" \( -name '*.o' -o -name '*.log' -o -name '*.trs' -o -name .deps -o -name .dirstamp \) \
     -prune -exec rm -rf {} + 2>/dev/null || true
 # the project's own generator (it has the pdhmm layout the shared one lacks)
