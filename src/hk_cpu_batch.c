@@ -98,7 +98,7 @@ static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g,
 }
 
 /* The anti-diagonal pass's cost of a step against the lane pass's, in
- * sixteenths (measured: docs/PERFORMANCE.md, "Small regions"). */
+ * sixteenths (measured: docs/PERFORMANCE.md, "Why the defaults are what they are"). */
 #define DIAG_STEP_COST16 26
 
 /* Whether the n pairs of a float group (n <= lanes) take fewer steps each

@@ -36,7 +36,7 @@ static ssize_t read_some(int fd, void *p, size_t n)
  * whose every byte is copied once more. With more threads (16 measured) the
  * parse outruns inflation, and a thread of its own inflating ahead into a
  * ring of buffers, never waiting for a block to be asked for, was faster
- * (docs/PERFORMANCE.md, "Plain gzip inflated straight into the block"). */
+ * (docs/PERFORMANCE.md, "Why the defaults are what they are": gzip through Intel ISA-L). */
 #define INFLATE_BUFS      4
 #define INFLATE_BUF_BYTES ((size_t)4 << 20)
 #define INFLATE_IN_BYTES  ((size_t)1 << 20)

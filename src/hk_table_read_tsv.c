@@ -1,5 +1,5 @@
 /* hk_table_read_tsv.c - the tsv part of the table reader (hk_table_read.h):
- * every row checked against the columns' contract (README, "The tsv table")
+ * every row checked against the columns' contract (README, "The likelihood table")
  * before merge copies it. */
 #include "hk_table_read_internal.h"
 #include "hk_config.h"

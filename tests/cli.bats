@@ -145,3 +145,13 @@ setup() { load test_helper/common-setup; _common_setup; }
     done
     [ -z "$missing" ] || fail "not built by make check:$missing"
 }
+
+@test "every citation of a document's section (tests/test_helper/citations.py) names a heading that exists" {
+    run -0 python3 "$BATS_TEST_DIRNAME/test_helper/citations.py" "$BATS_TEST_DIRNAME/.."
+    # and the check can fail: a tree citing a heading its README lacks
+    mkdir -p "$BATS_TEST_TMPDIR/t/src"
+    printf '# x\n## Present\n' > "$BATS_TEST_TMPDIR/t/README.md"
+    printf '/* see README, %sPresent%s and README, %sAbsent%s */\n' '"' '"' '"' '"' > "$BATS_TEST_TMPDIR/t/src/a.c"
+    run -1 --separate-stderr python3 "$BATS_TEST_DIRNAME/test_helper/citations.py" "$BATS_TEST_TMPDIR/t"
+    assert_output --regexp '^src/a\.c:1: README, .Absent.: no such heading in README\.md$'
+}

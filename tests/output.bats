@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Where the table goes (README "Output"): standard output streams when it is
+# Where the table goes (README "What you can rely on"): standard output streams when it is
 # a pipe or a terminal, a closed pipe ends the run quietly, files stay
 # complete or absent, write errors name their true cause, an empty output
 # name is refused before any work, and the fatal error is the last line.

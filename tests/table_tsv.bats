@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The tsv table's contract (README "The long table"): the format follows the
+# The tsv table's contract (README "The likelihood table"): the format follows the
 # output's name, one header row and one row per pair and nothing else, the
 # input and line of each pair, an empty field for every missing or non-finite
 # value, names escaped so that no byte breaks a row, and the provenance in a
