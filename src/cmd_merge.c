@@ -39,7 +39,6 @@ typedef struct {
     char    *model;           /* the first table's model, unformatted JSON */
     char    *decimals;        /* the first table's decimals, as JSON text */
     int      expected;        /* tsv: the rows have expected values (-1: no row yet) */
-    const char *expected_from; /* tsv: the table that decided expected */
     cJSON   *ordinals;        /* union of device ordinals */
     double   regions, pairs, cells, recomputed, seconds;
     char    *backend;         /* common backend, or "mixed" */
@@ -114,9 +113,12 @@ static int hand_over(pipe_t *p)
     return stop ? -1 : 0;
 }
 
-/* Queue a record's text for the writer, with its index in the merged table. */
-static int put_record(pipe_t *p, uint64_t index, const char *text, size_t len)
+/* Queue a record's text, then `more` bytes of suffix, for the writer, with
+ * its index in the merged table. */
+static int put_record(pipe_t *p, uint64_t index, const char *text, size_t len_text,
+                      const char *suffix, size_t more)
 {
+    const size_t len = len_text + more;
     block_t *b = &p->block[p->fill];
     if (b->n && (b->n == BLOCK_RECORDS || b->cap - b->len < len)) {
         if (hand_over(p)) return -1;
@@ -134,7 +136,8 @@ static int put_record(pipe_t *p, uint64_t index, const char *text, size_t len)
             return -1;
         }
     }
-    memcpy(b->text + b->len, text, len);
+    memcpy(b->text + b->len, text, len_text);
+    if (more) memcpy(b->text + b->len + len_text, suffix, more);
     b->rec[b->n++] = (rec_ref_t){ .index = index, .off = b->len, .len = len };
     b->len += len;
     b->expected = p->m->expected;
@@ -232,24 +235,24 @@ static int copy_record(pipe_t *p, const hk_tread_t *t, const hk_tread_rec_t *rec
 {
     merge_t *m = p->m;
     const char *text = rec->rest;
-    size_t len = rec->rest_len;
+    size_t len = rec->rest_len, more = 0;
     if (m->format == HK_OUT_TSV) {
-        /* the columns of the first table with rows; a table without rows (an
-         * empty shard) need not have them */
+        /* the columns of the first table with rows, as `haplik score` decides
+         * them by its first pair: a table of other columns (a dump without
+         * GATK's values beside one with them) has its rows fitted to them,
+         * empty expected and difference fields added or its own dropped */
         const int expected = hk_tread_tsv_expected(t);
-        if (m->expected < 0) {
-            m->expected = expected;
-            m->expected_from = hk_tread_path(t);
-        } else if (expected != m->expected) {
-            hk_log_error("%s:1: columns differ from those of %s (%s the expected and difference "
-                         "columns)", hk_tread_path(t), m->expected_from,
-                         m->expected ? "with" : "without");
-            return -1;
-        }
+        if (m->expected < 0) m->expected = expected;
         text = rec->head;   /* the whole row, whose region_index the writer replaces */
         len = (size_t)(rec->rest + rec->rest_len - rec->head);
+        if (expected && !m->expected) {
+            for (int tabs = 0; len > 0 && (text[len - 1] != '\t' || ++tabs < 2); len--) continue;
+            if (len) len--;   /* the tab before `expected` */
+        } else if (!expected && m->expected) {
+            more = 2;
+        }
     }
-    return put_record(p, m->index + rec->index, text, len);
+    return put_record(p, m->index + rec->index, text, len, "\t\t", more);
 }
 
 /* Merge table t (opened; the first table's header already taken). */

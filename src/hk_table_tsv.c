@@ -7,7 +7,9 @@
  *
  * `input` is the input's name as given on the command line ("-": standard
  * input); `line` the 1-based line of the pair's own record in it (gatk and
- * pdhmm dumps), or of its read (batch dumps). `expected` and `difference`
+ * pdhmm dumps), or of its read (batch dumps), counted as the region's `line`
+ * is: in a shard that `haplik split` cut, in the original dump (its
+ * "# source-line" tags). `expected` and `difference`
  * (log10_likelihood - expected) are there when the input carries GATK's
  * values (decided by the first pair); a missing or non-finite value is an
  * empty field (NA to every reader), never null, inf or nan. An empty region
@@ -107,6 +109,9 @@ static int tsv_region(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batc
         free(head.p);
         return -1;
     }
+    /* a "# source-line" tag (a shard of `haplik split`) moved the region's
+     * line to the original dump's; its records move with it */
+    const long shift = rg->first_line > 0 ? rg->line - rg->first_line : 0;
     const size_t row_max = head.len + 24 + 2 * 12 + 3 * (HK_NUMFMT_MAX_LEN + 2) + 8;
     int rc = 0;
     for (uint32_t r = 0; r < rg->n_reads && !rc; r++)
@@ -114,8 +119,9 @@ static int tsv_region(const hk_table_info_t *t, hk_textbuf_t *buf, const hk_batc
             const size_t pair = rg->pair0 + (size_t)r * rg->n_haps + h;
             char *p = hk_textbuf_room(buf, row_max), *p0 = p;
             if (!p) { rc = -1; break; }
-            const long line = b->pair_line && b->pair_line[pair] ? b->pair_line[pair]
-                              : b->read_line ? b->read_line[rg->read0 + r] : 0;
+            const long own = b->pair_line && b->pair_line[pair] ? b->pair_line[pair]
+                             : b->read_line ? b->read_line[rg->read0 + r] : 0;
+            const long line = own ? own + shift : 0;
             memcpy(p, head.p, input_len);
             p += input_len;
             p += sprintf(p, "%ld", line);

@@ -301,10 +301,25 @@ want = [v for r in g["regions"] for row in r["log10_likelihoods"] for v in row] 
 assert [float(r["log10_likelihood"]) for r in rows] == want
 assert len(meta["summary"]["parts"]) == len(sys.argv) - 1' $order
     done
-    # a shard without GATK values (tiny.in) has other columns: refused, naming both
+}
+
+@test "tsv: tables with and without GATK's values merge into the table of scoring their dumps whole" {
+    # g.txt carries GATK's values, tiny.in none: `haplik score` takes the columns of its first
+    # pair, and so does merge, whichever shard held which dump
+    score -o g.tsv g.txt
     score -o b.tsv "$DATA/tiny.in"
-    refused g.tsv b.tsv
-    assert_stderr "haplik: error: b.tsv:1: columns differ from those of g.tsv (with the expected and difference columns)"
+    score -o e.tsv empty.in
+    for order in "g.tsv b.tsv" "b.tsv g.tsv" "e.tsv b.tsv g.tsv" "g.tsv e.tsv b.tsv g.tsv"; do
+        local dumps=()
+        for t in $order; do
+            case $t in g.tsv) dumps+=(g.txt) ;; b.tsv) dumps+=("$DATA/tiny.in") ;; e.tsv) dumps+=(empty.in) ;; esac
+        done
+        score -o whole.tsv "${dumps[@]}"
+        run -0 hk merge --quiet -o m.tsv $order
+        run -0 diff whole.tsv m.tsv
+        run -0 hk merge --quiet -o m.tsv.gz $order
+        run -0 diff whole.tsv <(gzip -dc m.tsv.gz)
+    done
 }
 
 @test "tsv: every row is checked against the column contract before it is copied" {

@@ -30,6 +30,33 @@ roundtrip() {
     for n in 1 3 7; do roundtrip "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" $n; done
 }
 
+@test "tsv: shards' rows keep the dump's lines, so the merged table is the whole dump's" {
+    local input n
+    for input in "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/1m.in"; do
+        for n in 2 3; do
+            local shards=() tables=()
+            for i in $(seq 1 "$n"); do shards+=("s$i.txt"); tables+=("s$i.tsv"); done
+            run -0 hk split --quiet "$input" "${shards[@]}"
+            for i in $(seq 1 "$n"); do score -o "s$i.tsv" "s$i.txt"; done
+            run -0 hk merge --quiet -o merged.tsv "${tables[@]}"
+            score -o whole.tsv "$input"
+            # every column but `input` (the shard files' names)
+            run -0 diff <(cut -f2- whole.tsv) <(cut -f2- merged.tsv)
+        done
+    done
+    # and each row's line is its record's own in the dump: its expected value is there
+    run -0 hk split --quiet "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" s1.txt s2.txt
+    score -o s2.tsv s2.txt
+    run -0 python3 - "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" <<'PY'
+import csv, sys
+hc = open(sys.argv[1]).read().split("\n")
+rows = list(csv.DictReader(open("s2.tsv"), delimiter="\t", quoting=csv.QUOTE_NONE))
+assert rows, "no rows in shard 2"
+for r in rows:
+    assert float(hc[int(r["line"]) - 1].split(" ")[6]) == float(r["expected"]), r
+PY
+}
+
 @test "shards are balanced by cells: none exceeds its share by more than one region" {
     hk split "$DATA/1m.in" a.in b.in c.in
     score -o whole.json "$DATA/1m.in"
