@@ -1,15 +1,76 @@
 # common.smk - config validation and the functions the rules share (no rules here).
 
+import difflib
 import gzip
 import json
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 
+import yaml
 from snakemake.utils import validate
 
-validate(config, schema="../schemas/config.schema.yaml")
+# ---- the config: the run's own for `snakemake --report`, then checked -------------------
+
+# `snakemake --report FILE` without --configfile describes the last run (the config its
+# figures job recorded), not the default config
+RUN_CONFIG = "results/report/run-config.json"
+REPORT_MODE = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
+if REPORT_MODE and not workflow.config_settings.configfiles and os.path.exists(RUN_CONFIG):
+    with open(RUN_CONFIG) as _f:
+        _recorded = json.load(_f)
+    config.clear()
+    config.update(_recorded)
+    logger.info(f"haplik workflow: the report of the last run, with its config ({RUN_CONFIG})")
+
+with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml")) as _f:
+    SCHEMA = yaml.safe_load(_f)
+
+
+def _check_config_shape(value, schema, where):
+    """What the schema cannot say, or says in 500 lines: a key that is not one (one line, the
+    nearest key), and a whole number where an integer belongs (JSON Schema takes 2.0 for an
+    integer; Python does not), a single value where a number belongs (not a list)."""
+    props = schema.get("properties")
+    if isinstance(value, dict) and props:
+        for key in value:
+            if key not in props:
+                near = difflib.get_close_matches(str(key), list(props), n=1)
+                raise WorkflowError(
+                    f"haplik workflow: config: {where}{key}: no such key"
+                    + (f" (did you mean `{where}{near[0]}`?)" if near else "")
+                    + f"; the keys{' of ' + where.rstrip('.') if where else ''}: {', '.join(props)}"
+                )
+        for key, sub in props.items():
+            if key in value and value[key] is not None:
+                _check_config_shape(value[key], sub, f"{where}{key}.")
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    name = where.rstrip(".")
+    if "integer" in types and (isinstance(value, float) or isinstance(value, bool)):
+        raise WorkflowError(
+            f"haplik workflow: config: {name}: {value!r} is not an integer (write it without a point)"
+        )
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            _check_config_shape(item, schema["items"], f"{where[:-1]}[{i}].")
+    for alt in schema.get("oneOf", []):
+        if isinstance(value, list) and alt.get("type") == "array":
+            _check_config_shape(value, alt, where)
+
+
+_check_config_shape(config, SCHEMA, "")
+try:
+    validate(config, schema="../schemas/config.schema.yaml")
+except WorkflowError as e:
+    # jsonschema's own message, without the schema and the config it prints after it
+    cause = e.__cause__ or e
+    path = ".".join(str(k) for k in getattr(cause, "absolute_path", [])) or "config"
+    raise WorkflowError(
+        f"haplik workflow: config: {path}: {getattr(cause, 'message', str(e).splitlines()[0])}"
+    ) from None
 
 # ---- mode, shards and names ----------------------------------------------------------
 
@@ -38,7 +99,8 @@ def _dump_names(paths):
         stem = re.sub(r"\.(gz|bgz|bgzf)$", "", stem)
         while re.search(r"\.(txt|in|dump|hmmresults|tsv)$", stem):
             stem = re.sub(r"\.(txt|in|dump|hmmresults|tsv)$", "", stem)
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._") or "dump"
+        # letters of any script stay (échantillon), other runs of characters become one _
+        stem = re.sub(r"[^\w.-]+", "_", stem).strip("._") or "dump"
         name, k = stem, 2
         while name in names:
             name, k = f"{stem}_{k}", k + 1
@@ -46,8 +108,13 @@ def _dump_names(paths):
     return names
 
 
+def _user_set(key):
+    """Whether the run's own config (--configfile, --config) sets key, not the default."""
+    return key in workflow.config_settings.overwrite_config
+
+
 if GENOME_MODE:
-    if config.get("dumps"):
+    if config.get("dumps") and _user_set("dumps"):
         logger.warning(
             "haplik workflow: `genome` is set, so the genome mode runs and `dumps` "
             "is ignored (set `dumps: []` to silence this)"
@@ -59,6 +126,15 @@ else:
             "haplik workflow: nothing to do: set `dumps` (a list of dump files) or `genome` "
             "(reference and BAMs) in the config"
         )
+    _seen = {}
+    for _k, _path in enumerate(config["dumps"]):
+        _real = os.path.realpath(_path)
+        if _real in _seen:
+            raise WorkflowError(
+                f"haplik workflow: dumps: {_path} (entry {_k + 1}) is the dump of entry "
+                f"{_seen[_real] + 1} again; each dump is scored once: list it once"
+            )
+        _seen[_real] = _k
     DUMPS = dict(zip(_dump_names(config["dumps"]), config["dumps"]))
 
 
@@ -138,11 +214,29 @@ def _check_haplik_config():
                     f"haplik workflow: haplik_config.{path}: set by the workflow; "
                     f"use `{OWN_KEYS[path]}` instead"
                 )
+    for section, values in given.items():
+        for key, value in values.items():
+            if isinstance(value, (list, dict)):
+                raise WorkflowError(
+                    f"haplik workflow: haplik_config.{section}.{key}: {value!r}: expected one "
+                    "value (a number, a word, true, false or null), not a list or a mapping"
+                )
     known = _haplik_keys()
     if known is None:
+        found = os.path.isfile(HAPLIK) and os.access(HAPLIK, os.X_OK)
+        uses_conda = "CONDA" in {str(getattr(m, "name", m)).upper() for m in
+                            workflow.deployment_settings.deployment_method}
+        if not found or not uses_conda:
+            # no conda environment provides haplik itself (envs/haplik.yaml: its libraries)
+            raise WorkflowError(
+                f"haplik workflow: haplik: {HAPLIK}: "
+                + ("no such executable (config `haplik`, else `haplik` on PATH, else ./haplik "
+                   "of an in-tree build; none found)" if not found else
+                   f"cannot be run here (`{HAPLIK} score --print-config` failed)")
+            )
         logger.warning(
             f"haplik workflow: cannot run {HAPLIK} score --print-config here: "
-            "haplik_config is checked by the scoring jobs only"
+            "haplik_config is checked by the scoring jobs only (in their conda environment)"
         )
         return
     for section, values in given.items():
@@ -194,7 +288,10 @@ def get_haplik_flags():
 
 
 def get_gpu_lock_dir():
-    """config scoring.gpu_lock_dir as an absolute path, or "" for none."""
+    """config scoring.gpu_lock_dir as an absolute path, or "" for none (also for the CPU
+    backend, which claims no GPU: a lock folder it cannot make must not fail its jobs)."""
+    if config["scoring"]["backend"] == "cpu":
+        return ""
     lock_dir = config["scoring"].get("gpu_lock_dir")
     return os.path.abspath(lock_dir) if lock_dir else ""
 
@@ -230,6 +327,17 @@ def get_split_dump(wildcards):
     return DUMPS[wildcards.dump]
 
 
+def get_dump_stamp(wildcards):
+    """The dump's size, modification and change times: a param of the rules that plan or cut
+    it, so that a dump rewritten with its old modification time (which Snakemake alone would
+    take for unchanged) is planned again (rerun-triggers: params)."""
+    try:
+        st = os.stat(DUMPS[wildcards.dump])
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
 def _score_input(dump, shard):
     """What a scoring job reads: a genome shard's HaplotypeCaller dump, a dump scored
     whole (shards: 1) or in place (its plan says which part), or one of the dump's
@@ -257,13 +365,19 @@ def get_part_flags(wildcards, input):
 
 # ---- tables --------------------------------------------------------------------------
 
-# output_format: the merged table's; the shard tables are json for json and jsonl (the
-# report reads them; merge writes jsonl from json), tsv for tsv and tsv.gz.
+# output_format: the merged table's; the shard tables are json for json and jsonl (merge
+# writes jsonl from json), tsv for tsv and tsv.gz. The report reads either (report_shard).
 OUTPUT_FORMAT = config["output_format"]
 TABLE_EXT = "tsv" if OUTPUT_FORMAT.startswith("tsv") else "json"
 RESULT = f"results/likelihoods.{OUTPUT_FORMAT}"
-# the report's figures read json tables
-REPORT = TABLE_EXT == "json"
+
+
+def get_other_results():
+    """The merged tables of the other output formats (an earlier run's), which the merge
+    removes so that results/ holds one merged table, this run's."""
+    return [
+        f"results/likelihoods.{f}" for f in ("json", "jsonl", "tsv", "tsv.gz") if f != OUTPUT_FORMAT
+    ]
 
 
 def get_tables():
@@ -271,21 +385,40 @@ def get_tables():
     return [f"results/tables/{d}/{s}.{TABLE_EXT}" for d in DUMPS for s in SHARD_IDS]
 
 
-def get_score_benchmarks():
-    """The scoring jobs' benchmarks, in the order of get_tables()."""
-    return [f"benchmarks/score/{d}/{s}.tsv" for d in DUMPS for s in SHARD_IDS]
+def get_digest_input(wildcards):
+    """What report_shard reads of a shard: its table, the job's benchmark and log, and for
+    the comparison with GATK the file it scored (with its plan, read in place)."""
+    d, s = wildcards.dump, wildcards.shard
+    inputs = {
+        "table": f"results/tables/{d}/{s}.{TABLE_EXT}",
+        "benchmark": f"benchmarks/score/{d}/{s}.tsv",
+        "log": f"logs/score/{d}/{s}.log",
+    }
+    if GATK_VALUES:
+        inputs["source"] = _score_input(d, s)
+        if not GENOME_MODE and IN_PLACE[d]:
+            inputs["plan"] = f"results/plan/{d}.tsv"
+    return inputs
 
 
-def get_report_sources():
-    """The file each shard scored, in the order of get_tables() (the report reads GATK's
-    values from it)."""
-    return [_score_input(d, s) for d in DUMPS for s in SHARD_IDS]
+def get_figures_input(wildcards):
+    """The shards' digests and the benchmarks of the other steps; the merged table first, so
+    that its merge is timed."""
+    inputs = {
+        "result": RESULT,
+        "digests": [f"results/report/shards/{d}/{s}.json" for d in DUMPS for s in SHARD_IDS],
+        "bench_merge": ["benchmarks/merge.tsv"],
+        "bench_digest": [f"benchmarks/report_shard/{d}/{s}.tsv" for d in DUMPS for s in SHARD_IDS],
+    }
+    if not GENOME_MODE:
+        inputs["bench_plan"] = [f"benchmarks/plan/{d}.tsv" for d in DUMPS if IN_PLACE[d]]
+        inputs["bench_split"] = [f"benchmarks/split/{d}.tsv" for d in SPLIT]
+    return inputs
 
 
 def get_all():
-    """What `all` asks for: the merged table, and the report's figures where the shard
-    tables are json."""
-    return [RESULT] + (rules.report_figures.output if REPORT else [])
+    """What `all` asks for: the merged table and the report's figures."""
+    return [RESULT] + list(rules.report_figures.output)
 
 
 def _dump_family(path):
@@ -325,13 +458,16 @@ def _check_families():
 
 def _carries_gatk_values(path):
     """Whether a dump's first record has the 7th field, GATK's value (a HaplotypeCaller
-    results file; a batch file has none). Unreadable: no (Snakemake reports it missing).
+    results file; a batch file has none), and no comment before it marks that column as a
+    placeholder (scripts/gen_batches.py). Unreadable: no (Snakemake reports it missing).
     """
     try:
         with open(path, "rb") as f:
             gz = f.read(2) == b"\x1f\x8b"
         with gzip.open(path, "rt") if gz else open(path) as f:
             for line in f:
+                if line.startswith("# expected-result placeholder"):
+                    return False
                 if line.strip() and not line.startswith("#"):
                     return len(line.split()) == 7
     except (OSError, UnicodeDecodeError, EOFError):
@@ -342,20 +478,6 @@ def _carries_gatk_values(path):
 # HaplotypeCaller's dumps always carry GATK's values; in the dumps mode, any dump whose first
 # record does makes the report plot |haplik - GATK|.
 GATK_VALUES = GENOME_MODE or any(_carries_gatk_values(p) for p in DUMPS.values())
-
-
-def get_gatk_figure():
-    """The report's |haplik - GATK| figure, as an output of report_figures, or none."""
-    if not GATK_VALUES:
-        return {}
-    return {
-        "gatk": report(
-            "results/report/gatk_difference.svg",
-            caption="../report/gatk_difference.rst",
-            category="Likelihoods",
-            labels={"figure": "|haplik - GATK|"},
-        )
-    }
 
 
 def _hc_haplik_libs():

@@ -11,10 +11,13 @@ if SPLIT:
             expand("results/split/{{dump}}/{shard}.txt", shard=SHARD_IDS),
         log:
             "logs/split/{dump}.log",
+        benchmark:
+            "benchmarks/split/{dump}.tsv"
         conda:
             "../../envs/haplik.yaml"
         params:
             haplik=HAPLIK,
+            stamp=get_dump_stamp,
         shell:
             "{params.haplik:q} split {input:q} {output:q} 2> {log:q}"
 
@@ -28,10 +31,13 @@ if any(IN_PLACE.values()):
             "results/plan/{dump}.tsv",
         log:
             "logs/plan/{dump}.log",
+        benchmark:
+            "benchmarks/plan/{dump}.tsv"
         conda:
             "../../envs/haplik.yaml"
         params:
             haplik=HAPLIK,
+            stamp=get_dump_stamp,
             parts=N_SHARDS,
         shell:
             "{params.haplik:q} split --plan {output:q} --parts {params.parts} {input:q} 2> {log:q}"

@@ -38,6 +38,8 @@ rule score_shard:
                 lock="${{TMPDIR:-/tmp}}/haplik-gpu-locks-slurm-$SLURM_JOB_ID"
             fi
             if [ -n "$lock" ]; then mkdir -p "$lock"; fi
+            # the temporary files of a job killed before it could remove them
+            rm -f "$(dirname {output:q})/.$(basename {output:q})"*.tmp??????
             echo "haplik flags: {params.flags} --gpu-lock-dir ${{lock:-null}}" >&2
             {params.haplik:q} score {params.flags:q} --gpu-lock-dir "${{lock:-null}}" \
                 --threads {threads} {params.part:q} -o {output:q} {input.dump:q}
@@ -52,11 +54,25 @@ rule merge_tables:
         RESULT,
     log:
         "logs/merge.log",
+    benchmark:
+        "benchmarks/merge.tsv"
     localrule: True
     conda:
         "../../envs/haplik.yaml"
     params:
         haplik=HAPLIK,
         format=OUTPUT_FORMAT.removesuffix(".gz"),
+        others=get_other_results(),
     shell:
-        "{params.haplik:q} merge --output-format {params.format} {input:q} -o {output:q} 2> {log:q}"
+        """
+        (
+            rm -f "$(dirname {output:q})/.$(basename {output:q})"*.tmp??????
+            for old in {params.others:q}; do
+                if [ -e "$old" ]; then
+                    echo "haplik workflow: removed $old, the merged table of an earlier run in another output_format" >&2
+                    rm -f "$old" "$old.meta.json"
+                fi
+            done
+            {params.haplik:q} merge --output-format {params.format} {input:q} -o {output:q}
+        ) 2> {log:q}
+        """

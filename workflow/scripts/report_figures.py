@@ -1,62 +1,67 @@
-"""report_figures.py - the figures and the per-shard table of the Snakemake report.
+"""report_figures.py - the figures and tables of the Snakemake report, from the shards' digests.
 
 Run by the rule report_figures (workflow/rules/report.smk) through Snakemake's `script:`
 directive, or by hand:
 
-    python3 report_figures.py --tables T1.json ... --sources S1.txt ... \
-        --benchmarks B1.tsv ... --shards OUT.tsv --shards-html OUT.html --throughput OUT.svg \
-        --likelihoods OUT.svg [--gatk OUT.svg]
+    python3 report_figures.py --digests D1.json ... --names DUMP/0001 ... \
+        [--steps plan=B.tsv ... split=B.tsv ... merge=B.tsv digest=B.tsv ...] \
+        --summary OUT.html --shards OUT.tsv --shards-html OUT.html --time OUT.svg \
+        --throughput OUT.svg --likelihoods OUT.svg --gatk OUT.svg [--config OUT.json]
 
-Inputs, one per shard and in the same order: the shard's haplik table (json, jsonl or tsv
-with its sidecar TABLE.meta.json; each optionally gzip/BGZF), the file the shard scored (a dump shard, a whole dump, or a genome shard's HaplotypeCaller dump) and the
-scoring job's Snakemake benchmark. Everything shown comes from what haplik wrote: the table
-summary (pairs, cells, seconds, backend, devices, device_ordinals) and its likelihoods.
+The digests (report_shard.py, one per shard, in the order of the merged table) are a few
+kilobytes each, so this job's time and its figures' sizes depend on the shards, not on the
+pairs: histograms of fixed bins, a bar per shard (a histogram of shards beyond MANY_SHARDS),
+never a mark per pair.
 
-|haplik - GATK|: a HaplotypeCaller results file carries GATK's value as the 7th field of each
-record. A region's records are read-major (each read's records, one per haplotype), starting
-at the region's `line`; that line counts in the original dump, which `haplik split` keeps with
-`# source-line N` comments in the shards. So record k of a region is read k // H, haplotype
-k % H; where the table carries the haplotypes, each record's haplotype is checked against it.
+It answers two questions. Where did the time go: the run's wall-clock time from its first
+job's start to this job's end, each step's job-seconds (Snakemake's benchmarks: planning,
+cutting, scoring, digests, merging, figures) and, inside the scoring jobs, haplik's own busy
+times (start-up, reading, scoring, writing; from each job's log) and the rest of the job
+(process start, waiting for a GPU); Snakemake's own time is the wall-clock time in which no
+job ran. Can I trust it: the precision, the pairs redone in double, the backend and devices of
+each shard, haplik's notices, and |haplik - GATK| where the dumps carry GATK's values.
 """
 
 import argparse
 import csv
-import gzip
 import html
 import json
 import math
 import os
 import sys
+import time
 
-import matplotlib
-import matplotlib.ticker
+START = time.time()
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")  # no display on cluster nodes or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 
-# text stays text in the SVGs: searchable, and the CI test finds the titles in the report
+# text stays text in the SVGs: searchable, and the tests find the titles in the report
 plt.rcParams["svg.fonttype"] = "none"
 plt.rcParams["svg.hashsalt"] = "haplik"  # the same figure from the same data, byte for byte
 
-
-SHARDS_HTML_HEAD = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>haplik: per shard</title>
-<style>
+CHECK_TOLERANCE = 1e-4  # haplik check's default (check.tolerance), drawn as a line
+NAMED_SHARDS = 24  # up to this many shards, each bar is named
+MANY_SHARDS = 1000  # beyond this, throughput is a histogram of shards, not a bar each
+TABLE_ROWS = 2000  # the per-shard HTML table's rows at most (the TSV has them all)
+STEPS = ["plan", "split", "score", "digest", "merge"]
+STEP_NAMES = {
+    "plan": "planning (haplik split --plan)",
+    "split": "cutting compressed dumps (haplik split)",
+    "digest": "shard digests for the report",
+    "merge": "merging (haplik merge)",
+    "figures": "the report's figures",
+}
+STYLE = """<style>
 body { font-family: sans-serif; font-size: 14px; margin: 1em; }
-table { border-collapse: collapse; }
+table { border-collapse: collapse; margin-bottom: 1em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #eee; }
-td:first-child, td:nth-child(7), th:first-child, th:nth-child(7) { text-align: left; }
-</style></head><body>
-<table>
-"""
-
-
-# check.tolerance's default (haplik check --help), drawn as a reference line
-CHECK_TOLERANCE = 1e-4
-
-# the most shards whose names label the throughput figure's bars
-NAMED_SHARDS = 24
+td.l, th.l { text-align: left; }
+.bad { color: #b00; font-weight: bold; }
+</style>"""
 
 
 def fail(message):
@@ -65,372 +70,393 @@ def fail(message):
     sys.exit(2)
 
 
-def open_text(path):
-    """Plain, gzip or BGZF (BGZF is gzip to Python), told by the magic bytes."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt")
-    return open(path)
-
-
-def number(v):
-    """A table's or a dump's value as a float: None for null, an empty tsv field or a word that
-    is no number; -inf, inf and nan as they come (GATK writes -Infinity)."""
-    if v is None or isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
+def load_digest(path):
     try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def finite(v):
-    return v is not None and math.isfinite(v)
-
-
-def tsv_table(path):
-    """A tsv table (one header row, a row per pair) and its sidecar PATH.meta.json, in the
-    json table's shape: regions with their first record's line and their likelihood rows."""
-    meta_path = path + ".meta.json"
-    try:
-        with open(meta_path) as f:
-            meta = json.load(f)
-        header, summary = meta["haplik-likelihoods"], meta["summary"]
+        with open(path) as f:
+            d = json.load(f)
+        d["pairs"], d["cells"], d["seconds"], d["lk"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        fail(f"{meta_path}: not the sidecar of a haplik tsv table ({e})")
-    regions = {}
-    with open_text(path) as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        names = next(rows, None)
-        need = ["line", "region_index", "read_index", "haplotype_index", "log10_likelihood"]
-        if names is None or any(n not in names for n in need):
-            fail(f"{path}: not a haplik tsv table (its header lacks {', '.join(need)})")
-        col = {n: names.index(n) for n in names}
-        for k, row in enumerate(rows, start=2):
-            try:
-                g, r, h = (int(row[col[n]]) for n in ("region_index", "read_index", "haplotype_index"))
-                line = int(row[col["line"]]) if row[col["line"]] else None
-                value = number(row[col["log10_likelihood"]]) if row[col["log10_likelihood"]] else None
-            except (IndexError, ValueError):
-                fail(f"{path}:{k}: not a row of a haplik tsv table")
-            region = regions.setdefault(g, {"index": g, "line": line, "rows": {}})
-            region["rows"].setdefault(r, {})[h] = value
-    out = []
-    for g in sorted(regions):
-        rg = regions[g]
-        n_haps = 1 + max((h for row in rg["rows"].values() for h in row), default=-1)
-        lk = [[rg["rows"][r].get(h) for h in range(n_haps)] for r in sorted(rg["rows"])]
-        out.append({"index": g, "line": rg["line"], "log10_likelihoods": lk})
-    return dict(header, regions=out, summary=summary)
+        fail(f"{path}: not a shard digest of report_shard.py ({e})")
+    return d
 
 
-def load_table(path):
-    """A haplik table of any format, in the json table's shape (json: as it is; jsonl: the
-    regions' lines and the summary's last line; tsv: tsv_table)."""
-    name = path[:-3] if path.endswith(".gz") else path
-    if name.endswith(".tsv"):
-        return tsv_table(path)
+def benchmark(path):
+    """(wall-clock seconds, end time) of a Snakemake benchmark, or (None, None)."""
     try:
-        with open_text(path) as f:
-            if name.endswith(".jsonl"):
-                lines = [json.loads(text) for text in f if text.strip()]
-                if not lines or "summary" not in lines[-1]:
-                    raise KeyError("summary")
-                table = dict(lines[-1], regions=lines[:-1])
-            else:
-                table = json.load(f)
-        table["summary"]
-        table["regions"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        fail(f"{path}: not a haplik {'jsonl' if name.endswith('.jsonl') else 'json'} table ({e})")
-    return table
-
-
-def device_label(summary):
-    """What scored the shard: the GPU(s) with their ordinals, or the CPU."""
-    names = summary.get("devices") or []
-    ordinals = summary.get("device_ordinals") or []
-    backend = summary.get("backend", "?")
-    if backend == "cuda" and ordinals:
-        return ", ".join(f"GPU {o}: {n}" for o, n in zip(ordinals, names))
-    if names:
-        return f"{backend}: {', '.join(names)}"
-    return backend
-
-
-def gatk_values(source):
-    """{original line: GATK's value} of the records of a HaplotypeCaller results file; the
-    line numbers are the original dump's (`# source-line N` sets the next line's)."""
-    values = {}
-    lineno = 0
-    with open_text(source) as f:
-        for text in f:
-            lineno += 1
-            if text.startswith("#"):
-                if text.startswith("# source-line "):
-                    lineno = int(text.split()[2]) - 1
-                continue
-            fields = text.split()
-            if len(fields) == 7:
-                value = number(fields[6])  # -Infinity where GATK's double underflows
-                if value is not None and not math.isnan(value):
-                    values[lineno] = (fields[0], value)
-    return values
-
-
-class GatkSource:
-    """GATK's values of one source at a time, read once for all the shards that name it: the
-    shards of a dump read in place all name the whole dump, one after another (each reading
-    it again cost a full pass over the dump per shard)."""
-
-    def __init__(self):
-        self.path = None
-
-    def get(self, source):
-        """(values, record lines in order, {line: its place among them}) of source."""
-        if source != self.path:
-            self.path = None  # a failed read leaves nothing half-made behind
-            values = gatk_values(source)
-            lines = sorted(values)
-            self.known = (values, lines, {line: i for i, line in enumerate(lines)})
-            self.path = source
-        return self.known
-
-
-def differences(table, source, known=None):
-    """|haplik - GATK| per pair of the table's regions whose records carry GATK's value: a
-    number, inf where only one of the two is finite (GATK's -Infinity, which haplik rescues
-    to a finite value), 0 where both are -inf, or None where haplik has no value (null).
-    known: a GatkSource that may hold the source's values already."""
-    values, lines, index = (known or GatkSource()).get(source)
-    if not values:
-        return []
-    out = []
-    for region in table["regions"]:
-        start = index.get(region.get("line"))
-        if start is None:
-            continue
-        rows = region["log10_likelihoods"]
-        n_haps = len(rows[0]) if rows else 0
-        haps = region.get("haplotypes")
-        for r, row in enumerate(rows):
-            for h, ours in enumerate(row):
-                k = start + r * n_haps + h
-                if k >= len(lines):
-                    fail(f"{source}: region at line {region['line']} has fewer records than pairs")
-                hap, theirs = values[lines[k]]
-                if haps is not None and haps[h] != hap:
-                    fail(
-                        f"{source}:{lines[k]}: the record's haplotype is not haplotype {h} of "
-                        f"the region at line {region['line']} (records not read-major?)"
-                    )
-                ours = number(ours)
-                if ours is None or math.isnan(ours):
-                    out.append(None)
-                elif ours == theirs:  # both -inf (an empty sequence) or equal
-                    out.append(0.0)
-                else:
-                    out.append(abs(ours - theirs))
-    return out
-
-
-def shard_name(table_path):
-    """results/tables/DUMP/SHARD.json (.jsonl, .tsv, each maybe .gz) -> DUMP/SHARD"""
-    parent, base = os.path.split(table_path)
-    for ext in (".gz", ".json", ".jsonl", ".tsv"):
-        if base.endswith(ext) and len(base) > len(ext):
-            base = base[: -len(ext)]
-    return f"{os.path.basename(parent)}/{base}"
-
-
-def job_seconds(benchmark):
-    """The scoring job's wall-clock seconds (Snakemake's benchmark `s` column), or None."""
-    try:
-        with open(benchmark) as f:
+        with open(path) as f:
             rows = list(csv.DictReader(f, delimiter="\t"))
-        return float(rows[-1]["s"])
+        return float(rows[-1]["s"]), os.path.getmtime(path)
     except (OSError, KeyError, IndexError, ValueError):
-        return None
+        return None, None
+
+
+def device_label(d):
+    """What scored the shard: the GPU(s) with their ordinals, or the CPU."""
+    names, ordinals = d["devices"], d["device_ordinals"]
+    if d["backend"] == "cuda" and ordinals:
+        return ", ".join(f"GPU {o}: {n}" for o, n in zip(ordinals, names))
+    return f"{d['backend']}: {', '.join(names)}" if names else d["backend"]
+
+
+def plain_notice(text):
+    """haplik's notice, with what a host without a GPU means said plainly."""
+    if "CUDA driver version is insufficient" in text or "no CUDA-capable device" in text:
+        return ("no usable GPU on this host (no NVIDIA driver, or none that this CUDA build "
+                f"can use): the shard was scored on the CPU [haplik: {text}]")
+    return text
+
+
+def union_seconds(intervals):
+    """Seconds covered by at least one (start, end) interval."""
+    total, end = 0.0, None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
 
 
 def no_data(ax, text):
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, wrap=True)
     ax.set_xticks([])
     ax.set_yticks([])
 
 
-def main(a):
-    n = len(a.tables)
-    if len(a.sources) != n or len(a.benchmarks) != n:
-        fail(f"{n} tables, {len(a.sources)} sources, {len(a.benchmarks)} benchmarks: one each per shard")
-    shards, likelihoods, diffs = [], [], []
-    decimals = 6
-    known = GatkSource()
-    for table_path, source, benchmark in zip(a.tables, a.sources, a.benchmarks):
-        table = load_table(table_path)
-        summary = table["summary"]
-        if not isinstance(summary, dict):
-            fail(f"{table_path}: not a haplik table (its summary is not an object)")
-        # a count or a time that is missing or not a number counts as 0
-        count = {k: int(number(summary.get(k)) or 0) for k in ("regions", "pairs", "cells")}
-        seconds = number(summary.get("seconds"))
-        seconds = seconds if finite(seconds) else 0.0
-        d = number(table.get("decimals"))
-        decimals = min(decimals, int(d)) if finite(d) else decimals
-        shards.append(
-            {
-                "shard": shard_name(table_path),
-                **count,
-                "seconds": seconds,
-                # cells per second; haplik's seconds are rounded to ms, so a tiny shard has none
-                "gcups": count["cells"] / seconds / 1e9 if seconds > 0 else None,
-                "device": device_label(summary),
-                "job_seconds": job_seconds(benchmark),
-            }
-        )
-        for region in table["regions"]:
-            for row in region.get("log10_likelihoods") or []:
-                likelihoods.extend(number(v) for v in row)
-        if a.gatk:
-            diffs.extend(differences(table, source, known))
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
-    header = ["shard", "regions", "pairs", "cells", "seconds", "GCUPS", "device", "job wall s"]
-    rows = [
-        [
-            s["shard"], s["regions"], s["pairs"], s["cells"], f"{s['seconds']:.3f}",
-            "" if s["gcups"] is None else f"{s['gcups']:.4f}", s["device"],
-            "" if s["job_seconds"] is None else f"{s['job_seconds']:.2f}",
-        ]
-        for s in shards
-    ]
-    with open(a.shards, "w", newline="") as f:
+
+def time_account(shards, steps):
+    """[(step, job-seconds, jobs)], the scoring split into haplik's busy times and the rest,
+    and the run's wall-clock seconds and Snakemake's own (no job running)."""
+    rows, intervals = [], []
+    for step in STEPS:
+        if step == "score":
+            busy = {k: 0.0 for k in ("startup", "reading", "scoring", "writing")}
+            job = rest = 0.0
+            for d in shards:
+                if d["job_seconds"] is None:
+                    continue
+                job += d["job_seconds"]
+                intervals.append((d["job_end"] - d["job_seconds"], d["job_end"]))
+                b = d["busy"] or {}
+                for k in busy:
+                    busy[k] += b.get(k, 0.0)
+                rest += max(0.0, d["job_seconds"] - sum(b.get(k, 0.0) for k in busy))
+            n = len(shards)
+            rows += [
+                ("scoring: haplik's start-up", busy["startup"], n),
+                ("scoring: haplik reading", busy["reading"], n),
+                ("scoring: haplik scoring", busy["scoring"], n),
+                ("scoring: haplik writing", busy["writing"], n),
+                ("scoring: rest of the job (process start, waiting for a GPU)", rest, n),
+            ]
+            continue
+        seconds, n = 0.0, 0
+        for path in steps.get(step, []):
+            s, end = benchmark(path)
+            if s is None:
+                continue
+            seconds += s
+            n += 1
+            intervals.append((end - s, end))
+        if n:
+            rows.append((STEP_NAMES[step], seconds, n))
+    now = time.time()
+    rows.append((STEP_NAMES["figures"], now - START, 1))
+    intervals.append((START, now))
+    first = min(s for s, _ in intervals)
+    wall = now - first
+    rows.append(("Snakemake itself (no job running)", max(0.0, wall - union_seconds(intervals)), 0))
+    return rows, wall
+
+
+def figure_time(rows, wall, path):
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
+    total = sum(s for _, s, _ in rows) or 1.0
+    names = [n for n, _, _ in rows][::-1]
+    values = [s for _, s, _ in rows][::-1]
+    ax.barh(range(len(rows)), values, color="tab:blue")
+    ax.set_yticks(range(len(rows)), names, fontsize=8)
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.2f} s ({100 * v / total:.1f}%)", va="center", fontsize=8)
+    ax.set_xlim(0, max(values + [1e-3]) * 1.35)
+    ax.set_xlabel("seconds (job-seconds: summed over jobs that ran side by side)")
+    ax.set_title(f"Where did the time go? Run: {wall:.2f} s wall-clock, "
+                 f"{total:.2f} job-seconds", fontsize=10)
+    save(fig, path)
+
+
+def figure_throughput(shards, names, path):
+    """GCUPS per shard that scored pairs, a colour per device; empty shards are not bars."""
+    full = [(i, d) for i, d in enumerate(shards) if d["pairs"] > 0 and d["seconds"] > 0]
+    empty = sum(1 for d in shards if d["pairs"] == 0)
+    n = len(full)
+    note = f" ({empty} empty shard{'s' if empty != 1 else ''} not drawn)" if empty else ""
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * n + 3) if n <= NAMED_SHARDS else 12, 4.5))
+    if not full:
+        no_data(ax, "no shard scored any pair")
+    elif n > MANY_SHARDS:
+        ax.hist([d["cells"] / d["seconds"] / 1e9 for _, d in full], bins=60, color="tab:blue")
+        ax.set_xlabel("GCUPS (cells / haplik's seconds / 1e9)")
+        ax.set_ylabel("shards")
+    else:
+        devices = sorted({device_label(d) for _, d in full})
+        colours = {dv: plt.cm.tab10(k % 10) for k, dv in enumerate(devices)}
+        xs = list(range(n)) if n <= NAMED_SHARDS else [i + 1 for i, _ in full]
+        for dv in devices:
+            sel = [k for k, (_, d) in enumerate(full) if device_label(d) == dv]
+            ax.bar([xs[k] for k in sel], [full[k][1]["cells"] / full[k][1]["seconds"] / 1e9
+                                           for k in sel],
+                   color=colours[dv], label=dv, width=0.8 if n <= NAMED_SHARDS else 1.0)
+        if n <= NAMED_SHARDS:
+            ax.set_xticks(xs, [names[i] for i, _ in full], rotation=60, ha="right", fontsize=8)
+        else:
+            ax.set_xlim(0.5, len(shards) + 0.5)
+            ax.set_xlabel(f"shard (its row in the per-shard table; {len(shards)} shards)")
+        ax.set_ylabel("GCUPS (cells / haplik's seconds / 1e9)")
+        ax.legend(fontsize=8, loc="best")
+    ax.set_title("haplik throughput per shard and device" + note)
+    save(fig, path)
+
+
+def merged(shards, key):
+    out = {}
+    for d in shards:
+        for b, v in (d.get(key) or {}).items():
+            out[int(b)] = out.get(int(b), 0) + v
+    return out
+
+
+def figure_likelihoods(shards, path):
+    hist = merged(shards, "lk")
+    width = shards[0]["lk_bin"] if shards else 0.5
+    pairs = sum(d["pairs"] for d in shards)
+    others = sum(d["lk_other"] for d in shards)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if hist:
+        lo, hi = min(hist), max(hist)
+        edges = [b * width for b in range(lo, hi + 2)]
+        ax.stairs([hist.get(b, 0) for b in range(lo, hi + 1)], edges, fill=True, color="tab:blue")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"log10 likelihood (bins of {width:g})")
+        ax.set_ylabel("pairs")
+    else:
+        no_data(ax, "no pairs" if not pairs else "no finite likelihood")
+    ax.set_title(f"haplik log10 likelihoods ({pairs} pairs"
+                 + (f"; {others} without a finite value, not drawn" if others else "") + ")")
+    save(fig, path)
+
+
+def gatk_account(shards):
+    """The comparison with GATK summed over the shards that carry GATK's values, and the
+    reason none could be made."""
+    total = dict(compared=0, equal=0, one_sided=0, missing=0, over=0)
+    largest, reasons = None, set()
+    for d in shards:
+        g = d.get("gatk")
+        if not g:
+            continue
+        if g.get("none"):
+            reasons.add(g["none"])
+            continue
+        for k in total:
+            total[k] += g[k]
+        if g["largest"] is not None:
+            largest = g["largest"] if largest is None else max(largest, g["largest"])
+    return total, largest, reasons
+
+
+NO_GATK = {
+    "zeros": "the dumps' expected column is all 0: a placeholder, not GATK's values",
+    "placeholder": "the dumps mark their expected column as a placeholder, not GATK's values",
+}
+
+
+def figure_gatk(shards, path, gatk_asked):
+    total, largest, reasons = gatk_account(shards)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    hist = {}
+    for d in shards:
+        g = d.get("gatk") or {}
+        for b, v in (g.get("diff") or {}).items():
+            hist[int(b)] = hist.get(int(b), 0) + v
+    if not gatk_asked or not total["compared"]:
+        why = ("no dump carries GATK's values (batch files)" if not gatk_asked
+               else "; ".join(sorted(NO_GATK.get(r, r) for r in reasons)) or "no pair compared")
+        no_data(ax, f"no comparison with GATK:\n{why}")
+        ax.set_title("|haplik - GATK|: not compared")
+        save(fig, path)
+        return total, largest, reasons
+    width = 0.1
+    for d in shards:
+        if (d.get("gatk") or {}).get("diff_bin"):
+            width = d["gatk"]["diff_bin"]
+    notes = "".join(f"; {v} {k}" for k, v in (("equal", total["equal"]),
+                                              ("finite on one side only", total["one_sided"]),
+                                              ("without haplik's value", total["missing"])) if v)
+    if hist:
+        lo, hi = min(hist), max(hist)
+        edges = [10 ** (b * width) for b in range(lo, hi + 2)]
+        ax.stairs([hist.get(b, 0) for b in range(lo, hi + 1)], edges, fill=True, color="tab:blue")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axvline(CHECK_TOLERANCE, color="tab:red", linestyle="--", linewidth=1)
+        ax.text(CHECK_TOLERANCE, ax.get_ylim()[1], f" haplik check's default tolerance {CHECK_TOLERANCE:g}",
+                color="tab:red", fontsize=8, va="top")
+        ax.set_xlabel("|haplik - GATK| (log10 units)")
+        ax.set_ylabel("pairs")
+    else:
+        no_data(ax, "every compared pair equal (or not finite on both sides)")
+    big = f", largest {largest:.3g}" if largest is not None else ""
+    ax.set_title(f"|haplik - GATK| ({total['compared']} pairs{big}; {total['over']} above "
+                 f"{CHECK_TOLERANCE:g}{notes})", fontsize=9)
+    save(fig, path)
+    return total, largest, reasons
+
+
+def cell(text, left=False, cls=None):
+    attrs = (' class="l"' if left else "") if not cls else f' class="{cls}"'
+    return f"<td{attrs}>{html.escape(str(text))}</td>"
+
+
+def write_shards(shards, names, tsv_path, html_path):
+    header = ["shard", "regions", "pairs", "cells", "seconds", "GCUPS", "device", "job wall s",
+              "start-up s", "reading s", "scoring s", "writing s", "double recomputed", "note"]
+    rows = []
+    for name, d in zip(names, shards):
+        b = d["busy"] or {}
+        g = d["cells"] / d["seconds"] / 1e9 if d["seconds"] > 0 and d["pairs"] else None
+        rows.append([
+            name, d["regions"], d["pairs"], d["cells"], f"{d['seconds']:.3f}",
+            "" if g is None else f"{g:.4f}", device_label(d),
+            "" if d["job_seconds"] is None else f"{d['job_seconds']:.2f}",
+            *("" if k not in b else f"{b[k]:.3f}" for k in ("startup", "reading", "scoring", "writing")),
+            d["double_recomputed"], "empty shard" if d["pairs"] == 0 else "",
+        ])
+    with open(tsv_path, "w", newline="") as f:
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(header)
         w.writerows(rows)
-
-    # the same table in HTML: the report shows HTML (and images) inline, a TSV only as a download
-    with open(a.shards_html, "w") as f:
-        f.write(SHARDS_HTML_HEAD)
+    with open(html_path, "w") as f:
+        f.write(f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>haplik: per shard'
+                f"</title>{STYLE}</head><body>\n<table>\n")
         f.write("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>\n")
-        for row in rows:
-            f.write("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>\n")
-        total_cells = sum(s["cells"] for s in shards)
-        total_seconds = sum(s["seconds"] for s in shards)
-        f.write(
-            f"</table><p>{len(shards)} shards, {sum(s['pairs'] for s in shards)} pairs, "
-            f"{total_cells} cells in {total_seconds:.3f} s of haplik's time summed over the "
-            f"shards.</p></body></html>\n"
-        )
+        for row in rows[:TABLE_ROWS]:
+            f.write("<tr>" + "".join(cell(c, left=k in (0, 6, 13)) for k, c in enumerate(row)) + "</tr>\n")
+        f.write("</table>\n")
+        if len(rows) > TABLE_ROWS:
+            f.write(f"<p>The first {TABLE_ROWS} of {len(rows)} shards; shards.tsv has them all.</p>\n")
+        empty = sum(1 for d in shards if d["pairs"] == 0)
+        f.write(f"<p>{len(shards)} shards ({empty} empty), {sum(d['pairs'] for d in shards)} pairs, "
+                f"{sum(d['cells'] for d in shards)} cells in {sum(d['seconds'] for d in shards):.3f} s "
+                "of haplik's time summed over the shards.</p></body></html>\n")
 
-    # throughput per shard, one colour per device; up to NAMED_SHARDS shards each bar is
-    # named, beyond that the figure keeps its width and the bars are numbered as the rows of
-    # the per-shard table (names would overlap, and a figure a shard wide would not fit)
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * n + 3) if n <= NAMED_SHARDS else 12, 4.5))
-    devices = sorted({s["device"] for s in shards})
-    colours = {d: plt.cm.tab10(i % 10) for i, d in enumerate(devices)}
-    xs = list(range(n)) if n <= NAMED_SHARDS else list(range(1, n + 1))
-    ys = [s["gcups"] or 0.0 for s in shards]
-    for d in devices:
-        sel = [i for i in range(n) if shards[i]["device"] == d]
-        ax.bar([xs[i] for i in sel], [ys[i] for i in sel], color=colours[d], label=d,
-               width=0.8 if n <= NAMED_SHARDS else 1.0)
-    if n <= NAMED_SHARDS:
-        ax.set_xticks(xs, [s["shard"] for s in shards], rotation=60, ha="right", fontsize=8)
+
+def write_summary(path, shards, rows, wall, gatk, gatk_asked):
+    total_js = sum(s for _, s, _ in rows) or 1.0
+    pairs = sum(d["pairs"] for d in shards)
+    recomputed = sum(d["double_recomputed"] for d in shards)
+    precisions = sorted({str(d["precision"]) for d in shards})
+    by_device = {}
+    for d in shards:
+        by_device.setdefault(device_label(d), [0, 0])
+        by_device[device_label(d)][0] += 1
+        by_device[device_label(d)][1] += d["pairs"]
+    notices = {}
+    for d in shards:
+        for n in d["notices"]:
+            if " pairs, " in n and "cells in" in n:
+                continue  # the summary line, shown per shard already
+            notices[plain_notice(n)] = notices.get(plain_notice(n), 0) + 1
+    out = [f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>haplik: the run</title>{STYLE}'
+           "</head><body>\n<h2>Where did the time go?</h2>\n"
+           f"<p>The run took {wall:.2f} s wall-clock from its first job's start to the end of the "
+           f"figures job, {total_js:.2f} job-seconds in all.</p>\n<table>\n"
+           "<tr><th class='l'>step</th><th>jobs</th><th>seconds</th><th>share</th></tr>\n"]
+    for name, s, n in rows:
+        out.append(f"<tr>{cell(name, True)}{cell(n or '')}{cell(f'{s:.3f}')}"
+                   f"{cell(f'{100 * s / total_js:.1f}%')}</tr>\n")
+    empty = sum(1 for d in shards if d["pairs"] == 0)
+    out.append(f"</table>\n<p>{len(shards)} shards, {empty} of them empty (no pairs: marked in the "
+               "per-shard table, not drawn in the throughput).</p>\n<h2>Can I trust it?</h2>\n<ul>\n")
+    out.append(f"<li>{pairs} pairs scored in precision {html.escape(', '.join(precisions))}; "
+               f"{recomputed} redone in double (mixed precision: a float sum below "
+               "model.float_threshold is computed again in double).</li>\n")
+    for dv, (n, p) in sorted(by_device.items()):
+        out.append(f"<li>{html.escape(dv)}: {n} shard{'s' if n != 1 else ''}, {p} pairs.</li>\n")
+    total, largest, reasons = gatk
+    if not gatk_asked:
+        out.append("<li>No comparison with GATK: no dump carries GATK's values (batch files).</li>\n")
+    elif not total["compared"]:
+        why = "; ".join(sorted(NO_GATK.get(r, r) for r in reasons)) or "no pair could be matched"
+        out.append(f"<li class='bad'>No comparison with GATK: {html.escape(why)}.</li>\n")
     else:
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=20, integer=True))
-        ax.set_xlim(0.5, n + 0.5)
-        ax.set_xlabel(f"shard (its row in the per-shard table; {n} shards)")
-    ax.set_ylabel("GCUPS (cells / haplik's seconds / 1e9)")
-    ax.set_title("haplik throughput per shard and device")
-    if devices:
-        ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    fig.savefig(a.throughput)
-    plt.close(fig)
+        cls = " class='bad'" if total["over"] else ""
+        out.append(f"<li{cls}>Against GATK's values: {total['compared']} pairs compared, "
+                   f"{total['over']} differ by more than {CHECK_TOLERANCE:g} (haplik check's "
+                   f"default tolerance); largest difference "
+                   f"{'none' if largest is None else f'{largest:.3g}'}; {total['equal']} equal, "
+                   f"{total['one_sided']} finite on one side only, {total['missing']} without "
+                   f"haplik's value.</li>\n")
+        if reasons:
+            out.append(f"<li>Not compared: {html.escape('; '.join(sorted(NO_GATK.get(r, r) for r in reasons)))}.</li>\n")
+    for n, k in sorted(notices.items()):
+        out.append(f"<li>haplik said, in {k} shard{'s' if k != 1 else ''}: {html.escape(n)}</li>\n")
+    out.append("</ul></body></html>\n")
+    with open(path, "w") as f:
+        f.write("".join(out))
 
-    # the likelihoods: the finite ones drawn, the others (null, -inf) counted in the title
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    drawn = [v for v in likelihoods if finite(v)]
-    if drawn:
-        ax.hist(drawn, bins=60, color="tab:blue")
-        ax.set_yscale("log")
-        ax.set_xlabel("log10 likelihood")
-        ax.set_ylabel("pairs")
-    else:
-        no_data(ax, "no pairs" if not likelihoods else "no finite likelihood")
-    others = len(likelihoods) - len(drawn)
-    ax.set_title(f"haplik log10 likelihoods ({len(likelihoods)} pairs"
-                 + (f"; {others} without a finite value, not drawn" if others else "") + ")")
-    fig.tight_layout()
-    fig.savefig(a.likelihoods)
-    plt.close(fig)
 
-    if a.gatk:
-        if not diffs:
-            fail("the dumps looked like HaplotypeCaller results files, yet no pair had a GATK value")
-        # pairs where only one side is finite (GATK's -Infinity) or haplik has no value are
-        # counted in the title, not drawn
-        apart = sum(1 for d in diffs if d is not None and not math.isfinite(d))
-        missing = sum(1 for d in diffs if d is None)
-        compared = len(diffs)
-        diffs = [d for d in diffs if finite(d)]
-        notes = (f"; {apart} finite on one side only" if apart else "") + (
-            f"; {missing} without haplik's value" if missing else "")
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        if not diffs:
-            no_data(ax, "no pair finite on both sides")
-            ax.set_title(f"|haplik - GATK| per pair ({compared} pairs{notes})")
-            fig.tight_layout()
-            fig.savefig(a.gatk)
-            plt.close(fig)
-            return
-        # the table holds `decimals` digits, so differences are multiples of 10^-decimals; a
-        # difference of 0 would vanish on a log axis, so it is drawn a decade below that
-        floor = 10.0 ** -(decimals + 1)
-        ax.plot(range(len(diffs)), [max(d, floor) for d in diffs], ".", markersize=3)
-        ax.axhline(CHECK_TOLERANCE, color="tab:red", linestyle="--", linewidth=1)
-        ax.text(0, CHECK_TOLERANCE * 1.3, f"haplik check's default tolerance {CHECK_TOLERANCE:g}",
-                color="tab:red", fontsize=8)
-        ax.set_yscale("log")
-        ax.set_ylim(floor / 3, max(max(diffs), CHECK_TOLERANCE) * 5)
-        ax.set_xlabel("pair (in table order)")
-        ax.set_ylabel(f"|haplik - GATK| (log10 units; 0 drawn at {floor:g})")
-        ax.set_title(f"|haplik - GATK| per pair ({compared} pairs, largest {max(diffs):.3g}{notes})")
-        fig.tight_layout()
-        fig.savefig(a.gatk)
-        plt.close(fig)
+def main(a):
+    if len(a.names) != len(a.digests):
+        fail(f"{len(a.digests)} digests, {len(a.names)} names: one each per shard")
+    shards = [load_digest(p) for p in a.digests]
+    steps = {}
+    for item in a.steps:
+        step, _, path = item.partition("=")
+        steps.setdefault(step, []).append(path)
+    gatk_asked = any("gatk" in d for d in shards)
+    write_shards(shards, a.names, a.shards, a.shards_html)
+    figure_throughput(shards, a.names, a.throughput)
+    figure_likelihoods(shards, a.likelihoods)
+    gatk = figure_gatk(shards, a.gatk, gatk_asked)
+    if a.config:
+        with open(a.config, "w") as f:
+            json.dump(a.run_config, f, indent=1)
+    # last: the time figure counts this job's own time up to here
+    rows, wall = time_account(shards, steps)
+    write_summary(a.summary, shards, rows, wall, gatk, gatk_asked)
+    figure_time(rows, wall, a.time)
 
 
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--tables", nargs="*", default=[])
-    p.add_argument("--sources", nargs="*", default=[])
-    p.add_argument("--benchmarks", nargs="*", default=[])
-    p.add_argument("--shards", required=True)
-    p.add_argument("--shards-html", required=True)
-    p.add_argument("--throughput", required=True)
-    p.add_argument("--likelihoods", required=True)
-    p.add_argument("--gatk")
-    return p.parse_args(argv)
+    p.add_argument("--digests", nargs="*", default=[])
+    p.add_argument("--names", nargs="*", default=[])
+    p.add_argument("--steps", nargs="*", default=[])
+    for name in ("summary", "shards", "shards-html", "time", "throughput", "likelihoods", "gatk"):
+        p.add_argument(f"--{name}", required=True)
+    p.add_argument("--config")
+    a = p.parse_args(argv)
+    a.run_config = None
+    return a
 
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821 (given by Snakemake's script directive)
     sys.stderr = open(sm.log[0], "w")
-    main(
-        argparse.Namespace(
-            tables=list(sm.input.tables),
-            sources=list(sm.input.sources),
-            benchmarks=list(sm.input.benchmarks),
-            shards=sm.output.shards,
-            shards_html=sm.output.shards_html,
-            throughput=sm.output.throughput,
-            likelihoods=sm.output.likelihoods,
-            gatk=sm.output.get("gatk"),
-        )
-    )
+    out = sm.output
+    main(argparse.Namespace(
+        digests=list(sm.input.digests), names=list(sm.params.names),
+        steps=[f"{step}={path}" for step in STEPS for path in sm.input.get(f"bench_{step}", [])],
+        summary=out.summary, shards=out.shards, shards_html=out.shards_html, time=out.time,
+        throughput=out.throughput, likelihoods=out.likelihoods, gatk=out.gatk,
+        config=out.run_config, run_config=dict(sm.config)))
 elif __name__ == "__main__":
     main(parse())
