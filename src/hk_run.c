@@ -23,6 +23,7 @@
 #include "hk_reader.h"
 #include "hk_split.h"
 #include "hk_table.h"
+#include "hk_text.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -49,6 +50,10 @@ typedef struct {
     const hk_split_part_t *part;   /* --plan: the one input's part read in place, else NULL */
     char **inputs;
     int    n_inputs;
+    char **shown;             /* the name the table gives each input: a shard's own
+                                 "# source-input" name (hk_split.h, set as it is opened),
+                                 else NULL: its name in inputs */
+    const char **names;       /* the table's names: shown[i] or inputs[i] */
     size_t batch_pairs;
     int    parse_threads;     /* threads that read (scan and normalise) each batch */
     int    check;             /* compare with expected values */
@@ -214,6 +219,29 @@ static void batch_read(run_t *r, hk_batch_t *b)
 /* The reader's report that a full batch is set (hk_reader_set_ready). */
 static void batch_ready(hk_batch_t *b, void *arg) { batch_read(arg, b); }
 
+/* The name a regular file's first line, or second after a '#' header, gives
+ * it, "# source-input NAME" (a shard that `haplik split` cut), unescaped;
+ * NULL when it has none (or is no regular file: a pipe cannot be read twice). */
+static char *source_input(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) return NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    char head[4096];
+    const size_t n = fread(head, 1, sizeof head - 1, fp);
+    fclose(fp);
+    head[n] = '\0';
+    const size_t tag = strlen(HK_SPLIT_SOURCE_TAG);
+    const char *line = head, *end = memchr(head, '\n', n);
+    if (end && head[0] == '#' && strncmp(head, HK_SPLIT_SOURCE_TAG, tag)) {
+        line = end + 1;
+        end = memchr(line, '\n', n - (size_t)(line - head));
+    }
+    if (!end || strncmp(line, HK_SPLIT_SOURCE_TAG, tag)) return NULL;
+    return hk_text_unescape(line + tag, (size_t)(end - line) - tag);
+}
+
 /* The reader of path, or NULL with the failure's status in *st (logged). */
 static hk_reader_t *open_input(run_t *r, const char *path, hk_status_t *st)
 {
@@ -275,6 +303,9 @@ static void *read_stage(void *arg)
             if (r->next_input == r->n_inputs) break;
             hk_status_t opened = HK_OK;
             r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], &opened);
+            /* before any of its regions is read, so before the writer names them */
+            if (r->rd && (r->shown[r->next_input] = source_input(r->inputs[r->next_input])))
+                r->names[r->next_input] = r->shown[r->next_input];
             if (r->next_input < 32) trace(r, r->early ? "input switched, opened early" : "input opened", r->next_input);
             r->early = NULL;
             r->next_input++;
@@ -451,7 +482,7 @@ static hk_status_t run(run_t *r, const char *output)
     trace(r, "engine open, batches read ahead", read_ahead);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
-        if (!(r->table = hk_table_open(output, c, (const char *const *)r->inputs, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
+        if (!(r->table = hk_table_open(output, c, r->names, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
     }
     if ((rc = pthread_create(&writer, NULL, write_stage, r))) {
         hk_log_error("cannot start a thread: %s", strerror(rc));
@@ -527,7 +558,20 @@ hk_status_t hk_run(const hk_config_t *c, char **inputs, int n_inputs, const hk_s
                    const char *output, int check, hk_run_stats_t *stats)
 {
     run_t r = { .cfg = c, .part = part, .inputs = inputs, .n_inputs = n_inputs, .check = check };
+    r.shown = calloc((size_t)n_inputs + 1, sizeof *r.shown);
+    r.names = calloc((size_t)n_inputs + 1, sizeof *r.names);
+    if (!r.shown || !r.names) {
+        free(r.shown);
+        free(r.names);
+        *stats = (hk_run_stats_t){ 0 };
+        hk_log_error("out of memory");
+        return HK_E_NOMEM;
+    }
+    for (int i = 0; i < n_inputs; i++) r.names[i] = inputs[i];
     const hk_status_t status = run(&r, output);
+    for (int i = 0; i < n_inputs; i++) free(r.shown[i]);
+    free(r.shown);
+    free(r.names);
     *stats = (hk_run_stats_t){
         .regions = r.regions, .pairs = r.pairs, .compared = r.compared, .over = r.over,
         .no_expected = r.no_expected, .expected_neg_inf = r.expected_neg_inf,

@@ -150,7 +150,28 @@ typedef struct {
     char            *header;     /* the input's results-file header line, if seen */
     const char      *std_header; /* the format's header line (NULL: it has none) */
     const char      *prefix;     /* how its header line starts */
+    char            *source;     /* the input's name, escaped, for HK_SPLIT_SOURCE_TAG */
+    int              source_due; /* the first shard's tag is still to be written */
 } copier_t;
+
+/* The escaped text of a "# source-input" tag naming name[0, n). */
+static char *source_text(const char *name, size_t n)
+{
+    char *out = malloc(2 * n + 1), *p = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char c = name[i];
+        if (c == '\\' || c == '\n' || c == '\r') *p++ = '\\';
+        *p++ = c == '\n' ? 'n' : c == '\r' ? 'r' : c;
+    }
+    *p = '\0';
+    return out;
+}
+
+HK_RESULT_USED static hk_status_t put_source(const copier_t *c, FILE *fp)
+{
+    return fprintf(fp, HK_SPLIT_SOURCE_TAG "%s\n", c->source) < 0 ? HK_E_RUNTIME : HK_OK;
+}
 
 HK_RESULT_USED static hk_status_t put_line(FILE *fp, const char *s, size_t n)
 {
@@ -164,9 +185,11 @@ HK_RESULT_USED static hk_status_t enter_shard(copier_t *c, int k, const split_re
     FILE *fp = c->out[k];
     const int first_shard = c->cur < 0;
     c->cur = k;
-    if (first_shard) return HK_OK;
+    /* the first shard's tag: after the input's header, once an old tag is read */
+    if (first_shard) return c->source_due = 1, HK_OK;
     const char *h = c->header ? c->header : c->std_header;
     if (h && put_line(fp, h, strlen(h))) return HK_E_RUNTIME;
+    if (put_source(c, fp)) return HK_E_RUNTIME;
     if (next && next->name && fprintf(fp, "# region %s\n", next->name) < 0) return HK_E_RUNTIME;
     return HK_OK;
 }
@@ -177,8 +200,8 @@ static int finish_empty_shards(copier_t *c, const int *written)
 {
     for (int k = 0; k < c->p->n_shards; k++) {
         const char *h = c->header ? c->header : c->std_header;
-        if (written[k] || !h) continue;
-        if (put_line(c->out[k], h, strlen(h))) return k;
+        if (written[k]) continue;
+        if ((h && put_line(c->out[k], h, strlen(h))) || put_source(c, c->out[k])) return k;
     }
     return -1;
 }
@@ -218,8 +241,23 @@ hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *na
     }
     long ln = 0;
     size_t ri = 0;   /* the region holding line ln, or the next one */
+    if (!(c.source = source_text(p->path, strlen(p->path)))) {
+        hk_log_error("out of memory");
+        status = HK_E_NOMEM;
+        goto done;
+    }
     while ((got = bgzf_getline(in, '\n', &line)) >= 0) {
         ln++;
+        /* a shard's own tag (after its header): its shards keep the name it gives */
+        if (ln <= 2 && !strncmp(line.s, HK_SPLIT_SOURCE_TAG, strlen(HK_SPLIT_SOURCE_TAG))) {
+            free(c.source);
+            if (!(c.source = strdup(line.s + strlen(HK_SPLIT_SOURCE_TAG)))) {
+                hk_log_error("out of memory");
+                status = HK_E_NOMEM;
+                goto done;
+            }
+            continue;
+        }
         while (ri < p->n_reg && p->reg[ri].last < ln) ri++;
         const split_region_t *rg = ri < p->n_reg ? &p->reg[ri] : NULL;
         const int k = rg ? rg->shard : p->n_reg ? p->reg[p->n_reg - 1].shard : 0;
@@ -231,10 +269,16 @@ hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *na
             status = HK_E_NOMEM;
             goto done;
         }
+        const int is_header = ln == 1 && c.prefix && !strncmp(line.s, c.prefix, strlen(c.prefix));
+        if (c.source_due && !is_header) {
+            c.source_due = 0;
+            if (put_source(&c, out[k])) { wfail = k; break; }
+        }
         if (rg && ln == rg->first && fprintf(out[k], "# source-line %ld\n", rg->line) < 0)
             { wfail = k; break; }
         if (put_line(out[k], line.s, line.l)) { wfail = k; break; }
     }
+    if (wfail < 0 && c.source_due && put_source(&c, out[c.cur])) wfail = c.cur;
     if (wfail < 0) wfail = finish_empty_shards(&c, written);
     if (wfail >= 0) {
         hk_log_error("%s: write failed: %s", names[wfail], strerror(errno));
@@ -253,6 +297,7 @@ done:
     if (in) bgzf_close(in);
     ks_free(&line);
     free(c.header);
+    free(c.source);
     free(written);
     return status;
 }

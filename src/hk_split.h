@@ -10,7 +10,10 @@
  * scoring a shard reports the original line, and each shard begins with what
  * it needs to read the same regions on its own (the results file's header,
  * the region tag in force). So the shards' tables, concatenated in order, are
- * the table of the whole input.
+ * the table of the whole input. Each shard's first line is "# source-input
+ * NAME", the input's name (or the name its own first line gives, a shard of a
+ * shard) with \\, newline and carriage return escaped as \\\\ \\n \\r: the
+ * name a tsv table of the shard gives as its rows' input (hk_run).
  */
 #ifndef HK_SPLIT_H
 #define HK_SPLIT_H
@@ -18,6 +21,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "hk_types.h"
+
+#define HK_SPLIT_SOURCE_TAG "# source-input "
 
 typedef struct hk_split_plan hk_split_plan_t;
 

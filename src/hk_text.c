@@ -157,3 +157,32 @@ const char *hk_text_json_strict(const char *s, size_t n, size_t *at)
     }
     return NULL;
 }
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+char *hk_text_unescape(const char *s, size_t n)
+{
+    char *out = malloc(n + 1), *p = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 == n) { *p++ = s[i]; continue; }
+        const char e = s[i + 1];
+        int hi, lo;
+        if (e == '\\' || e == 't' || e == 'n' || e == 'r') {
+            *p++ = e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : '\\';
+            i++;
+        } else if (e == 'x' && i + 3 < n && (hi = hex_digit(s[i + 2])) >= 0 &&
+                   (lo = hex_digit(s[i + 3])) >= 0) {
+            *p++ = (char)(hi << 4 | lo);
+            i += 3;
+        } else {
+            *p++ = s[i];
+        }
+    }
+    *p = '\0';
+    return out;
+}

@@ -31,6 +31,11 @@ char *hk_text_utf8_fix(const char *s, size_t n, size_t *len);
  * when none is that near (or word is one of them). Ties: the first. */
 const char *hk_text_nearest(const char *word, const char *const *names, size_t n);
 
+/* A copy of s[0, n) with the escapes of a tsv field undone (\\ \t \n \r and \xNN;
+ * any other backslash stays), NUL-terminated. Free with free(); NULL when out
+ * of memory. */
+char *hk_text_unescape(const char *s, size_t n);
+
 /* What cJSON accepts and RFC 8259 does not, in the JSON text s[0, n) that
  * cJSON has parsed: a raw control character (in a string, or outside one but
  * JSON's whitespace: tab, LF, CR), a number such as 01, +1, .5 or 1. . Returns NULL when

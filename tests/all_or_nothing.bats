@@ -249,7 +249,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     grep -q -- "-1.23456789012345e+00" s1
     grep -q "# a comment of the user" s1
     # concatenated (tags aside) the shards are the input's lines
-    cat s1 s2 s3 | grep -v '^# source-line\|^# hap-bases\|^# region' > got
+    cat s1 s2 s3 | grep -v '^# source-line\|^# source-input\|^# hap-bases\|^# region' > got
     grep -v '^# hap-bases\|^# region' in.txt > want
     cmp got want
     hk score --backend cpu in.txt -o whole.json

@@ -57,6 +57,26 @@ for r in rows:
 PY
 }
 
+@test "tsv: shards' rows name the dump that was split, whatever its name, also after a second split" {
+    # a compressed dump (the workflow's case: it cannot be read in place), named with a
+    # backslash, a tab, a newline and letters beyond ASCII
+    local name=$'d\\ump\t\nx \u00e9chantillon.txt.gz' i
+    gzip -c "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" >"$name"
+    run -0 hk split --quiet "$name" s1.txt s2.txt s3.txt
+    for i in 1 2 3; do score -o "s$i.tsv" "s$i.txt"; done
+    run -0 hk merge --quiet -o merged.tsv s1.tsv s2.tsv s3.tsv
+    score -o whole.tsv "$name"
+    run -0 diff whole.tsv merged.tsv
+    # a shard cut again keeps the dump's name
+    run -0 hk split --quiet s1.txt t1.txt t2.txt
+    for i in 1 2; do score -o "t$i.tsv" "t$i.txt"; done
+    run -0 hk merge --quiet -o merged.tsv t1.tsv t2.tsv s2.tsv s3.tsv
+    run -0 diff whole.tsv merged.tsv
+    # json tables do not change: no input column
+    score -o s1.json s1.txt
+    run -0 $TABLE valid s1.json
+}
+
 @test "shards are balanced by cells: none exceeds its share by more than one region" {
     hk split "$DATA/1m.in" a.in b.in c.in
     score -o whole.json "$DATA/1m.in"

@@ -32,6 +32,8 @@ import os
 import re
 import sys
 
+import numpy as np
+
 LK_BIN = 0.5  # log10 units
 DIFF_BIN = 0.1  # decades
 CHECK_TOLERANCE = 1e-4  # haplik check's default (check.tolerance)
@@ -67,8 +69,16 @@ def number(v):
         return None
 
 
+def floats(values):
+    """A list of table values as a float array, null (None) as NaN."""
+    try:
+        return np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        return np.array([np.nan if number(v) is None else number(v) for v in values], dtype=float)
+
+
 class Digest:
-    """The histograms and counts of one shard."""
+    """The histograms and counts of one shard, from arrays of values."""
 
     def __init__(self):
         self.lk = {}  # bin -> pairs
@@ -80,37 +90,46 @@ class Digest:
         self.expected_nonzero = False
         self.expected_seen = 0
 
-    def likelihood(self, v):
-        if v is None or not math.isfinite(v):
-            self.lk_other += 1
-            return
-        b = math.floor(v / LK_BIN)
-        self.lk[b] = self.lk.get(b, 0) + 1
-        self.lk_min = v if self.lk_min is None or v < self.lk_min else self.lk_min
-        self.lk_max = v if self.lk_max is None or v > self.lk_max else self.lk_max
+    @staticmethod
+    def _count(into, bins):
+        keys, counts = np.unique(bins, return_counts=True)
+        for k, c in zip(keys.tolist(), counts.tolist()):
+            into[k] = into.get(k, 0) + c
+
+    def likelihoods(self, v):
+        ok = np.isfinite(v)
+        self.lk_other += int(v.size - ok.sum())
+        v = v[ok]
+        if v.size:
+            self._count(self.lk, np.floor(v / LK_BIN).astype(np.int64))
+            lo, hi = float(v.min()), float(v.max())
+            self.lk_min = lo if self.lk_min is None else min(lo, self.lk_min)
+            self.lk_max = hi if self.lk_max is None else max(hi, self.lk_max)
 
     def against(self, ours, theirs):
-        """haplik's value against GATK's (theirs: a float, -inf allowed)."""
-        self.expected_seen += 1
-        self.expected_nonzero = self.expected_nonzero or theirs != 0.0
+        """haplik's values against GATK's (arrays of one length; theirs may hold -inf)."""
         n = self.n
-        n["compared"] += 1
-        if ours is None or math.isnan(ours):
-            n["missing"] += 1
-        elif ours == theirs:
-            n["equal"] += 1
-        elif not (math.isfinite(ours) and math.isfinite(theirs)):
-            n["one_sided"] += 1
-        else:
-            d = abs(ours - theirs)
-            n["over"] += d > CHECK_TOLERANCE
-            self.largest = d if self.largest is None or d > self.largest else self.largest
-            b = math.floor(math.log10(d) / DIFF_BIN)
-            self.diff[b] = self.diff.get(b, 0) + 1
+        self.expected_seen += int(theirs.size)
+        self.expected_nonzero = self.expected_nonzero or bool(np.any(theirs != 0.0))
+        n["compared"] += int(theirs.size)
+        missing = np.isnan(ours)
+        equal = ~missing & (ours == theirs)
+        both = np.isfinite(ours) & np.isfinite(theirs) & ~equal
+        n["missing"] += int(missing.sum())
+        n["equal"] += int(equal.sum())
+        n["one_sided"] += int((~missing & ~equal & ~both).sum())
+        d = np.abs(ours[both] - theirs[both])
+        if d.size:
+            n["over"] += int((d > CHECK_TOLERANCE).sum())
+            big = float(d.max())
+            self.largest = big if self.largest is None else max(big, self.largest)
+            self._count(self.diff, np.floor(np.log10(d) / DIFF_BIN).astype(np.int64))
 
 
 def tsv_rows(path, digest, gatk):
-    """A tsv table's rows into the digest; its summary and header from the sidecar."""
+    """A tsv table's rows into the digest; its summary and header from the sidecar. A pair
+    whose `expected` field is empty (GATK's -Infinity, or a dump without values) is not
+    compared."""
     meta_path = path + ".meta.json"
     try:
         with open(meta_path) as f:
@@ -124,15 +143,19 @@ def tsv_rows(path, digest, gatk):
             fail(f"{path}: not a haplik tsv table (its header lacks log10_likelihood)")
         k = names.index("log10_likelihood")
         e = names.index("expected") if gatk and "expected" in names else None
-        for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
-            if len(row) <= k:
-                fail(f"{path}: a row of {len(row)} fields")
-            ours = number(row[k]) if row[k] else None
-            digest.likelihood(ours)
-            if e is not None and row[e]:
-                # an empty expected field: GATK's -Infinity or no value; the dump's own text
-                # is not at hand here, so such pairs are counted apart, not compared
-                digest.against(ours, float(row[e]))
+        while True:
+            rows = [line.rstrip("\n").split("\t") for line in f.readlines(1 << 24)]
+            if not rows:
+                break
+            try:
+                ours = floats([r[k] or "nan" for r in rows])
+                digest.likelihoods(ours)
+                if e is not None:
+                    theirs = floats([r[e] or "nan" for r in rows])
+                    have = ~np.isnan(theirs)
+                    digest.against(ours[have], theirs[have])
+            except IndexError:
+                fail(f"{path}: a row of too few fields")
     return dict(header, summary=summary)
 
 
@@ -168,62 +191,69 @@ def plan_part(plan, part):
 
 
 def gatk_values(source, rng=None):
-    """[(line, haplotype, GATK's value)] of the records of a HaplotypeCaller results file (or
-    of the byte range rng = (start, end, first line) of it), lines as the table counts them
-    (`# source-line N` sets the next line's). None when the dump is marked as holding a
-    placeholder."""
-    out = []
-    lineno = 0
+    """(line numbers, haplotypes, GATK's values) of the records of a HaplotypeCaller results
+    file (or of the byte range rng = (start, end, first line) of it), lines as the table counts
+    them (`# source-line N` sets the next line's); None when the dump is marked as holding a
+    placeholder. A record is a line of 7 fields; its value may be -Infinity."""
     with open_text(source) if rng is None else open(source, "rb") as f:
         if rng is None:
-            lines = f
+            data, first = f.read().encode("utf-8", "replace"), 1
         else:
             start, end, first = rng
             f.seek(start)
-            lines = (b.decode("utf-8", "replace") for b in f.read(end - start).split(b"\n"))
-            lineno = first - 1
-        for text in lines:
-            lineno += 1
-            if text.startswith("#"):
-                if text.startswith(PLACEHOLDER_MARK):
-                    return None
-                if text.startswith("# source-line "):
-                    lineno = int(text.split()[2]) - 1
-                continue
-            fields = text.split()
-            if len(fields) == 7:
-                value = number(fields[6])
-                if value is not None and not math.isnan(value):
-                    out.append((lineno, fields[0], value))
-    return out
+            data = f.read(end - start)
+    lines = data.split(b"\n")
+    number_of = np.arange(first, first + len(lines), dtype=np.int64)
+    for i, text in enumerate(lines):
+        if text.startswith(b"#"):
+            if text.startswith(PLACEHOLDER_MARK.encode()):
+                return None
+            if text.startswith(b"# source-line "):
+                number_of[i + 1:] += int(text.split()[2]) - number_of[i + 1]
+    keep = [i for i, text in enumerate(lines) if text.count(b" ") == 6 and not text.startswith(b"#")]
+    values = np.array([lines[i].rpartition(b" ")[2].replace(b"Infinity", b"inf") for i in keep])
+    values = values.astype(float) if keep else np.zeros(0)
+    # a record's haplotype, on demand (its first field)
+    hap = lambda k: lines[keep[k]].partition(b" ")[0]  # noqa: E731
+    return number_of[keep], hap, values
 
 
 def json_rows(table, digest, source, rng):
     """A json table's pairs into the digest; with a source, each against GATK's value: a
-    region's records start at its `line` and are read-major."""
-    records = gatk_values(source, rng) if source else []
-    if records is None:
+    region's records start at its `line` and are read-major (where the table carries the
+    haplotypes, the first and last record of each region are checked against them)."""
+    records = gatk_values(source, rng) if source else None
+    if source and records is None:
         return False
-    index = {line: i for i, (line, _, _) in enumerate(records)}
+    if records is not None:
+        lines, haps_of, values = records
+        index = {int(line): i for i, line in enumerate(lines)}
+    ours_all, theirs_all = [], []
+    lk = floats([v for region in table["regions"] for row in region.get("log10_likelihoods") or []
+                 for v in row])
+    digest.likelihoods(lk)
+    at = 0
     for region in table["regions"]:
         rows = region.get("log10_likelihoods") or []
+        n = sum(len(row) for row in rows)
+        ours, at = lk[at:at + n], at + n
+        if records is None or not ours.size:
+            continue
         start = index.get(region.get("line"))
-        n_haps = len(rows[0]) if rows else 0
+        if start is None:
+            continue
+        n_haps = len(rows[0])
+        if start + ours.size > len(values):
+            fail(f"{source}: region at line {region['line']} has fewer records than pairs")
         haps = region.get("haplotypes")
-        for r, row in enumerate(rows):
-            for h, v in enumerate(row):
-                ours = number(v)
-                digest.likelihood(ours)
-                if start is None:
-                    continue
-                k = start + r * n_haps + h
-                if k >= len(records):
-                    fail(f"{source}: region at line {region['line']} has fewer records than pairs")
-                line, hap, theirs = records[k]
-                if haps is not None and haps[h] != hap:
-                    fail(f"{source}:{line}: the record's haplotype is not haplotype {h} of the "
-                         f"region at line {region['line']} (records not read-major?)")
-                digest.against(ours, theirs)
+        for k in {0, ours.size - 1} if haps is not None else ():
+            if haps[k % n_haps].encode() != haps_of(start + k):
+                fail(f"{source}:{lines[start + k]}: the record's haplotype is not haplotype "
+                     f"{k % n_haps} of the region at line {region['line']} (records not read-major?)")
+        ours_all.append(ours)
+        theirs_all.append(values[start:start + ours.size])
+    if ours_all:
+        digest.against(np.concatenate(ours_all), np.concatenate(theirs_all))
     return True
 
 
