@@ -112,17 +112,19 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     whole whole.json "$DATA/1m.in"
     run -0 same_regions whole.json results/likelihoods.json
     run -0 $TABLE valid results/likelihoods.json
-    # each job was given haplik's --gpu-lock-dir (its flags are the first line of its log)
+    # the CPU backend claims no GPU: no lock folder (its flags are the first line of its log)
     run -0 head -n 1 logs/score/1m/0002.log
-    assert_output "haplik flags: --backend cpu --devices all --gpu-lock-dir $W/.locks"
-    [ -d .locks ]
+    assert_output "haplik flags: --backend cpu --devices all --gpu-lock-dir null"
+    [ ! -e .locks ]
     # nothing left to do
     run -0 sm --configfile c.yaml -n
     assert_output --partial "Nothing to be done"
 }
 
 @test "workflow: inside a SLURM allocation the GPU locks are the allocation's, node-local" {
-    config c.yaml "dumps: [$DATA/tiny.in]" "shards: 2" "haplik_config: {model: {precision: double}}"
+    # backend auto: a GPU is claimed where one is usable (here, none: the CPU, all the same)
+    printf 'haplik: %s\ndumps: [%s]\nshards: 2\nscoring: {backend: auto, threads: 1, gpu_lock_dir: .locks}\nhaplik_config: {model: {precision: double}}\n' \
+        "$HAPLIK" "$DATA/tiny.in" >c.yaml
     mkdir tmp
     SLURM_JOB_ID=4242 TMPDIR="$W/tmp" run -0 sm --configfile c.yaml
     run -0 head -n 1 logs/score/tiny/0001.log
@@ -135,7 +137,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     assert_output "haplik-gpu-locks-slurm-4242"
     # no lock directory at all when scoring.gpu_lock_dir is null
     rm -rf results logs
-    printf 'haplik: %s\ndumps: [%s]\nscoring: {backend: cpu, gpu_lock_dir: null}\n' "$HAPLIK" "$DATA/tiny.in" >c2.yaml
+    printf 'haplik: %s\ndumps: [%s]\nscoring: {backend: auto, gpu_lock_dir: null}\n' "$HAPLIK" "$DATA/tiny.in" >c2.yaml
     run -0 sm --configfile c2.yaml
     run -0 head -n 1 logs/score/tiny/0001.log
     refute_output --partial "gpu_lock_dir"
@@ -220,11 +222,11 @@ EOF
         run -0 sm --configfile c.yaml
         [ -s "results/likelihoods.$fmt" ] || fail "no results/likelihoods.$fmt"
         case $fmt in
-        jsonl) run -0 $TABLE valid results/likelihoods.jsonl
-               [ -s results/report/shards.tsv ] || fail "no report from json tables" ;;
-        tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt")
-               [ ! -e results/report ] || fail "the report was made from tsv tables" ;;
+        jsonl) run -0 $TABLE valid results/likelihoods.jsonl ;;
+        tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt") ;;
         esac
+        # the report, from tables of every format
+        [ -s results/report/shards.tsv ] || fail "no report from $fmt tables"
     done
     gzip -t results/likelihoods.tsv.gz
     config bad.yaml "dumps: [$DATA/10s.in]" "output_format: csv"
@@ -351,4 +353,123 @@ hc_only() {
     run ! sm --configfile g.yaml
     assert_output --partial "ref.fa.fai"
     [ ! -e results/genome ]
+}
+
+@test "workflow: output_format tsv and tsv.gz of a HaplotypeCaller dump beside a batch file: the table of scoring them whole" {
+    # the bundled example's dumps, as the default config names them
+    local hc=tests/data/hc-NA12878-20_10000117.java.hmmresults.txt tiny=tests/data/tiny.in fmt
+    "$HAPLIK" score --backend cpu --quiet -o whole.tsv "$hc" "$tiny"
+    "$HAPLIK" score --backend cpu --quiet -o whole2.tsv "$tiny" "$hc"
+    for fmt in tsv tsv.gz; do
+        rm -rf results
+        config c.yaml "dumps: [$hc, $tiny]" "shards: 2" "output_format: $fmt"
+        run -0 sm -n --configfile c.yaml
+        assert_output --regexp "merge_tables +1"
+        run -0 sm --configfile c.yaml
+        run -0 diff whole.tsv <(gzip -dcf "results/likelihoods.$fmt")
+        # the other order: no GATK values first, so no such columns, as `haplik score` writes
+        rm -rf results
+        config c.yaml "dumps: [$tiny, $hc]" "shards: 3" "output_format: $fmt"
+        run -0 sm --configfile c.yaml
+        run -0 diff whole2.tsv <(gzip -dcf "results/likelihoods.$fmt")
+    done
+}
+
+@test "workflow: tsv rows of a compressed dump name the dump and its lines, not the shard files" {
+    gzip -c "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" >hc.txt.gz
+    config c.yaml "dumps: [hc.txt.gz, $DATA/1m.in]" "shards: 3" "output_format: tsv"
+    run -0 sm --configfile c.yaml
+    [ -s results/split/hc/0001.txt ] || fail "the compressed dump was not cut"
+    "$HAPLIK" score --backend cpu --quiet -o whole.tsv hc.txt.gz "$DATA/1m.in"
+    run -0 diff whole.tsv results/likelihoods.tsv
+}
+
+@test "workflow: integers are integers, a list is no number, a misspelt key gets one line and the nearest key" {
+    config c.yaml "dumps: [$DATA/tiny.in]" "shards: 2.0"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "config: shards: 2.0 is not an integer"
+    refute_output --partial "TypeError"
+    config c.yaml "dumps: [$DATA/tiny.in]" "haplik_config: {output: {decimals: [4]}}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "haplik_config.output.decimals: [4]: expected one value"
+    config c.yaml "dumps: [$DATA/tiny.in]" "shard: 2"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "config: shard: no such key (did you mean \`shards\`?)"
+    # one line of it, not the schema
+    [ "$(grep -c 'description' <<<"$output")" -eq 0 ] || fail "the schema was printed"
+    config c.yaml "dumps: [$DATA/tiny.in]" "scoring: {backend: cpu, thread: 2}"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "config: scoring.thread: no such key (did you mean \`scoring.threads\`?)"
+    [ ! -e results ]
+}
+
+@test "workflow: a haplik that is not there is refused at the dry run" {
+    printf 'dumps: [%s]\nscoring: {backend: cpu}\n' "$DATA/tiny.in" >c.yaml
+    run ! timeout 120 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 1 -n --configfile c.yaml \
+        --config haplik="$W/no/haplik"
+    assert_output --partial "haplik: $W/no/haplik: no such executable"
+    # none configured, none on PATH, no ./haplik
+    PATH=/usr/bin:/bin run ! timeout 120 "$(command -v snakemake)" -s "$SRC/workflow/Snakefile" -d "$W" \
+        --cores 1 -n --configfile c.yaml
+    assert_output --partial "haplik: haplik: no such executable"
+    [ ! -e results ]
+}
+
+@test "workflow: a dump listed twice is refused; names keep their letters; a genome config hears nothing of dumps" {
+    cp "$DATA/tiny.in" "échantillon ü.txt"
+    config c.yaml "dumps: [$DATA/tiny.in, $DATA/10s.in, $DATA/../data/tiny.in]"
+    run ! sm -n --configfile c.yaml
+    assert_output --partial "dumps: $DATA/../data/tiny.in (entry 3) is the dump of entry 1 again"
+    config c.yaml "dumps: ['$W/échantillon ü.txt']" "shards: 1"
+    run -0 sm --configfile c.yaml
+    [ -s "results/tables/échantillon_ü/0001.json" ] || fail "$(ls results/tables)"
+    # a genome-only config (dumps not set: the default config's are not the user's)
+    touch ref.fa a.bam
+    cp "$WF/genome.fai" ref.fa.fai
+    config g.yaml "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"
+    run -0 sm -n --configfile g.yaml
+    refute_output --partial "dumps\` is ignored"
+    config g.yaml "dumps: [$DATA/tiny.in]" "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"
+    run -0 sm -n --configfile g.yaml
+    assert_output --partial "dumps\` is ignored"
+}
+
+@test "workflow: the CPU backend needs no GPU lock folder; another format's merged table goes; a stale temporary goes" {
+    # a lock folder that cannot be made (under a regular file)
+    touch afile
+    printf 'haplik: %s\ndumps: [%s]\nshards: 2\nscoring: {backend: cpu, threads: 1, gpu_lock_dir: %s}\n' \
+        "$HAPLIK" "$DATA/1m.in" "$W/afile/locks" >c.yaml
+    # the temporary table of a job killed before it could remove it
+    mkdir -p results/tables/1m
+    : >results/tables/1m/.0002.json.tmpAbC123
+    run -0 sm --configfile c.yaml
+    [ -s results/likelihoods.json ]
+    [ ! -e results/tables/1m/.0002.json.tmpAbC123 ] || fail "the stale temporary table stayed"
+    # the same run as tsv: one merged table, this run's, and the log says what went
+    run -0 sm --configfile c.yaml --config output_format=tsv
+    [ -s results/likelihoods.tsv ]
+    [ ! -e results/likelihoods.json ] || fail "the json table of the earlier run stayed"
+    grep -q "removed results/likelihoods.json" logs/merge.log
+}
+
+@test "workflow: a dump rewritten with its old modification time is planned and scored again" {
+    cp "$DATA/1m.in" d.in
+    config c.yaml "dumps: [$W/d.in]" "shards: 2"
+    run -0 sm --configfile c.yaml
+    local stamp
+    stamp=$(stat -c %y d.in)
+    cp "$DATA/10s.in" d.in
+    touch -d "$stamp" d.in
+    run -0 sm --configfile c.yaml
+    assert_output --partial "plan_dump"
+    "$HAPLIK" score --backend cpu --quiet -o whole.json d.in
+    run -0 same_regions whole.json results/likelihoods.json
+}
+
+@test "workflow: the workflow's Snakemake runs for any user of the host, not only for the one who installed it" {
+    [ "$(id -u)" = 0 ] || skip "not root: cannot run as another user here"
+    id nobody >/dev/null 2>&1 || skip "no user nobody"
+    local exe
+    exe=$(readlink -f "$(command -v snakemake)")
+    run -0 bash -c "cd / && runuser -u nobody -- '$exe' --version"
 }

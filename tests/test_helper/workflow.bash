@@ -7,10 +7,18 @@ not_here() {
     skip "$1"
 }
 
-# sm ARGS...: snakemake on the repository's workflow, in $W, on the CPU backend.
+# sm ARGS...: snakemake on the repository's workflow, in $W, with haplik=$HAPLIK (the KEY=VALUE
+# of a --config in ARGS join it: a second --config would replace the first).
 sm() {
-    timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 \
-        --config haplik="$HAPLIK" "$@"
+    local args=() cfg=(haplik="$HAPLIK") in_config=0 a
+    for a in "$@"; do
+        if [ "$a" = --config ]; then in_config=1; continue; fi
+        if [ "$in_config" = 1 ] && [[ "$a" != -* ]]; then cfg+=("$a"); continue; fi
+        in_config=0
+        args+=("$a")
+    done
+    timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --cores 2 "${args[@]}" \
+        --config "${cfg[@]}"
 }
 
 # config FILE LINES...: write a config; the first lines pin haplik and the CPU backend.

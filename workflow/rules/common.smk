@@ -18,6 +18,7 @@ from snakemake.utils import validate
 # figures job recorded), not the default config
 RUN_CONFIG = "results/report/run-config.json"
 REPORT_MODE = any(a == "--report" or a.startswith("--report=") for a in sys.argv)
+LINT_MODE = "--lint" in sys.argv
 if REPORT_MODE and not workflow.config_settings.configfiles and os.path.exists(RUN_CONFIG):
     with open(RUN_CONFIG) as _f:
         _recorded = json.load(_f)
@@ -38,10 +39,10 @@ def _check_config_shape(value, schema, where):
         for key in value:
             if key not in props:
                 near = difflib.get_close_matches(str(key), list(props), n=1)
+                hint = f" (did you mean `{where}{near[0]}`?)" if near else ""
                 raise WorkflowError(
-                    f"haplik workflow: config: {where}{key}: no such key"
-                    + (f" (did you mean `{where}{near[0]}`?)" if near else "")
-                    + f"; the keys{' of ' + where.rstrip('.') if where else ''}: {', '.join(props)}"
+                    f"haplik workflow: config: {where}{key}: no such key{hint}; "
+                    f"the keys{f' of {where[:-1]}' if where else ''}: {', '.join(props)}"
                 )
         for key, sub in props.items():
             if key in value and value[key] is not None:
@@ -62,15 +63,16 @@ def _check_config_shape(value, schema, where):
 
 
 _check_config_shape(config, SCHEMA, "")
-try:
-    validate(config, schema="../schemas/config.schema.yaml")
-except WorkflowError as e:
-    # jsonschema's own message, without the schema and the config it prints after it
-    cause = e.__cause__ or e
-    path = ".".join(str(k) for k in getattr(cause, "absolute_path", [])) or "config"
-    raise WorkflowError(
-        f"haplik workflow: config: {path}: {getattr(cause, 'message', str(e).splitlines()[0])}"
-    ) from None
+# jsonschema's most relevant error in one line, not validate()'s schema and config after it
+import jsonschema  # noqa: E402 (Snakemake's own dependency)
+
+_error = jsonschema.exceptions.best_match(
+    jsonschema.Draft202012Validator(SCHEMA).iter_errors(dict(config))
+)
+if _error is not None:
+    _where = ".".join(str(k) for k in _error.absolute_path) or "config"
+    raise WorkflowError(f"haplik workflow: config: {_where}: {_error.message}")
+validate(config, schema="../schemas/config.schema.yaml")  # and the defaults
 
 # ---- mode, shards and names ----------------------------------------------------------
 
@@ -226,14 +228,15 @@ def _check_haplik_config():
         found = os.path.isfile(HAPLIK) and os.access(HAPLIK, os.X_OK)
         uses_conda = "CONDA" in {str(getattr(m, "name", m)).upper() for m in
                             workflow.deployment_settings.deployment_method}
-        if not found or not uses_conda:
+        if (not found or not uses_conda) and not LINT_MODE:
             # no conda environment provides haplik itself (envs/haplik.yaml: its libraries)
-            raise WorkflowError(
-                f"haplik workflow: haplik: {HAPLIK}: "
-                + ("no such executable (config `haplik`, else `haplik` on PATH, else ./haplik "
-                   "of an in-tree build; none found)" if not found else
-                   f"cannot be run here (`{HAPLIK} score --print-config` failed)")
+            why = (
+                "no such executable (config `haplik`, else `haplik` on PATH, else ./haplik "
+                "of an in-tree build; none found)"
+                if not found
+                else f"cannot be run here (`{HAPLIK} score --print-config` failed)"
             )
+            raise WorkflowError(f"haplik workflow: haplik: {HAPLIK}: {why}")
         logger.warning(
             f"haplik workflow: cannot run {HAPLIK} score --print-config here: "
             "haplik_config is checked by the scoring jobs only (in their conda environment)"
@@ -418,7 +421,7 @@ def get_figures_input(wildcards):
 
 def get_all():
     """What `all` asks for: the merged table and the report's figures."""
-    return [RESULT] + list(rules.report_figures.output)
+    return [RESULT, *rules.report_figures.output]
 
 
 def _dump_family(path):
