@@ -47,11 +47,13 @@ same_as_split() {
     run -0 hk split --quiet --plan plan.tsv --parts $n "$DATA/1m.in"
     [ "$(grep -vc '^#' plan.tsv)" -eq $n ]
     # shard k is the input's bytes the plan gives part k, with "# source-line" tags (the first: L)
+    # after its "# source-input" tag
     while IFS=$'\t' read -r k start end line rest; do
         [[ $k == \#* ]] && continue
-        if [ "$start" -eq "$end" ]; then [ ! -s "s$k.in" ] || fail "part $k is empty, shard $k is not"; continue; fi
-        [ "$(head -n 1 "s$k.in")" = "# source-line $line" ] || fail "part $k: line $line, shard: $(head -n 1 "s$k.in")"
-        cmp <(tail -c +$((start + 1)) "$DATA/1m.in" | head -c $((end - start))) <(grep -v '^# source-line ' "s$k.in") ||
+        [ "$(head -n 1 "s$k.in")" = "# source-input $DATA/1m.in" ] || fail "shard $k: $(head -n 1 "s$k.in")"
+        if [ "$start" -eq "$end" ]; then [ "$(wc -l <"s$k.in")" -eq 1 ] || fail "part $k is empty, shard $k is not"; continue; fi
+        [ "$(sed -n 2p "s$k.in")" = "# source-line $line" ] || fail "part $k: line $line, shard: $(sed -n 2p "s$k.in")"
+        cmp <(tail -c +$((start + 1)) "$DATA/1m.in" | head -c $((end - start))) <(grep -v '^# source-line \|^# source-input ' "s$k.in") ||
             fail "part $k: bytes $start-$end are not shard $k"
     done < plan.tsv
 }
