@@ -239,6 +239,7 @@ static char *source_input(const char *path)
         end = memchr(line, '\n', n - (size_t)(line - head));
     }
     if (!end || strncmp(line, HK_SPLIT_SOURCE_TAG, tag)) return NULL;
+    if (end[-1] == '\r') end--;   /* a Windows line end */
     return hk_text_unescape(line + tag, (size_t)(end - line) - tag);
 }
 

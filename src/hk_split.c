@@ -251,6 +251,7 @@ hk_status_t hk_split_write(hk_split_plan_t *p, FILE **out, const char *const *na
         /* a shard's own tag (after its header): its shards keep the name it gives */
         if (ln <= 2 && !strncmp(line.s, HK_SPLIT_SOURCE_TAG, strlen(HK_SPLIT_SOURCE_TAG))) {
             free(c.source);
+            if (line.l && line.s[line.l - 1] == '\r') line.s[--line.l] = '\0';   /* a Windows line end */
             if (!(c.source = strdup(line.s + strlen(HK_SPLIT_SOURCE_TAG)))) {
                 hk_log_error("out of memory");
                 status = HK_E_NOMEM;
