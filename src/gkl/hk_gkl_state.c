@@ -203,9 +203,15 @@ static void announce(int dbl, int threads)
     if (gpu) {
         const char *const *names;
         const int n = hk_engine_devices(gpu, &names);
+        /* the small-call path scores in the CPU's precision, the engine in its own */
+        int small_open = 0;
+#ifdef HAVE_CUDA
+        small_open = small != NULL;
+#endif
+        const char *engine_prec = cfg.model.precision == gpu_precision ? ""
+                                  : small_open ? ", calls larger than a slot in double" : ", in double";
         hk_log_notice("Pair-HMM %s: cuda on %d GPU%s (%s%s), cpu %s x %d thread%s beside it; %s",
-                      PACKAGE_VERSION, n, n == 1 ? "" : "s", n ? names[0] : "?",
-                      cfg.model.precision != gpu_precision ? ", in double" : "",
+                      PACKAGE_VERSION, n, n == 1 ? "" : "s", n ? names[0] : "?", engine_prec,
                       hk_model_cpu_pass(), threads, threads == 1 ? "" : "s", prec);
     } else {
         hk_log_notice("Pair-HMM %s: cpu %s x %d thread%s; %s", PACKAGE_VERSION, hk_model_cpu_pass(),
