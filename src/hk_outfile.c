@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,12 @@ struct pending {
 static struct pending *volatile pending_head;
 static size_t pending_free;   /* entries with no path: only then is the list walked */
 static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A thread that lists and creates a temporary file does so while no signal
+ * handler of another thread walks the list: the handler marks the process
+ * dying, waits for the creations under way to finish, then walks it, and a
+ * creation that starts later never makes its file. Without this a file made
+ * just after the walk stayed behind (SIGINT into a split of 300 shards). */
+static atomic_int creating, dying;
 
 static const int fatal_signals[] = {
     SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
@@ -99,6 +106,8 @@ static void unregister_tmp(struct pending *e)
 
 static void on_signal(int sig)
 {
+    atomic_store(&dying, 1);
+    while (atomic_load(&creating)) {}   /* a creation is a mkstemp: microseconds */
     for (struct pending *e = pending_head; e; e = e->next) {
         char *tmp = e->tmp;
         if (tmp) unlink(tmp);
@@ -294,6 +303,11 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
      * thread takes (this one blocks them) still finds its name */
     sigset_t old_mask;
     block_signals(&old_mask);
+    atomic_fetch_add(&creating, 1);
+    if (atomic_load(&dying)) {          /* a signal is ending the process on another thread */
+        atomic_fetch_sub(&creating, 1);
+        for (;;) pause();
+    }
     o->slot = register_tmp(o->tmp);
     int fd = o->slot ? mkstemp(o->tmp) : -1;
     if (fd < 0 && o->slot) {
@@ -302,6 +316,7 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
         o->slot = NULL;
         errno = e;
     }
+    atomic_fetch_sub(&creating, 1);
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
