@@ -5,6 +5,12 @@
 
 #define SMALL_WARPS 4                 /* warps (pairs) per block */
 #define FULL_MASK 0xffffffffu
+/* Columns a step for K rows a lane, and where the last row's sum is taken
+ * (SUM_IN_ROW: as each cell is made; else once a step, from the row's
+ * cells): the fastest of C = 2, 3, 4 and 8 and of both sums for each K on
+ * an H200 (docs/PERFORMANCE.md, "The GPU's small-call path"). */
+#define SMALL_C(K) ((K) <= 4 ? 4 : (K) <= 6 ? 3 : 2)
+#define SMALL_SUM_IN_ROW(K) ((K) <= 2)
 
 /* The arithmetic of the CPU's passes, one rounding per operation and no
  * fused multiply-add: IEEE double; float with results below FLT_MIN flushed
@@ -66,26 +72,26 @@ template <typename T> __device__ __forceinline__ small_cell<T> shfl_up(small_cel
 }
 
 /* One pair's sum of its last row, on every lane of the warp. Lane t holds
- * rows t*K .. t*K+K-1 and, at step s, columns j0 = 2(s - t) + 1 and j0 + 1:
+ * rows t*K .. t*K+K-1 and, at step s, the C columns from j0 = C(s - t) + 1:
  * the cells above its first row are lane t-1's last row at those columns,
  * computed the step before and shuffled down; the diagonal of the first is
- * what came down for column j0 - 1 the step before. Two columns a step
- * give the core two chains of dependent cells to overlap (column j0 + 1's
- * row k needs column j0's rows k - 1 and k only), where one column a step
- * left it waiting on one chain (a single warp on its scheduler: nothing
- * else to issue). Row -1 (M 0, I 0, D C/n) comes to lane 0 at every step;
- * column 0 is 0 in every row from 0 on, each lane's state before it
- * starts. Rows past the read have coefficients 0: they hold 0s, and no row
- * of the read reads them. */
-template <typename T, int K>
-__device__ __forceinline__ T small_pair(const hk_small_row_t *rows, const uint8_t *rbase, const uint8_t *hap,
+ * what came down for column j0 - 1 the step before. Several columns a step
+ * give the core C chains of dependent cells to overlap (column j0 + i's row
+ * k needs column j0 + i - 1's rows k - 1 and k only): a warp alone on its
+ * scheduler has nothing else to issue. Row -1 (M 0, I 0, D C/n) comes to
+ * lane 0 at every step; column 0 is 0 in every row from 0 on, each lane's
+ * state before it starts. Rows past the read have coefficients 0: they
+ * hold 0s, and no row of the read reads them; columns past the haplotype
+ * (its last step's) are computed but never read by a column of it. */
+template <typename T, int K, int C, bool SUM_IN_ROW>
+__device__ __forceinline__ T small_pair(const hk_small_row_t *rows, const uint8_t *rbase, const uint8_t *hmask,
                                         uint32_t rlen, uint32_t hlen, int lane)
 {
     typedef small_arith<T> A;
     typedef small_cell<T> cell;
     T mm[K], gm[K], mi[K], ii[K], md[K], dd[K], match[K], mism[K];
     cell st[K];                                             /* each row's cell at the last column done */
-    int code[K];
+    unsigned rm[K];                                         /* the haplotype masks each row matches */
 #pragma unroll
     for (int k = 0; k < K; k++) {
         const uint32_t r = (uint32_t)lane * K + k;
@@ -93,10 +99,11 @@ __device__ __forceinline__ T small_pair(const hk_small_row_t *rows, const uint8_
             const hk_small_row_t w = rows[r];      /* double, rounded once to T as HK_ROW_COEFFS does */
             mm[k] = (T)w.mm; gm[k] = (T)w.gm; mi[k] = (T)w.mi; ii[k] = (T)w.ii;
             md[k] = (T)w.md; dd[k] = (T)w.dd; match[k] = (T)w.match; mism[k] = (T)w.mism;
-            code[k] = rbase[r];
+            const unsigned code = rbase[r];
+            rm[k] = code == HK_BASE_N ? 0x1fu : (1u << code) | (1u << HK_BASE_N);
         } else {
             mm[k] = gm[k] = mi[k] = ii[k] = md[k] = dd[k] = match[k] = mism[k] = 0;
-            code[k] = 0;
+            rm[k] = 0;
         }
         st[k] = { 0, 0, 0 };
     }
@@ -105,37 +112,55 @@ __device__ __forceinline__ T small_pair(const hk_small_row_t *rows, const uint8_
     const int lanes = (int)((rlen + K - 1) / K);
     const int last_lane = (int)((rlen - 1) / K), last_k = (int)((rlen - 1) % K);
     cell dg = lane == 0 ? top : cell{ 0, 0, 0 };           /* the first row's diagonal of column j0 */
-    cell b0 = { 0, 0, 0 }, b1 = { 0, 0, 0 };               /* the last row's cells, handed down */
+    cell b[C];                                              /* the last row's cells, handed down */
+#pragma unroll
+    for (int i = 0; i < C; i++) b[i] = { 0, 0, 0 };
     T sum = 0;
-    const int steps = (int)(hlen + 1) / 2 + lanes - 1;
+    const int steps = (int)(hlen + C - 1) / C + lanes - 1;
     for (int s = 0; s < steps; s++) {
-        cell up0 = shfl_up(b0), up1 = shfl_up(b1);
-        if (lane == 0) up0 = up1 = top;
-        const int j0 = 2 * (s - lane) + 1;
+        cell a[C], d[C];                                    /* above and diagonal of row k */
+#pragma unroll
+        for (int i = 0; i < C; i++) {
+            a[i] = shfl_up(b[i]);
+            if (lane == 0) a[i] = top;
+        }
+        const int j0 = C * (s - lane) + 1;
         if (lane < lanes && j0 >= 1 && j0 <= (int)hlen) {
-            const bool two = j0 + 1 <= (int)hlen;           /* an odd haplotype's last step has one */
-            const int h0 = hap[j0 - 1], h1 = two ? hap[j0] : HK_BASE_N;
-            cell a0 = up0, a1 = up1, d0 = dg, d1 = up0;         /* above and diagonal of row k */
+            unsigned h[C];                                  /* past the haplotype: N's mask */
+#pragma unroll
+            for (int i = 0; i < C; i++) h[i] = j0 + i <= (int)hlen ? hmask[j0 - 1 + i] : 1u << HK_BASE_N;
+            d[0] = dg;
+#pragma unroll
+            for (int i = 1; i < C; i++) d[i] = a[i - 1];
+            const cell up_last = a[C - 1];
+            T last[C];                                      /* the read's last row: M + I at each column */
 #pragma unroll
             for (int k = 0; k < K; k++) {
-                const bool n = code[k] == HK_BASE_N;
-                const T e0 = h0 == code[k] || h0 == HK_BASE_N || n ? match[k] : mism[k];
-                const T e1 = h1 == code[k] || h1 == HK_BASE_N || n ? match[k] : mism[k];
-                const cell c0 = small_step(e0, mm[k], gm[k], mi[k], ii[k], md[k], dd[k], d0, a0, st[k]);
-                const cell c1 = small_step(e1, mm[k], gm[k], mi[k], ii[k], md[k], dd[k], d1, a1, c0);
-                if (k == last_k && lane == last_lane) {
-                    sum = A::add(sum, A::add(c0.M, c0.I));
-                    if (two) sum = A::add(sum, A::add(c1.M, c1.I));
+                cell left = st[k];
+#pragma unroll
+                for (int i = 0; i < C; i++) {
+                    const T e = h[i] & rm[k] ? match[k] : mism[k];
+                    const cell c = small_step(e, mm[k], gm[k], mi[k], ii[k], md[k], dd[k], d[i], a[i], left);
+                    if (SUM_IN_ROW && k == last_k && lane == last_lane && j0 + i <= (int)hlen)
+                        sum = A::add(sum, A::add(c.M, c.I));
+                    d[i] = left;                            /* row k+1's diagonal: row k, one column left */
+                    a[i] = c;
+                    left = c;
                 }
-                d0 = st[k];
-                d1 = c0;
-                a0 = c0;
-                a1 = c1;
-                st[k] = c1;
+                st[k] = left;
+                if (!SUM_IN_ROW && k == last_k) {           /* the same k on every lane */
+#pragma unroll
+                    for (int i = 0; i < C; i++) last[i] = A::add(a[i].M, a[i].I);
+                }
             }
-            dg = up1;
-            b0 = a0;
-            b1 = a1;
+            if (!SUM_IN_ROW && lane == last_lane) {         /* in column order, as the CPU sums */
+#pragma unroll
+                for (int i = 0; i < C; i++)
+                    if (j0 + i <= (int)hlen) sum = A::add(sum, last[i]);
+            }
+            dg = up_last;
+#pragma unroll
+            for (int i = 0; i < C; i++) b[i] = a[i];
         }
     }
     return __shfl_sync(FULL_MASK, sum, last_lane);
@@ -149,14 +174,14 @@ __device__ __forceinline__ T small_sum(const hk_small_row_t *rows, const uint8_t
 {
     static_assert(HK_SMALL_MAX_K == 8, "one case per K");
     switch ((rlen + 31) / 32) {
-    case 1: return small_pair<T, 1>(rows, rbase, hap, rlen, hlen, lane);
-    case 2: return small_pair<T, 2>(rows, rbase, hap, rlen, hlen, lane);
-    case 3: return small_pair<T, 3>(rows, rbase, hap, rlen, hlen, lane);
-    case 4: return small_pair<T, 4>(rows, rbase, hap, rlen, hlen, lane);
-    case 5: return small_pair<T, 5>(rows, rbase, hap, rlen, hlen, lane);
-    case 6: return small_pair<T, 6>(rows, rbase, hap, rlen, hlen, lane);
-    case 7: return small_pair<T, 7>(rows, rbase, hap, rlen, hlen, lane);
-    default: return small_pair<T, HK_SMALL_MAX_K>(rows, rbase, hap, rlen, hlen, lane);
+    case 1: return small_pair<T, 1, SMALL_C(1), SMALL_SUM_IN_ROW(1)>(rows, rbase, hap, rlen, hlen, lane);
+    case 2: return small_pair<T, 2, SMALL_C(2), SMALL_SUM_IN_ROW(2)>(rows, rbase, hap, rlen, hlen, lane);
+    case 3: return small_pair<T, 3, SMALL_C(3), SMALL_SUM_IN_ROW(3)>(rows, rbase, hap, rlen, hlen, lane);
+    case 4: return small_pair<T, 4, SMALL_C(4), SMALL_SUM_IN_ROW(4)>(rows, rbase, hap, rlen, hlen, lane);
+    case 5: return small_pair<T, 5, SMALL_C(5), SMALL_SUM_IN_ROW(5)>(rows, rbase, hap, rlen, hlen, lane);
+    case 6: return small_pair<T, 6, SMALL_C(6), SMALL_SUM_IN_ROW(6)>(rows, rbase, hap, rlen, hlen, lane);
+    case 7: return small_pair<T, 7, SMALL_C(7), SMALL_SUM_IN_ROW(7)>(rows, rbase, hap, rlen, hlen, lane);
+    default: return small_pair<T, HK_SMALL_MAX_K, SMALL_C(HK_SMALL_MAX_K), SMALL_SUM_IN_ROW(HK_SMALL_MAX_K)>(rows, rbase, hap, rlen, hlen, lane);
     }
 }
 
@@ -177,10 +202,11 @@ __global__ void __launch_bounds__(SMALL_WARPS * 32) small_kernel(const unsigned 
     const hk_small_pair_t pair = reinterpret_cast<const hk_small_pair_t *>(in + lay.pairs)[p];
     const hk_small_seq_t rd = reinterpret_cast<const hk_small_seq_t *>(in + lay.reads)[pair.read];
     const hk_small_seq_t hp = reinterpret_cast<const hk_small_seq_t *>(in + lay.haps)[pair.hap];
-    /* the haplotype's codes in shared memory: each step reads one per lane */
+    /* the haplotype's bases in shared memory, as masks (1 << code): each
+     * step reads C per lane */
     uint8_t *hap = haps_smem + (size_t)w * lay.max_hap;
     const uint8_t *hbase = in + lay.hbase + hp.at;
-    for (uint32_t i = (uint32_t)lane; i < hp.len; i += 32) hap[i] = hbase[i];
+    for (uint32_t i = (uint32_t)lane; i < hp.len; i += 32) hap[i] = (uint8_t)(1u << hbase[i]);
     __syncwarp();
     const hk_small_row_t *rows = reinterpret_cast<const hk_small_row_t *>(in + lay.rows) + rd.at;
     const uint8_t *rbase = in + lay.rbase + rd.at;
