@@ -29,14 +29,16 @@
  * such pairs are rare and the kernels' speed matters.
  *
  * Timing and benchmark support (haplik bench, HK_TRACE) is in hk_cuda_bench.h.
- * The HK_CUDA_* environment variables for tests and measurements are listed
- * in src/hk_knobs.h.
+ * The settings for tests and measurements (the HK_CUDA_* knobs of
+ * src/hk_knobs.h) come as data, an hk_cuda_opts_t (src/hk_options.h) given
+ * to hk_cuda_open: the engine reads no environment variable of haplik's.
  */
 #ifndef HK_CUDA_H
 #define HK_CUDA_H
 
 #include <stddef.h>
 #include "../src/hk_batch.h"
+#include "../src/hk_options.h"   /* hk_cuda_opts_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,11 +83,16 @@ HK_RESULT_USED hk_status_t hk_cuda_device_fits(int ordinal, char *err, size_t er
 HK_RESULT_USED hk_status_t hk_cuda_limits_check(const hk_cuda_limits_t *lim, char *err, size_t errlen);
 size_t hk_cuda_smem_need(void);
 
-/* An engine over a set of devices (ordinals[0..n_devices)). */
+/* An engine over a set of devices (ordinals[0..n_devices)), working as opt
+ * says (copied; NULL: the defaults, hk_cuda_opts_init). */
 typedef struct hk_cuda hk_cuda_t;
 
-HK_RESULT_USED hk_status_t hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out, char *err,
-                                        size_t errlen);
+HK_RESULT_USED hk_status_t hk_cuda_open(const int *ordinals, int n_devices, const hk_cuda_opts_t *opt,
+                                        hk_cuda_t **out, char *err, size_t errlen);
+/* Other options (copied) from the next hk_cuda_score call on (not during
+ * one; host_threads counts only before the first): for tests that compare
+ * two ways of working on one engine. */
+void hk_cuda_set_opts(hk_cuda_t *cu, const hk_cuda_opts_t *opt);
 /* Called once per batch of an hk_cuda_score call, in the order of the batches,
  * as soon as every pair of that batch has its final result (so that the caller
  * can write it while the engine scores the rest); from one of the engine's

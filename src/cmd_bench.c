@@ -29,7 +29,8 @@ typedef struct {
     int    runs;
     double cells;        /* target cells per workload */
     long   max_pairs;
-    int    precision;
+    hk_config_t cfg;     /* the config's defaults; --precision sets model.precision as the
+                          * config does; opt: the HK_* knobs (hk_cuda_open's) */
     int    only;         /* -1 all workloads, else configuration index */
     const char *workload; /* NULL all workloads, else only those of this name */
     int    gaps;         /* HK_GAPS_*: which float kernel family the reads use */
@@ -43,7 +44,7 @@ static void bench_defaults(bench_opts_t *o)
     o->runs = 7;
     o->cells = 2e10;
     o->max_pairs = 4000000;
-    o->precision = HK_PREC_MIXED;
+    hk_config_init(&o->cfg);   /* owns nothing: no key bench sets allocates */
     o->only = -1;
     o->workload = NULL;
     o->gaps = HK_GAPS_CONSTANT;
@@ -71,7 +72,7 @@ static void usage(FILE *fp)
             "  -n, --cells N       cell updates per workload [%.0e]\n"
             "  -p, --max-pairs N   most pairs per workload [%ld]\n"
             "      --precision P   mixed, float or double (the double kernels' configurations)\n"
-            "                      [mixed]\n"
+            "                      [%s]\n"
             "      --gaps G        the reads' gap qualities: constant (HaplotypeCaller's\n"
             "                      usual IIII...IN) or varied (per base, as after indel\n"
             "                      recalibration); each has its own kernels [constant]\n"
@@ -85,7 +86,8 @@ static void usage(FILE *fp)
             "      --trace         after each workload, the chunks of its last call\n"
             "  -h, --help          this help\n\n"
             "Exit status: 0 success, 2 usage error, 3 no usable GPU or a device failure.\n",
-            d.device, d.runs, d.cells, d.max_pairs);
+            d.device, d.runs, d.cells, d.max_pairs,
+            hk_config_choice_name(HK_KEY_MODEL_PRECISION, d.cfg.model.precision));
 }
 
 #ifdef HAVE_CUDA
@@ -159,20 +161,19 @@ HK_RESULT_USED static hk_status_t add_region(hk_batch_t *b, const hk_model_t *m,
     return hk_batch_end_region(b);
 }
 
-HK_RESULT_USED static hk_status_t make_equal(hk_batch_t *b, int rl, int hlen, long pairs, int gaps)
+HK_RESULT_USED static hk_status_t make_equal(hk_batch_t *b, const hk_model_t *m, int rl, int hlen, long pairs,
+                                             int gaps)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_status_t rc;
     int hl[32], rls[32];
     for (int i = 0; i < 32; i++) { hl[i] = hlen; rls[i] = rl; }
     for (long done = 0; done < pairs; done += 32 * 32)
-        if ((rc = add_region(b, &m, 32, 32, hl, rls, gaps))) return rc;
+        if ((rc = add_region(b, m, 32, 32, hl, rls, gaps))) return rc;
     return HK_OK;
 }
 
-HK_RESULT_USED static hk_status_t make_na12878(hk_batch_t *b, long pairs, int gaps)
+HK_RESULT_USED static hk_status_t make_na12878(hk_batch_t *b, const hk_model_t *m, long pairs, int gaps)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
     hk_status_t rc;
     for (long done = 0; done < pairs;) {
         int H = 1;
@@ -189,7 +190,7 @@ HK_RESULT_USED static hk_status_t make_na12878(hk_batch_t *b, long pairs, int ga
         for (int r0 = 0; r0 < R; r0 += 32) {
             int n = R - r0 < 32 ? R - r0 : 32, rl[32];
             for (int r = 0; r < n; r++) rl[r] = (int)(10 + brand(1.2, 2.2) * 141);
-            if ((rc = add_region(b, &m, n, H, hl, rl, gaps))) return rc;
+            if ((rc = add_region(b, m, n, H, hl, rl, gaps))) return rc;
             done += (long)n * H;
         }
     }
@@ -230,11 +231,11 @@ HK_RESULT_USED static hk_status_t run_workload(hk_cuda_t *cu, const bench_opts_t
         long pairs = (long)(o->cells / per);
         if (pairs > o->max_pairs) pairs = o->max_pairs;
         if (pairs < 1024) pairs = 1024;
-        rc = make_equal(&b, w->read_len, w->hap_len, pairs, o->gaps);
+        rc = make_equal(&b, &o->cfg.model, w->read_len, w->hap_len, pairs, o->gaps);
     } else {
         long pairs = (long)(o->cells / (58.0 * 390.0));
         if (pairs > o->max_pairs) pairs = o->max_pairs;
-        rc = make_na12878(&b, pairs, o->gaps);
+        rc = make_na12878(&b, &o->cfg.model, pairs, o->gaps);
     }
     if (rc) {
         fprintf(stderr, "haplik: error: bench: out of memory building a workload\n");
@@ -242,13 +243,14 @@ HK_RESULT_USED static hk_status_t run_workload(hk_cuda_t *cu, const bench_opts_t
         return HK_E_RUNTIME;
     }
     double kernel_s = 0;
-    rc = hk_cuda_bench(cu, &b, o->gaps, w->config, o->precision, o->runs, &kernel_s, err, sizeof err);
+    const hk_model_t *m = &o->cfg.model;
+    rc = hk_cuda_bench(cu, &b, o->gaps, w->config, m->precision, o->runs, &kernel_s, err, sizeof err);
     double *t = malloc(sizeof *t * (size_t)(o->runs + 1));
     for (int r = -1; rc == HK_OK && t && r < o->runs; r++) {
         double t0 = hk_log_now();
         b.n_recomputed = 0;
         hk_batch_t *one = &b;
-        rc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
+        rc = hk_cuda_score(cu, &one, 1, m->precision, m->float_threshold, NULL, NULL, err, sizeof err);
         if (r >= 0) t[r] = hk_log_now() - t0;
     }
     if (rc != HK_OK || !t) {
@@ -286,6 +288,7 @@ HK_RESULT_USED static hk_status_t run_calls(hk_cuda_t *cu, const bench_opts_t *o
 {
     static const long sizes[] = { 1, 64, 1024, 16384, 131072, 524288, 2097152 };
     const int runs = 3 * o->runs;
+    const hk_model_t *m = &o->cfg.model;
     double *t = malloc(sizeof *t * (size_t)runs);
     if (!t) return HK_E_RUNTIME;
     printf("%-8s %9s %10s %9s %9s %9s %9s %9s %9s\n", "batch", "pairs", "cells", "first_ms", "kernel_ms",
@@ -297,23 +300,22 @@ HK_RESULT_USED static hk_status_t run_calls(hk_cuda_t *cu, const bench_opts_t *o
         char err[512] = "";
         hk_status_t brc;
         if (sizes[i] == 1) {                     /* one read of 100 bases, one haplotype of 300 */
-            hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
             int hl = 300, rl = 100;
-            brc = add_region(&b, &m, 1, 1, &hl, &rl, o->gaps);
+            brc = add_region(&b, m, 1, 1, &hl, &rl, o->gaps);
         } else {
-            brc = make_na12878(&b, sizes[i], o->gaps);
+            brc = make_na12878(&b, m, sizes[i], o->gaps);
         }
         hk_batch_t *one = &b;
         double first = 0, kernel_s = 0;
         if (!brc) {
             const double t0 = hk_log_now();
-            brc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
+            brc = hk_cuda_score(cu, &one, 1, m->precision, m->float_threshold, NULL, NULL, err, sizeof err);
             first = hk_log_now() - t0;
         }
-        if (!brc) brc = hk_cuda_bench(cu, &b, o->gaps, -1, o->precision, o->runs, &kernel_s, err, sizeof err);
+        if (!brc) brc = hk_cuda_bench(cu, &b, o->gaps, -1, m->precision, o->runs, &kernel_s, err, sizeof err);
         for (int r = 0; !brc && r < runs; r++) {
             const double t0 = hk_log_now();
-            brc = hk_cuda_score(cu, &one, 1, o->precision, 1e-28, NULL, NULL, err, sizeof err);
+            brc = hk_cuda_score(cu, &one, 1, m->precision, m->float_threshold, NULL, NULL, err, sizeof err);
             t[r] = hk_log_now() - t0;
         }
         if (brc) {
@@ -369,12 +371,9 @@ static hk_status_t bench_main(int argc, char **argv)
         case 'r': o.runs = (int)strtol(optarg, &end, 10); if (o.runs < 5 || o.runs > 1000) end = optarg; break;
         case 'n': o.cells = strtod(optarg, &end); if (!(o.cells >= 1e6 && o.cells <= 1e14)) end = optarg; break;
         case 'p': o.max_pairs = strtol(optarg, &end, 10); if (o.max_pairs < 1024) end = optarg; break;
-        case 1:
-            end = optarg + strlen(optarg);
-            if (!strcmp(optarg, "mixed")) o.precision = HK_PREC_MIXED;
-            else if (!strcmp(optarg, "float")) o.precision = HK_PREC_FLOAT;
-            else if (!strcmp(optarg, "double")) o.precision = HK_PREC_DOUBLE;
-            else end = optarg;
+        case 1:   /* the config's key and its validator and message */
+            if (hk_config_set(&o.cfg, HK_KEY_MODEL_PRECISION, "bench: --precision", optarg)) return HK_E_INPUT;
+            end = (char *)"";
             break;
         case 2: o.only = (int)strtol(optarg, &end, 10); if (o.only < 0) end = optarg; break;
         case 3: o.cells = 1e9; o.runs = 5; end = (char *)""; break;
@@ -412,7 +411,8 @@ static hk_status_t bench_main(int argc, char **argv)
 #else
     char err[512];
     int P[64], K[64];
-    const int ncfg = o.precision == HK_PREC_DOUBLE ? hk_cuda_double_configs(P, K, 64) : hk_cuda_configs(o.gaps, P, K, 64);
+    const int precision = o.cfg.model.precision;
+    const int ncfg = precision == HK_PREC_DOUBLE ? hk_cuda_double_configs(P, K, 64) : hk_cuda_configs(o.gaps, P, K, 64);
     if (o.only >= ncfg) {
         fprintf(stderr, "haplik: error: bench: --config %d: there are %d configurations\n", o.only, ncfg);
         return HK_E_INPUT;
@@ -423,13 +423,15 @@ static hk_status_t bench_main(int argc, char **argv)
         return HK_E_RUNTIME;
     }
     hk_cuda_t *cu;
-    if (hk_cuda_open(&o.device, 1, &cu, err, sizeof err) != HK_OK) {
+    hk_options_read(&o.cfg.opt);   /* the HK_* knobs, handed to the CUDA engine */
+    hk_options_apply(&o.cfg.opt);
+    if (hk_cuda_open(&o.device, 1, &o.cfg.opt.cuda, &cu, err, sizeof err) != HK_OK) {
         fprintf(stderr, "haplik: error: bench: %s\n", err);
         return HK_E_RUNTIME;
     }
     printf("# haplik %s bench on GPU %d: %s (%d SMs, cc %d.%d), precision %s, %s gap qualities, "
            "median of %d runs\n", PACKAGE_VERSION, o.device, info.name, info.sm_count, info.cc_major,
-           info.cc_minor, o.precision == HK_PREC_FLOAT ? "float" : o.precision == HK_PREC_DOUBLE ? "double" : "mixed",
+           info.cc_minor, hk_config_choice_name(HK_KEY_MODEL_PRECISION, precision),
            o.gaps == HK_GAPS_CONSTANT ? "constant" : "varied", o.runs);
     printf("%-10s %7s %7s %7s %9s %10s %9s %7s %9s %7s\n", "workload", "read", "hap", "config",
            "pairs", "cells", "kernel_ms", "TCUPS", "total_ms", "TCUPS");

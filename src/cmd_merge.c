@@ -516,6 +516,9 @@ int hk_cmd_merge(int argc, char **argv)
     if (status) return status < 0 ? (hk_cli_close_stdout() ? HK_EXIT_RUNTIME : 0) : status;
     const hk_status_t paths = check_paths(output, 0, argv + optind, argc - optind);
     if (paths) return hk_status_exit(paths);
+    hk_options_t opt;   /* the HK_* knobs: the table's threads */
+    hk_options_read(&opt);
+    hk_options_apply(&opt);
     hk_outfile_catch_signals();
     merge_t m = { .devices = cJSON_CreateArray(), .ordinals = cJSON_CreateArray(),
                   .parts = cJSON_CreateArray(), .expected = -1 };
@@ -545,7 +548,7 @@ int hk_cmd_merge(int argc, char **argv)
     if (!m.devices || !m.ordinals || !m.parts ||
         !(m.out = hk_table_open_as(output, m.format, compression,
                                           isdigit((unsigned char)m.decimals[0]) ? atoi(m.decimals) : -1,
-                                          m.model, 0)))
+                                          m.model, opt.table_threads)))
         goto done;
     status = HK_EXIT_INPUT;
     const int rc = merge_all(&m, t, argv + optind, argc - optind);

@@ -32,6 +32,9 @@ static hk_status_t score_or_check(int check, int argc, char **argv)
         hk_config_free(&o.cfg);
         return rc;
     }
+    /* the HK_* knobs, read here once and handed down with the config */
+    hk_options_read(&o.cfg.opt);
+    hk_options_apply(&o.cfg.opt);
     hk_run_stats_t r;
     hk_status_t status = hk_run(&o.cfg, argv + first, argc - first, o.plan ? &part : NULL, o.output, check, &r);
     hk_split_part_free(&part);

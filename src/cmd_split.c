@@ -68,7 +68,10 @@ static hk_status_t plan_only(char **argv, int argc, int format, const char *plan
         return HK_E_INPUT;
     }
     hk_split_plan_t *plan;
-    hk_status_t status = hk_split_plan(input, format, parts, &plan);
+    hk_options_t opt;   /* the HK_* knobs: the reader's */
+    hk_options_read(&opt);
+    hk_options_apply(&opt);
+    hk_status_t status = hk_split_plan(input, format, &opt.read, parts, &plan);
     if (status) return status;
     hk_outfile_t *out = hk_outfile_open(plan_out);
     status = out ? hk_split_write_plan(plan, hk_outfile_fp(out), plan_out) : HK_E_RUNTIME;
@@ -128,7 +131,10 @@ static hk_status_t split_main(int argc, char **argv)
     }
 
     hk_split_plan_t *plan;
-    hk_status_t status = hk_split_plan(input, format, n, &plan);
+    hk_options_t opt;   /* the HK_* knobs: the reader's */
+    hk_options_read(&opt);
+    hk_options_apply(&opt);
+    hk_status_t status = hk_split_plan(input, format, &opt.read, n, &plan);
     if (status) return status;
     room_for_files(n);
     hk_outfile_t **out = calloc((size_t)n, sizeof *out);

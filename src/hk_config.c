@@ -191,6 +191,7 @@ void hk_config_init(hk_config_t *c)
     memset(c, 0, sizeof *c);
     for (int k = 0; k < HK_N_KEYS; k++)
         if (hk_config_set(c, k, "built-in default", keys[k].deflt)) abort();   /* a bad list */
+    hk_options_init(&c->opt);
 }
 
 void hk_config_free(hk_config_t *c)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include "hk_config_keys.h"
 #include "hk_model.h"
+#include "hk_options.h"
 
 /* Values of the CHOICE keys: the index of the name in the key's list. */
 enum { HK_OUT_JSON = 0, HK_OUT_JSONL = 1, HK_OUT_TSV = 2, HK_OUT_AUTO = 3 };
@@ -38,8 +39,11 @@ typedef struct {
     int    max_batch_pairs;         /* pairs per batch, 0 = automatic */
     char  *gpu_lock_dir;            /* NULL: no locking; owned */
     double tolerance;               /* check: largest accepted difference */
+    hk_options_t opt;               /* the HK_* knobs: not keys of the file or flags; the
+                                     * defaults until the edge reads them (hk_options.h) */
 } hk_config_t;
 
+/* The keys' defaults, and opt's (hk_options_init: the environment is not read). */
 void hk_config_init(hk_config_t *c);
 /* Frees what c owns (not c); accepts a config only initialised. */
 void hk_config_free(hk_config_t *c);

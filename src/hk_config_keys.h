@@ -33,7 +33,7 @@
     X(MODEL_PRECISION, "model.precision", CHOICE, model.precision, 0, 0, "mixed|float|double",    \
       "mixed", "precision", "P", "mixed: float, double below float_threshold (GATK's policy)")   \
     X(MODEL_FLOAT_THRESHOLD, "model.float_threshold", NUMBER, model.float_threshold, 0, 1e300,    \
-      NULL, "1e-28", "float-threshold", "X", "mixed: scaled float sums below this are redone in double") \
+      NULL, HK_STR(HK_FLOAT_THRESHOLD), "float-threshold", "X", "mixed: scaled float sums below this are redone in double") \
     X(MODEL_MIN_BASE_QUALITY, "model.min_base_quality", INT, model.min_base_quality, 0, 93, NULL, \
       "6", "min-base-quality", "Q", "base qualities are raised to at least this")                \
     X(MODEL_GCP, "model.gcp", INT_OR_NULL, model.gcp, 1, 93, NULL, "null", "gcp", "Q",            \

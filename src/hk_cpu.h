@@ -164,10 +164,12 @@ typedef struct {
     hk_lanes_d_fn forward_d;
 } hk_cpu_pass_t;
 
-/* The pass in use: HK_CPU_PASS from the environment where set and this CPU
- * runs it, else the widest this CPU runs; or the one hk_model_set_cpu_pass
- * chose. */
+/* The pass in use: the one hk_cpu_set_pass named where this CPU runs it,
+ * else the widest this CPU runs; or the one hk_model_set_cpu_pass chose. */
 const hk_cpu_pass_t *hk_cpu_pass(void);
+/* The pass to use, by name (NULL: the widest): HK_CPU_PASS, which the edge
+ * hands here (hk_options_apply) before the first hk_cpu_pass. */
+void hk_cpu_set_pass(const char *name);
 
 /* ---- the anti-diagonal float pass (hk_cpu_diag.c) ---- */
 
@@ -184,9 +186,10 @@ size_t hk_cpu_diag_mem_size(uint32_t hlen);
 
 /* Which float groups of a batch go to the anti-diagonal pass: HK_DIAG_AUTO
  * those whose pairs it scores in fewer steps than the lane pass (few pairs,
- * or lengths far apart), HK_DIAG_OFF none, HK_DIAG_ALL all. Set from
- * HK_CPU_DIAG at first use; hk_cpu_set_diag (tests, measurements; not while
- * a batch is being scored) returns the previous mode. */
+ * or lengths far apart), HK_DIAG_OFF none, HK_DIAG_ALL all; HK_DIAG_AUTO
+ * until hk_cpu_set_diag (the edge, from HK_CPU_DIAG: hk_options_apply; tests,
+ * measurements; not while a batch is being scored) sets another, which
+ * returns the previous mode. */
 enum { HK_DIAG_AUTO, HK_DIAG_OFF, HK_DIAG_ALL };
 int hk_cpu_set_diag(int mode);
 

@@ -12,7 +12,6 @@
  * recomputed in double lanes, a group at a time.
  */
 #include "hk_cpu.h"
-#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_threads.h"
 
@@ -525,16 +524,10 @@ fail:
  * "Where the 16-thread gap goes"). */
 static _Atomic size_t par_order_min = (size_t)1 << 20;
 
-/* HK_DIAG_*: HK_CPU_DIAG's until hk_cpu_set_diag sets it (-1: not read yet). */
-static atomic_int diag_set = -1;
+/* HK_DIAG_*, as hk_cpu_set_diag sets it. */
+static atomic_int diag_set = HK_DIAG_AUTO;
 
-static int diag_mode(void)
-{
-    const int m = atomic_load(&diag_set);
-    if (m >= 0) return m;
-    const long k = hk_knob(HK_KNOB_CPU_DIAG);
-    return k == 1 ? HK_DIAG_OFF : k == 2 ? HK_DIAG_ALL : HK_DIAG_AUTO;
-}
+static int diag_mode(void) { return atomic_load(&diag_set); }
 
 int hk_cpu_set_diag(int mode)
 {

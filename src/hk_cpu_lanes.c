@@ -16,10 +16,10 @@
  * pass this CPU runs, bit for bit).
  */
 #include "hk_cpu.h"
-#include "hk_knobs.h"
 #include "hk_log.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,13 +150,18 @@ static const hk_cpu_pass_t *by_name(const char *name)
 static _Atomic(const hk_cpu_pass_t *) chosen;
 static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 
+/* The pass asked for (hk_cpu_set_pass), "" for the widest. */
+static char wanted[16];
+
+void hk_cpu_set_pass(const char *name) { snprintf(wanted, sizeof wanted, "%s", name ? name : ""); }
+
 static void choose(void)
 {
     const hk_cpu_pass_t *widest = &passes[0];
     for (size_t k = 0; k < N_PASSES; k++)
         if (runs_here(&passes[k])) widest = &passes[k];
-    if (hk_knob(HK_KNOB_CPU_PASS) > 0) {           /* 0: auto */
-        const char *name = hk_knob_word(HK_KNOB_CPU_PASS);
+    if (wanted[0]) {
+        const char *name = wanted;
         const hk_cpu_pass_t *p = by_name(name);
         if (p && runs_here(p)) widest = p;
         else hk_log_notice("HK_CPU_PASS=%s: this CPU does not run it; using %s", name, widest->name);

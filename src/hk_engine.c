@@ -3,7 +3,6 @@
 #include "hk_log.h"
 #include "hk_model.h"
 #include "hk_pdhmm.h"
-#include "hk_knobs.h"
 #include "config.h"
 #include "hk_cuda_bench.h"
 
@@ -167,7 +166,7 @@ static void choose_gpus(const hk_config_t *c)
 {
     int cand[HK_MAX_DEVICES], n = 0;
     /* HK_ALL_GPUS_VISIBLE=1: CUDA sees every GPU, as before (for measuring) */
-    if (getenv("CUDA_VISIBLE_DEVICES") || hk_knob(HK_KNOB_ALL_GPUS_VISIBLE)) return;
+    if (c->opt.env_visible_devices || c->opt.all_gpus_visible) return;
     if (c->n_devices >= 0) {
         for (int i = 0; i < c->n_devices; i++) {
             for (int j = 0; j < i; j++)
@@ -269,7 +268,7 @@ HK_RESULT_USED static hk_status_t open_cuda(hk_engine_t *e, char *why, size_t wh
     }
     const double t_init = hk_log_now() - t0;
     char err[512] = "";
-    if (hk_cuda_open(cuda, n, &e->cu, err, sizeof err) != HK_OK) {
+    if (hk_cuda_open(cuda, n, &e->c->opt.cuda, &e->cu, err, sizeof err) != HK_OK) {
         snprintf(why, whylen, "%s", err);
         return HK_E_NODEV;
     }
@@ -309,7 +308,7 @@ void hk_engine_prepare_run(const hk_config_t *c)
 #ifdef HAVE_CUDA
     if (c->backend == HK_BACKEND_CPU) return;
     choose_gpus(c);
-    if (getenv("CUDA_DEVICE_MAX_CONNECTIONS")) return;
+    if (c->opt.env_max_connections) return;
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);   /* read by the driver as it creates a context */
     if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: 2 hardware queues per device\n");
 #else
@@ -320,6 +319,8 @@ void hk_engine_prepare_run(const hk_config_t *c)
 hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
 {
     *out = NULL;
+    const long delay_ms = c->opt.open_delay_ms;   /* tests: a start-up as slow as many GPUs' */
+    if (delay_ms > 0) nanosleep(&(struct timespec){ delay_ms / 1000, delay_ms % 1000 * 1000000L }, NULL);
     hk_engine_t *e = calloc(1, sizeof *e);
     if (!e) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     e->c = c;

@@ -15,8 +15,9 @@
 
 typedef struct hk_engine hk_engine_t;
 
-/* The engine for c into *out: HK_OK, or a failure (logged; HK_E_NODEV:
- * `cuda` without a usable GPU) and *out NULL. */
+/* The engine for c into *out (c must outlive it: the engine works as c->opt
+ * says, its start-up delayed by c->opt.open_delay_ms for tests): HK_OK, or
+ * a failure (logged; HK_E_NODEV: `cuda` without a usable GPU) and *out NULL. */
 HK_RESULT_USED hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out);
 /* Called for each batch of an hk_engine_score call, in order, as soon as its
  * results are final; possibly from another thread, never two at once. */
@@ -45,12 +46,12 @@ size_t hk_engine_batch_pairs(const hk_config_t *c);
  * thread starts (it may set the environment). The GPUs the run will use (a
  * list in engine.devices, or the one it claims in engine.gpu_lock_dir, which
  * may wait here) become the only ones CUDA sees (CUDA_VISIBLE_DEVICES, unless
- * the user or a scheduler set it): CUDA's start-up grows with the GPUs it
+ * the user or a scheduler set it, as c->opt says: hk_options_read): CUDA's start-up grows with the GPUs it
  * sees, used or not (docs/PERFORMANCE.md). CUDA contexts get 2 hardware
  * queues instead of the driver's 8. They are created and torn down faster; the GPU phase of a call on many small chunks is slower,
  * but a run's GPU is idle most of the time, and every workload measured ran
  * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md). A
- * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS) is left alone. */
+ * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS, c->opt) is left alone. */
 void hk_engine_prepare_run(const hk_config_t *c);
 /* Another engine of this process scores on e's GPUs at the same time: e's
  * release frees its own streams and memory but leaves the devices' CUDA

@@ -135,13 +135,6 @@ const char *hk_knob_word(hk_knob_t k)
     return word;
 }
 
-void hk_knob_set(hk_knob_t k, long long v)
-{
-    pthread_once(&read_once, read_env);
-    atomic_store_explicit(&value[k], v, memory_order_relaxed);
-    atomic_store_explicit(&is_set[k], 1, memory_order_relaxed);
-}
-
 void hk_knobs_reread(void)
 {
     pthread_once(&read_once, read_env);

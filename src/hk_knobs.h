@@ -17,7 +17,11 @@
  * docs/KNOBS.md has one row per entry, checked against this list by
  * tests/unit/test_knobs.
  *
- * Plain C, no dependencies: the CUDA engine includes it too.
+ * The environment is read at the edge only: the commands and the GKL
+ * library's state read the knobs into an hk_options_t (hk_options.h) and
+ * pass it down; nothing below them calls hk_knob. Plain C, no
+ * dependencies: the CUDA engine includes the list (through hk_options.h)
+ * and links nothing of it.
  */
 #ifndef HK_KNOBS_H
 #define HK_KNOBS_H
@@ -113,10 +117,9 @@ const hk_knob_info_t *hk_knob_info(hk_knob_t k);
 /* Whether this build reads the TUNING knobs (--enable-tuning-knobs). */
 int hk_knobs_tuning(void);
 
-/* Tests: set knob k as the environment would (v within its range), or read
- * the environment again, warnings included. Not for use while other threads
- * read knobs. */
-void hk_knob_set(hk_knob_t k, long long v);
+/* Tests of this registry: read the environment again, warnings included.
+ * Not for use while other threads read knobs. (A test that compares two ways
+ * of working sets a field of hk_options_t, hk_options.h.) */
 void hk_knobs_reread(void);
 
 #ifdef __cplusplus

@@ -5,7 +5,6 @@
  * block is read inside the fork-join, a share per thread (pread); a stream's
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
-#include "hk_knobs.h"
 #include "hk_lines.h"
 #include "hk_lines_scan.h"
 #include "hk_log.h"
@@ -104,7 +103,7 @@ struct hk_lines {
     piece_t     *done;
     int          n_done;
     int          tracing;  /* HK_TRACE: time the steps' tasks */
-    int          side_first;   /* HK_STEP_ORDER=side: a step's side parts before its scan */
+    int          side_first;   /* HK_STEP_ORDER=side (hk_read_opts_t): a step's side parts before its scan */
     atomic_uint_least64_t task_ns[TASK_KINDS];   /* thread time in tasks, by kind */
     atomic_uint_least64_t steps;
     /* HK_TRACE: see hk_lines_fork_times (0: steps, 1: side jobs alone) */
@@ -113,10 +112,10 @@ struct hk_lines {
     uint64_t     rescanned;   /* lines split and scanned again (hk_lines_rescan) */
 };
 
-/* HK_BLOCK_KB, HK_MAX_BLOCK_MB (hk_knobs.h): other sizes, 0 keeps the built-in */
-static size_t knob_bytes(hk_knob_t k, int shift, size_t built_in)
+/* hk_read_opts_t's block_kb, max_block_mb (HK_BLOCK_KB, HK_MAX_BLOCK_MB):
+ * other sizes, 0 keeps the built-in */
+static size_t opt_bytes(int v, int shift, size_t built_in)
 {
-    const long long v = hk_knob(k);
     return v ? (size_t)v << shift : built_in;
 }
 
@@ -126,17 +125,20 @@ static void free_block(block_t *blk)
     free(blk);
 }
 
-hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads)
+hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads, const hk_read_opts_t *opt)
 {
     hk_lines_t *L = calloc(1, sizeof *L);
     if (!L) return NULL;
+    hk_read_opts_t dflt;
+    if (!opt) hk_read_opts_init(&dflt);
+    if (!opt) opt = &dflt;
     L->src = src;
-    L->block_per_thread = knob_bytes(HK_KNOB_BLOCK_KB, 10, BLOCK_PER_THREAD);
-    L->max_block = knob_bytes(HK_KNOB_MAX_BLOCK_MB, 20, MAX_BLOCK);
+    L->block_per_thread = opt_bytes(opt->block_kb, 10, BLOCK_PER_THREAD);
+    L->max_block = opt_bytes(opt->max_block_mb, 20, MAX_BLOCK);
     L->ix.line0 = 1;
     L->sep = ' ';
     L->tracing = hk_log_tracing();
-    L->side_first = hk_knob(HK_KNOB_STEP_ORDER) == 1;
+    L->side_first = opt->side_first;
     hk_lines_set_threads(L, nthreads);
     return L;
 }

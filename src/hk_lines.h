@@ -104,8 +104,9 @@ typedef void (*hk_lines_side_fn)(void *arg, int part, int nparts);
 
 typedef struct hk_lines hk_lines_t;
 
-/* Lines of src (which must outlive them), read and scanned with nthreads. */
-hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads);
+/* Lines of src (which must outlive them), read and scanned with nthreads,
+ * in blocks and steps as opt says (NULL: the defaults). */
+hk_lines_t *hk_lines_open(hk_source_t *src, int nthreads, const hk_read_opts_t *opt);
 void hk_lines_set_threads(hk_lines_t *L, int nthreads);
 /* The input's first line is line `line` (1 by default): a part of a file. */
 void hk_lines_set_first_line(hk_lines_t *L, long line);

@@ -1,6 +1,5 @@
 /* hk_log.c - see hk_log.h. */
 #include "hk_log.h"
-#include "hk_knobs.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -21,7 +20,9 @@ void hk_log_set_quiet(int quiet) { log_quiet = quiet; }
 int  hk_log_quiet(void) { return log_quiet; }
 void hk_log_mute_errors(int mute) { errors_muted = mute; }
 
-int hk_log_tracing(void) { return hk_knob(HK_KNOB_TRACE) != 0; }
+static int log_tracing;
+void hk_log_set_tracing(int on) { log_tracing = on; }
+int hk_log_tracing(void) { return log_tracing; }
 
 double hk_log_now(void)
 {

@@ -22,8 +22,10 @@ int  hk_log_quiet(void);
  * time whose failure is found, and reported, again when it is done in turn. */
 void hk_log_mute_errors(int mute);
 
-/* Timing for performance work: whether HK_TRACE=1 (hk_knobs.h), and a
- * monotonic clock in seconds. */
+/* Timing for performance work: whether to trace (HK_TRACE=1, which the
+ * edge hands here: hk_options_apply; set before other threads start), and
+ * a monotonic clock in seconds. */
+void   hk_log_set_tracing(int on);
 int    hk_log_tracing(void);
 double hk_log_now(void);
 

@@ -21,7 +21,6 @@
  * by the walk, so on an error the lines of the open region before it are
  * placed too.
  */
-#include "hk_knobs.h"
 #include "hk_reader.h"
 #include "hk_format.h"
 #include "hk_lines.h"
@@ -581,10 +580,11 @@ static double thread_cpu(void)
 hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
 {
     hk_status_t st;
-    return hk_reader_open_status(path, format, rules, &st);
+    return hk_reader_open_status(path, format, rules, NULL, &st);
 }
 
-hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, hk_status_t *st)
+hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, const hk_read_opts_t *opt,
+                                   hk_status_t *st)
 {
     *st = HK_E_NOMEM;
     hk_reader_t *r = calloc(1, sizeof *r);
@@ -594,7 +594,7 @@ hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t 
         free(r);
         return NULL;
     }
-    if ((*st = hk_source_open(path, &w->src)) || !(w->lines = hk_lines_open(w->src, 1))) {
+    if ((*st = hk_source_open(path, opt, &w->src)) || !(w->lines = hk_lines_open(w->src, 1, opt))) {
         if (w->src) hk_log_error("%s: out of memory", path);
         if (w->src) *st = HK_E_NOMEM;
         hk_reader_close(r);
@@ -608,7 +608,7 @@ hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t 
     w->setting = &w->lists[1];
     w->tail = &w->lists[2];
     w->tail_setting = &w->lists[3];
-    w->overlap = hk_knob(HK_KNOB_BATCH_END) == 0;   /* 1: wait, for measuring */
+    w->overlap = !(opt && opt->batch_wait);   /* HK_BATCH_END=wait, for measuring */
     if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
     if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format)) {
         hk_log_error("%s: out of memory", path);

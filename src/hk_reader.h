@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include "hk_batch.h"
 #include "hk_formats.h"   /* HK_FMT_* */
+#include "hk_options.h"   /* hk_read_opts_t */
 
 
 typedef struct hk_reader hk_reader_t;
@@ -24,9 +25,11 @@ typedef struct hk_reader hk_reader_t;
  * content. Sequences are normalised by `rules` as they are read. Returns NULL
  * on failure (logged); hk_reader_open_status says which in *st: HK_E_INPUT
  * (the file: not there, not readable, binary), or the run's (HK_E_RUNTIME,
- * HK_E_NOMEM: out of open files or memory). */
+ * HK_E_NOMEM: out of open files or memory), and reads as opt says (NULL, as
+ * hk_reader_open: the defaults). */
 hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules);
-hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, hk_status_t *st);
+hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, const hk_read_opts_t *opt,
+                                   hk_status_t *st);
 
 /* Append whole regions to b until it holds at least max_pairs pairs (at least
  * one region when any is left); *regions: how many were added, 0 at the end

@@ -17,7 +17,6 @@
  */
 #include "hk_run.h"
 #include "hk_engine.h"
-#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
 #include "hk_reader.h"
@@ -248,7 +247,7 @@ static hk_reader_t *open_input(run_t *r, const char *path, hk_status_t *st)
 {
     int format = hk_reader_parse_format(r->cfg->input_format);
     if (r->part && format == HK_FMT_AUTO) format = r->part->format;   /* as the whole file read */
-    hk_reader_t *rd = hk_reader_open_status(path, format, hk_model_seq_rules(&r->cfg->model), st);
+    hk_reader_t *rd = hk_reader_open_status(path, format, hk_model_seq_rules(&r->cfg->model), &r->cfg->opt.read, st);
     if (!rd) return NULL;
     if (r->part && (*st = hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
                                               r->part->region))) {
@@ -287,7 +286,7 @@ static void *read_stage(void *arg)
     hk_batch_t *b = NULL;
     int pdhmm = -1;                 /* the run's model, once the first input's format is known */
     hk_batch_caps_t caps = { 0 };   /* of the first full batch */
-    r->open_early = hk_knob(HK_KNOB_OPEN_EARLY) != 0;
+    r->open_early = r->cfg->opt.open_early;
     for (;;) {
         if (!b) {
             if (take_free(r, &b) < 0) goto out;
@@ -473,8 +472,6 @@ static hk_status_t run(run_t *r, const char *output)
     reader_up = 1;
     const double t_open = hk_log_now();
     hk_status_t status = hk_engine_start(c, &r->engine);
-    const long delay_ms = hk_knob(HK_KNOB_OPEN_DELAY_MS);   /* tests: a start-up as slow as many GPUs' */
-    if (delay_ms > 0) nanosleep(&(struct timespec){ delay_ms / 1000, delay_ms % 1000 * 1000000L }, NULL);
     r->t_open = hk_log_now() - t_open;
     pthread_mutex_lock(&r->mu);
     r->engine_opening = 0;

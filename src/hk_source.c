@@ -1,6 +1,5 @@
 /* hk_source.c - see hk_source.h. */
 #include "config.h"
-#include "hk_knobs.h"
 #include "hk_source.h"
 #include "hk_log.h"
 #include "hk_source_bgzf.h"
@@ -54,6 +53,7 @@ typedef struct {
     struct inflate_state st;
     int             in_eof;
     int             ahead;           /* -1: not chosen yet, 0: inflate in gunzip_read, 1: the thread */
+    int             how;             /* hk_read_opts_t's gunzip: 0 auto, 1 direct, 2 ahead */
     int             status;          /* inflating in gunzip_read: inflate_buf_t's, once reached */
     pthread_t       thread;          /* the thread's ring: */
     pthread_mutex_t lock;
@@ -177,11 +177,12 @@ static void gunzip_close(gunzip_t *g)
     free(g);
 }
 
-static gunzip_t *gunzip_open(const char *path)
+static gunzip_t *gunzip_open(const char *path, int how)
 {
     gunzip_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->ahead = -1;
+    g->how = how;
     g->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (g->fd < 0 || !(g->in = malloc(INFLATE_IN_BYTES))) {
         gunzip_close(g);
@@ -194,12 +195,12 @@ static gunzip_t *gunzip_open(const char *path)
 }
 
 /* How to inflate, once, before the first read: by the reader's thread count,
- * or as HK_GUNZIP=direct|ahead says (hk_knobs.h). Where the thread cannot
+ * or as HK_GUNZIP=direct|ahead says (hk_read_opts_t). Where the thread cannot
  * be had, gunzip_read inflates. */
 static void gunzip_choose(gunzip_t *g, int nthreads)
 {
     if (g->ahead >= 0) return;
-    const long long how = hk_knob(HK_KNOB_GUNZIP);   /* 0 auto, 1 direct, 2 ahead */
+    const int how = g->how;
     g->ahead = how == 1 ? 0 : how == 2 ? 1 : nthreads > INFLATE_DIRECT_MAX_THREADS;
     int ok = g->ahead == 1;
     for (int k = 0; ok && k < INFLATE_BUFS; k++) ok = (g->buf[k].data = malloc(INFLATE_BUF_BYTES)) != NULL;
@@ -248,8 +249,9 @@ static ssize_t gunzip_read(gunzip_t *g, char *out, size_t n)
 }
 #endif
 
-static hk_source_t *source_open(const char *path, hk_status_t *kind)
+static hk_source_t *source_open(const char *path, const hk_read_opts_t *opt, hk_status_t *kind)
 {
+    (void)opt;   /* without ISA-L htslib inflates everything */
     hk_source_t *s = calloc(1, sizeof *s);
     *kind = HK_E_RUNTIME;
     if (!s || !(s->path = strdup(path))) {
@@ -315,7 +317,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     /* plain gzip in a file: ISA-L reads it itself (standard input stays
      * with htslib, which has already taken its first bytes) */
     if (comp == gzip && !is_stdin && regular) {
-        if (!(s->gz = gunzip_open(path))) {
+        if (!(s->gz = gunzip_open(path, opt->gunzip))) {
             hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
             *kind = errno ? hk_status_of_errno(errno) : HK_E_NOMEM;
             hk_source_close(s);
@@ -326,7 +328,7 @@ static hk_source_t *source_open(const char *path, hk_status_t *kind)
     }
     /* a BGZF file: its blocks inflated on the reader's threads (htslib's fp
      * stays open, unread; HK_BGZF=htslib reads through it, for measuring) */
-    if (comp == bgzf && !is_stdin && regular && hk_knob(HK_KNOB_BGZF) == 0 && !(s->bz = hk_bgzf_open(path))) {
+    if (comp == bgzf && !is_stdin && regular && !opt->bgzf_htslib && !(s->bz = hk_bgzf_open(path))) {
         hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         *kind = errno ? hk_status_of_errno(errno) : HK_E_NOMEM;
         hk_source_close(s);
@@ -351,10 +353,12 @@ struct hFILE *hk_source_hopen(const char *path)
     return hf;
 }
 
-hk_status_t hk_source_open(const char *path, hk_source_t **out)
+hk_status_t hk_source_open(const char *path, const hk_read_opts_t *opt, hk_source_t **out)
 {
     hk_status_t st;
-    *out = source_open(path, &st);
+    hk_read_opts_t dflt;
+    if (!opt) hk_read_opts_init(&dflt);
+    *out = source_open(path, opt ? opt : &dflt, &st);
     return *out ? HK_OK : st;
 }
 

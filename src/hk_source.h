@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include "hk_options.h"   /* hk_read_opts_t */
 #include "hk_types.h"
 
 typedef struct hk_source hk_source_t;
@@ -30,10 +31,11 @@ struct hFILE;
  * hk_source_open, which does). */
 struct hFILE *hk_source_hopen(const char *path);
 
-/* Open path ("-" for standard input) into *out. HK_OK, or (logged, *out
- * NULL) HK_E_INPUT for content haplik cannot read (binary, xz, ...),
- * HK_E_RUNTIME when the file cannot be opened or memory runs out. */
-HK_RESULT_USED hk_status_t hk_source_open(const char *path, hk_source_t **out);
+/* Open path ("-" for standard input) into *out, inflating as opt says (NULL:
+ * the defaults). HK_OK, or (logged, *out NULL) HK_E_INPUT for content haplik
+ * cannot read (binary, xz, ...), HK_E_RUNTIME when the file cannot be opened
+ * or memory runs out. */
+HK_RESULT_USED hk_status_t hk_source_open(const char *path, const hk_read_opts_t *opt, hk_source_t **out);
 
 /* A plain regular file: hk_source_pread may be used, from any thread. */
 int hk_source_seekable(const hk_source_t *s);

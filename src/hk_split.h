@@ -20,15 +20,18 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "hk_options.h"   /* hk_read_opts_t */
 #include "hk_types.h"
 
 #define HK_SPLIT_SOURCE_TAG "# source-input "
 
 typedef struct hk_split_plan hk_split_plan_t;
 
-/* Pass 1 over path (format HK_FMT_*) for n_shards shards, into *out: HK_OK,
- * or a failure (logged; HK_E_INPUT: bad input) and *out NULL. */
-HK_RESULT_USED hk_status_t hk_split_plan(const char *path, int format, int n_shards, hk_split_plan_t **out);
+/* Pass 1 over path (format HK_FMT_*, read as ro says; NULL: the defaults)
+ * for n_shards shards, into *out: HK_OK, or a failure (logged; HK_E_INPUT:
+ * bad input) and *out NULL. */
+HK_RESULT_USED hk_status_t hk_split_plan(const char *path, int format, const hk_read_opts_t *ro, int n_shards,
+                                         hk_split_plan_t **out);
 
 /* Regions found by pass 1. */
 size_t hk_split_n_regions(const hk_split_plan_t *p);

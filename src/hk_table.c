@@ -1,7 +1,6 @@
 /* hk_table.c - see hk_table.h: the core that every format shares (buffers,
  * threads, sink, output file); the formats are hk_table_json.c and
  * hk_table_tsv.c. */
-#include "hk_knobs.h"
 #include "hk_table_internal.h"
 #include "hk_log.h"
 #include "hk_mem.h"
@@ -315,8 +314,6 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     t->fmt = formats[format];
     if (open_sidecar(t, path)) { hk_table_abort(t); return NULL; }
     t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    /* HK_TABLE_THREADS: for measuring how the writer and the reader share the cores */
-    if (hk_knob(HK_KNOB_TABLE_THREADS) > 0) t->threads = (int)hk_knob(HK_KNOB_TABLE_THREADS);
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
     if (compression == HK_COMPRESS_BGZF ||
@@ -349,8 +346,9 @@ hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *co
                           int n_inputs)
 {
     /* the header waits for the first batch, which says which model scored it */
+    /* HK_TABLE_THREADS: for measuring how the writer and the reader share the cores */
     hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, NULL,
-                                     c->threads);
+                                     c->opt.table_threads > 0 ? c->opt.table_threads : c->threads);
     if (!t) return NULL;
     t->info.sequences = c->sequences;
     t->info.inputs = inputs;

@@ -18,6 +18,14 @@ extern "C" {
 /* Arithmetic of a scorer (SPEC section 1). */
 enum { HK_PREC_MIXED = 0, HK_PREC_FLOAT = 1, HK_PREC_DOUBLE = 2 };
 
+/* Mixed precision's default threshold (model.float_threshold, SPEC section
+ * 1): a pair whose scaled float sum is below it is scored again in double.
+ * GATK's and GKL's value; the configuration's default is its text
+ * (HK_STR, hk_config_keys.h). */
+#define HK_FLOAT_THRESHOLD 1e-28
+#define HK_STR_(x) #x
+#define HK_STR(x) HK_STR_(x)
+
 /* The scale constant C of SPEC section 1, which keeps the sums away from
  * underflow: the first row's deletions start at C / (haplotype length), and
  * log10(C) comes off the result. The GPU's kernels and every CPU pass use

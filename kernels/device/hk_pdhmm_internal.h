@@ -68,9 +68,6 @@ int hk_pdhmm_group(int cfg);
 cudaError_t hk_launch_pdhmm_cg(int cfg, const hk_pd_dev *c, const hk_item *items, uint32_t n_items,
                                cudaStream_t st);
 int hk_pdhmm_cg_rows(int cfg);
-/* Whether reads with constant gap qualities go to the CG form (HK_PD_CG,
- * a tuning knob of hk_knobs.h). */
-bool hk_pd_cg(void);
 
 /* The code words of one haplotype of n positions (hb base codes, pd PD
  * bytes) into out[0..n); the first gets HK_PDC_FIRST. */

@@ -8,7 +8,6 @@
 #include "hk_cuda_bench.h"
 #include "hk_cuda_internal.h"
 #include "hk_host_internal.h"
-#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 extern "C" int hk_cuda_configs(int gaps, int *p, int *k, int max)
@@ -83,6 +82,8 @@ extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int
     lim.pairs = lim.min_pairs = b->n_pairs;
     lim.items = items;
     lim.cells = ~0ull;
+    lim.cgap_set = cu->opt.cgap_set != 0;
+    lim.pd_cg = cu->opt.pd_cg != 0;
     hk_slot *s = &d->slot[0];
     hk_status_t rc = hk_slot_reserve(d, s, &lim, b->max_hap_len, err, errlen);
     if (rc) return rc;
@@ -107,7 +108,7 @@ extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int
         ch->cfg_end[!cg || dbl ? config : pd ? HK_PD_BIN_CG + config : ch->n_single + 1 + config] = n;
     }
     cudaStream_t st = d->st[0];
-    hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, 1e-28);
+    hk_chunk_dev c = hk_chunk_view(ch, s->d_in, s->d_lk, s->d_redo, s->d_nredo, precision, HK_FLOAT_THRESHOLD);
     const hk_pd_dev pc = hk_pd_chunk_view(ch, s->d_in, s->d_lk);
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
     std::vector<float> ms;
@@ -120,7 +121,7 @@ extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int
             if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;
             what = "cudaMemsetAsync";
             if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
-            const hk_side *xs = hk_knob(HK_KNOB_CUDA_ONE_STREAM) ? nullptr : &s->side;
+            const hk_side *xs = cu->opt.one_stream ? nullptr : &s->side;
             if ((e = pd ? hk_pd_chunk_launch(ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
                                              &what)
                         : hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,

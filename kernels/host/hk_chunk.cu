@@ -15,7 +15,6 @@
 #include "hk_cuda_internal.h"
 #include "hk_host_internal.h"
 #include "hk_items.cuh"
-#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 static int fam_configs(int fam)
@@ -44,12 +43,11 @@ static size_t chunk_data_bytes(const hk_batch_t *b, size_t r0, size_t r1, size_t
  * frequent among up to 32 reads spread over the range. A HaplotypeCaller
  * dump without indel recalibration has one set for every read; a launch
  * with a read of another set computes the same coefficients from each read,
- * a little slower (hk_chunk::cgap_foreign). HK_CUDA_CGAP_SET=0 (a test
- * knob, hk_knobs.h): no set. */
-static hk_read_gaps_t chunk_cgap(const hk_batch_t *b, size_t r0, size_t r1)
+ * a little slower (hk_chunk::cgap_foreign). off (hk_plan_limits::cgap_set
+ * false: HK_CUDA_CGAP_SET=0, a test knob): no set. */
+static hk_read_gaps_t chunk_cgap(const hk_batch_t *b, size_t r0, size_t r1, bool off)
 {
     enum { SAMPLES = 32 };
-    const bool off = hk_knob(HK_KNOB_CUDA_CGAP_SET) == 0;
     hk_read_gaps_t seen[SAMPLES];
     unsigned votes[SAMPLES] = { 0 }, n = 0, best = 0;
     const size_t len = r1 - r0, k_max = off ? 0 : std::min<size_t>(SAMPLES, len);
@@ -70,6 +68,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
 {
     /* grow the chunk while it fits: whole regions at once, else read by read */
     memset(ch, 0, sizeof *ch);
+    ch->pd_cg = lim->pd_cg;
     ch->item_cols = std::min(HK_ITEM_COLS, std::max(HK_ITEM_COLS_MIN, lim->item_cols));
     ch->reg0 = reg;
     ch->r0 = r0;
@@ -126,7 +125,7 @@ int hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, si
     ch->n_pairs = pairs;
     ch->cells = cells;
     ch->has_gap_rows = varied;   /* what GPU packing copies (the host's packing finds it again) */
-    ch->cgap = chunk_cgap(b, r0, r);
+    ch->cgap = chunk_cgap(b, r0, r, !lim->cgap_set);
     return 0;
 }
 
@@ -293,11 +292,11 @@ void hk_workq::drain()
  * of few reads with many haplotypes each (many items per read) still use
  * the pool (2048 reads a part left `haplik bench`'s 72-base workload on 3
  * threads: packing took about a third less time with 512, docs/PERFORMANCE.md).
- * HK_CUDA_PACK_READS (a tuning knob) sets another count. */
+ * The pool's part_reads (HK_CUDA_PACK_READS, a tuning knob) sets another count. */
 static unsigned pack_parts(size_t nr, const hk_pool *pool)
 {
     if (!pool) return 1;
-    const size_t per = (size_t)hk_knob(HK_KNOB_CUDA_PACK_READS);
+    const size_t per = std::max<size_t>(pool->part_reads, 1);
     return (unsigned)std::min<size_t>(nr / per + 1, pool->size());
 }
 

@@ -11,7 +11,6 @@
 
 #include "hk_cuda_internal.h"
 #include "hk_host_internal.h"
-#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 /* The region holding read r (regions without reads skipped). */
@@ -63,11 +62,11 @@ static void add_extent(const hk_batch_t *b, const hk_share &sh, hk_extent *x)
     x->max_items_one = std::max<uint64_t>(x->max_items_one, nh + hcols / HK_ITEM_COLS_MIN + 1);
 }
 
-unsigned hk_engine_threads()
+unsigned hk_engine_threads(const hk_cuda_opts_t *opt)
 {
     static_assert(HK_ENGINE_HOST_THREADS_MAX == 4, "HK_CUDA_HOST_THREADS's range in hk_knobs.h");
-    const long long k = hk_knob(HK_KNOB_CUDA_HOST_THREADS);
-    return k ? (unsigned)k : (unsigned)HK_ENGINE_HOST_THREADS;
+    const int k = opt->host_threads;
+    return k > 0 ? (unsigned)k : (unsigned)HK_ENGINE_HOST_THREADS;
 }
 
 /* One device's part of an hk_cuda_score call: its shares scored as one
@@ -101,10 +100,10 @@ struct hk_dev_run {
     uint64_t share_redo = 0;         /* of the share being collected (collected in order) */
     hk_status_t rc = HK_OK;
     std::vector<std::pair<float, float>> busy;   /* each chunk's kernels, ms from d->t0 */
-    /* tuning knobs (hk_knobs.h); the defaults are the product */
-    bool one_stream = hk_knob(HK_KNOB_CUDA_ONE_STREAM) != 0;
-    unsigned ramp = (unsigned)hk_knob(HK_KNOB_CUDA_RAMP);
-    unsigned item_cols = (unsigned)hk_knob(HK_KNOB_CUDA_ITEM_COLS);   /* 0: by the chunk's size */
+    /* tuning knobs (hk_cuda_opts_t, from hk_knobs.h); the defaults are the product */
+    bool one_stream = call->opt->one_stream != 0;
+    unsigned ramp = call->opt->ramp;
+    unsigned item_cols = call->opt->item_cols;   /* 0: by the chunk's size */
     /* the GPU packs (the host stages: lists the batch's arrays for a copy),
      * but for a small call (set with the call's extent: pack_on_host) */
     bool host_pack = false;
@@ -140,9 +139,9 @@ struct hk_dev_run {
  * region-sized launches, docs/PERFORMANCE.md), a larger one by the GPU
  * (the host's packing is serial before the first chunk). HK_CUDA_PACK
  * forces either. */
-static bool pack_on_host(const hk_extent &x)
+static bool pack_on_host(const hk_extent &x, const hk_cuda_opts_t *opt)
 {
-    const long long k = hk_knob(HK_KNOB_CUDA_PACK);
+    const int k = opt->pack;
     return k == 2 || (k == 0 && x.in_total <= HK_HOST_PACK_MAX_BYTES);
 }
 
@@ -155,8 +154,8 @@ hk_status_t hk_dev_run::limits()
     cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
     if (e != cudaSuccess) return fail(e, "cudaMemGetInfo");
     size_t slot_bytes = HK_SLOT_BYTES;
-    if (hk_knob_is_set(HK_KNOB_CUDA_SLOT_MB)) {        /* a tuning knob: another cap, 0 = none */
-        const long long mb = hk_knob(HK_KNOB_CUDA_SLOT_MB);
+    if (call->opt->slot_mb >= 0) {        /* a tuning knob: another cap, 0 = none */
+        const long long mb = call->opt->slot_mb;
         slot_bytes = mb ? (size_t)mb << 20 : SIZE_MAX;
     }
     lim.cells = std::max<uint64_t>(x.cells / 8 + 1, 1000000000ull);
@@ -167,7 +166,9 @@ hk_status_t hk_dev_run::limits()
     lim.pairs = std::max<uint64_t>(x.max_pairs_one, std::min<uint64_t>({ x.pairs / 3 + 1024, free_b / 64,
                                                                          slot_bytes / (HK_SLOT_BYTES / HK_SLOT_PAIRS) }));
     lim.items = std::max<uint64_t>(x.max_items_one, lim.pairs + (x.in_total >> 8) + 1024);
-    if (hk_knob(HK_KNOB_CUDA_CHUNK_CELLS)) lim.cells = (uint64_t)hk_knob(HK_KNOB_CUDA_CHUNK_CELLS);   /* tests */
+    if (call->opt->chunk_cells) lim.cells = call->opt->chunk_cells;   /* tests */
+    lim.cgap_set = call->opt->cgap_set != 0;
+    lim.pd_cg = call->opt->pd_cg != 0;
     if (lim.pairs > 0xffffffffull / 2) lim.pairs = 0xffffffffull / 2;
     return HK_OK;
 }
@@ -421,9 +422,9 @@ hk_status_t hk_score_on_device(hk_dev *d, hk_call *call, const std::vector<hk_sh
         add_extent(call->b[sh.bi], sh, &run.x);
     }
     if (run.work.empty()) return HK_OK;
-    run.host_pack = pack_on_host(run.x);
+    run.host_pack = pack_on_host(run.x, call->opt);
     if (!d->wq) {                    /* packing threads (none when they cannot start: this one packs) */
-        try { d->wq.reset(new hk_workq(hk_engine_threads() - 1)); } catch (...) { d->wq.reset(); }
+        try { d->wq.reset(new hk_workq(hk_engine_threads(call->opt) - 1)); } catch (...) { d->wq.reset(); }
     }
     if (run.limits()) return run.rc;
     run.b = call->b[run.work[0].bi];

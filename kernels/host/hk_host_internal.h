@@ -54,6 +54,7 @@ struct hk_chunk {
     uint32_t cgap_foreign;    /* constant-gap configurations (bit per entry) with a read of
                                * another set: launched with each read's coefficients */
     bool     gpack;           /* staged for the GPU to pack (hk_gpack.cu): bins known once it has */
+    bool     pd_cg;           /* PDHMM: reads of constant gaps go to the CG kernels (hk_plan_limits) */
     size_t   off_items;       /* the work items, binned */
     size_t   off_read_off, off_hap_off, off_gaps, off_read[5], off_hbase, off_hap_off2, off_hbase2, in_bytes;
     /* GPU packing only: the batch's offsets and regions as they are, and the
@@ -75,6 +76,8 @@ struct hk_plan_limits {
     uint64_t pairs, min_pairs, items, cells;
     uint32_t item_cols = HK_ITEM_COLS;   /* most haplotype columns per work item,
                                           * HK_ITEM_COLS_MIN..HK_ITEM_COLS */
+    bool     cgap_set = true;            /* hk_cuda_opts_t's: the constant-gap kernels get a common set */
+    bool     pd_cg = true;               /* and constant-gap PDHMM reads their own kernels */
 };
 
 /* A fork-join pool: run(n, fn) calls fn(0..n-1), the caller taking part, and
@@ -89,6 +92,7 @@ public:
     explicit hk_pool(unsigned workers);
     ~hk_pool();
     unsigned size() const { return (unsigned)th_.size() + 1; }
+    size_t part_reads = 512;           /* reads per part of a chunk hk_chunk_pack splits (HK_CUDA_PACK_READS) */
     void run(unsigned n, const std::function<void(unsigned)> &fn);
 private:
     void work();
@@ -129,11 +133,11 @@ private:
 
 /* Host threads of a device's engine: the device's thread and
  * HK_ENGINE_HOST_THREADS - 1 more, each packing a chunk whole (reading has the
- * other cores). HK_CUDA_HOST_THREADS (1..the most, for measurements) sets
- * another count. */
+ * other cores). hk_cuda_opts_t's host_threads (HK_CUDA_HOST_THREADS, 1..the
+ * most, for measurements) sets another count. */
 #define HK_ENGINE_HOST_THREADS 4
 #define HK_ENGINE_HOST_THREADS_MAX 4
-unsigned hk_engine_threads();
+unsigned hk_engine_threads(const hk_cuda_opts_t *opt);
 
 /* Side streams of a slot: its configurations' kernels run side by side. */
 #define HK_SIDE_STREAMS 2
@@ -248,6 +252,7 @@ struct hk_dev {
 };
 
 struct hk_cuda {
+    hk_cuda_opts_t      opt;       /* hk_cuda_open's */
     std::vector<hk_dev> dev;
     hk_cuda_stats_t     stats;     /* of the last hk_cuda_score */
     hk_cuda_open_stats_t open;     /* of hk_cuda_open; fill and pin written by stager */
@@ -342,6 +347,7 @@ static inline double hk_now(void)
 struct hk_call {
     hk_batch_t *const *b;
     size_t n;
+    const hk_cuda_opts_t *opt;                 /* the engine's */
     hk_cuda_done_fn done;
     void *arg;
     std::vector<std::atomic<int>> left;        /* devices still scoring each batch */
@@ -352,8 +358,8 @@ struct hk_call {
                                                   come back, without a copy on the host */
     size_t next = 0;                           /* first batch not yet reported */
 
-    hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, hk_cuda_done_fn fn, void *a)
-        : b(b_), n(n_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0), direct(n_, 0)
+    hk_call(hk_batch_t *const *b_, size_t n_, int n_dev, const hk_cuda_opts_t *opt_, hk_cuda_done_fn fn, void *a)
+        : b(b_), n(n_), opt(opt_), done(fn), arg(a), left(n_), redo(n_), finished(n_, 0), direct(n_, 0)
     {
         for (size_t i = 0; i < n; i++) { left[i] = n_dev; redo[i] = 0; }
     }

@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "hk_pdhmm_internal.h"
-#include "hk_knobs.h"
 #include "hk_pdhmm.h"           /* hk_pdhmm_matches: the emission rule, written once */
 
 /* Whether reads of constant gap qualities go to the CG form; HK_PD_CG=0 (a
  * tuning knob) sends them to the per-row kernels. */
-bool hk_pd_cg(void) { return hk_knob(HK_KNOB_PD_CG) != 0; }
 
 /* ---- code words ---- */
 
@@ -118,10 +116,10 @@ static bool pd_needs_safe(const uint8_t *ins, const uint8_t *del, uint32_t m)
  * last row, match-to-match at least 1/2 on both, Phred at most 93 so that
  * I / mi stays below C * 2^31), or the per-row form. */
 enum pd_form { PD_ROWS, PD_CONST, PD_SAFE };
-static pd_form pd_read_form(const hk_batch_t *b, size_t r, uint32_t m)
+static pd_form pd_read_form(const hk_batch_t *b, size_t r, uint32_t m, bool cg)
 {
     const hk_read_gaps_t g = b->read_gaps[r];
-    if (g.constant && hk_pd_cg()) {
+    if (g.constant && cg) {
         const uint8_t qmax = std::max(std::max(g.ins, g.del), std::max(g.ins_last, g.del_last));
         if (qmax <= 93 && pd_err[g.ins] + pd_err[g.del] <= 0.5 && pd_err[g.ins_last] + pd_err[g.del_last] <= 0.5)
             return PD_CONST;
@@ -164,7 +162,7 @@ static void pd_walk(const hk_batch_t *b, const hk_chunk *ch, size_t ra, size_t r
             for (uint32_t h = 0; h < rg->n_haps; h++) degen->push_back(out0 + h);
             continue;
         }
-        const pd_form form = pd_read_form(b, r, m);
+        const pd_form form = pd_read_form(b, r, m, ch->pd_cg);
         const bool safe = form == PD_SAFE;
         const int cg = form == PD_CONST ? pd_pick_cg(m) : -1;
         const int cfg = safe || cg >= 0 ? -1 : pd_pick(m);

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "hk_host_internal.h"
-#include "hk_knobs.h"
 
 /* ---- the staging arenas ---- */
 
@@ -97,7 +96,7 @@ static void on_batch_release(void *ctx, const void *array)
  * (registering them now if need be). */
 bool hk_pin_batch(hk_cuda_t *cu, hk_batch_t *b)
 {
-    if (!hk_knob(HK_KNOB_CUDA_PIN) || b->pdhmm || !b->n_reads) return false;
+    if (!cu->opt.pin || b->pdhmm || !b->n_reads) return false;
     if (b->on_release && (b->on_release != on_batch_release || b->release_ctx != cu)) return false;   /* another's */
     const struct { const void *p; size_t bytes; } arrays[] = {
         { b->read_base, b->m_read_pos }, { b->read_q, b->m_read_pos }, { b->read_i, b->m_read_pos },

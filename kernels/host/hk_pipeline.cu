@@ -30,7 +30,6 @@
 #include "hk_cuda.h"
 #include "hk_cuda_internal.h"
 #include "hk_host_internal.h"
-#include "hk_knobs.h"
 #include "hk_pdhmm_internal.h"
 
 /* ---- errors ---- */
@@ -215,8 +214,10 @@ static hk_status_t dev_open(hk_dev *d, float ms[3], char *err, size_t errlen)
     return e == cudaSuccess ? HK_OK : hk_cu_fail(e, what, d->ord, err, errlen);
 }
 
-extern "C" hk_status_t hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_t **out,
-                            char *err, size_t errlen)
+extern "C" void hk_cuda_set_opts(hk_cuda_t *cu, const hk_cuda_opts_t *opt) { cu->opt = *opt; }
+
+extern "C" hk_status_t hk_cuda_open(const int *ordinals, int n_devices, const hk_cuda_opts_t *opt,
+                                    hk_cuda_t **out, char *err, size_t errlen)
 {
     *out = nullptr;
     if (!ordinals || n_devices <= 0) {
@@ -240,6 +241,8 @@ extern "C" hk_status_t hk_cuda_open(const int *ordinals, int n_devices, hk_cuda_
     }
     hk_cuda_t *cu = new (std::nothrow) hk_cuda_t();
     if (!cu) { hk_cu_seterr(err, errlen, "out of memory opening the CUDA engine"); return HK_E_NOMEM; }
+    if (opt) cu->opt = *opt;
+    else hk_cuda_opts_init(&cu->opt);
     cu->open.count = (float)((hk_now() - t_open) * 1e3);
     cu->open.pin = -1;
     cu->dev.resize(n_devices);
@@ -349,7 +352,7 @@ extern "C" hk_status_t hk_cuda_score(hk_cuda_t *cu, hk_batch_t *const *batches, 
     }
     const double t_start = hk_now();
     const size_t nd = cu->dev.size();
-    hk_call call(batches, n_batches, (int)nd, done, arg);
+    hk_call call(batches, n_batches, (int)nd, &cu->opt, done, arg);
     for (size_t bi = 0; bi < n_batches; bi++) call.direct[bi] = hk_pin_batch(cu, batches[bi]);
     const double pin_s = hk_now() - t_start;
     /* each batch split among the devices by cells, so that they finish each

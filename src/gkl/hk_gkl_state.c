@@ -6,7 +6,6 @@
 #include "hk_gkl_small.h"
 #endif
 #include "hk_engine.h"
-#include "hk_knobs.h"
 #include "hk_log.h"
 #include "hk_model.h"
 #include "hk_threads.h"
@@ -60,20 +59,29 @@ static hk_status_t engine_score(void *e, hk_batch_t *const *b, size_t n, hk_engi
     return hk_engine_score(e, b, n, done, arg);
 }
 
-/* The small-call path on the engine's GPUs, unless HK_GKL_GPU_SMALL turns
- * it off; without it, region-sized calls take the engine's path. */
+/* The small-call path on the engine's GPUs, unless HK_GKL_GPU_SMALL
+ * (cfg.opt) turns it off; without it, region-sized calls take the engine's path. */
 static void open_small(hk_engine_t *e)
 {
 #ifdef HAVE_CUDA
     const int *ords;
     char err[256];
     const int n = hk_engine_ordinals(e, &ords);
-    if (!hk_knob(HK_KNOB_GKL_GPU_SMALL) || n < 1) return;
+    if (!cfg.opt.gkl_gpu_small || n < 1) return;
     if (hk_cuda_small_open(ords, n, HK_GKL_SMALL_SLOTS, HK_GKL_SMALL_SLOT_BYTES, &small, err, sizeof err))
         hk_log_notice("warning: the GPU's small-call path is off: %s", err);
 #else
     (void)e;
 #endif
+}
+
+/* The precision the GPU engine scores the GPU's calls in (gpu_precision):
+ * mixed-precision calls in double, as a region-sized launch's double tiles
+ * finished in half the time of the float ones (docs/PERFORMANCE.md), unless
+ * HK_GKL_GPU_PRECISION=config; the CPU's calls keep cpu_precision. */
+static int engine_precision(int gpu_prec, const hk_options_t *o)
+{
+    return gpu_prec == HK_PREC_MIXED && o->gkl_gpu_precision != 1 ? HK_PREC_DOUBLE : gpu_prec;
 }
 
 /* Open the state: the config, then the engine where it may use a GPU. */
@@ -90,6 +98,8 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
         hk_config_free(&cfg);
         return rc;
     }
+    hk_options_read(&cfg.opt);   /* the HK_* knobs, read here once for the library */
+    hk_options_apply(&cfg.opt);
     cpu_precision = cfg.model.precision;
     cpu_threshold = cfg.model.float_threshold;
     /* HaplotypeCaller's calls are a region each, a fraction of a millisecond
@@ -97,14 +107,10 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
     hk_threads_set_spin(HK_GKL_POOL_SPIN_NS);
     /* the GPU scores in the first initNative's precision; calls made in
      * another (a later initNative's useDouble) go to the CPU */
-    if (dbl) cfg.model.precision = HK_PREC_DOUBLE;
-    gpu_precision = cfg.model.precision;
-    /* the engine scores mixed-precision calls in double: a region-sized
-     * launch's double tiles finished in half the time of the float ones
-     * (docs/PERFORMANCE.md); the CPU's calls keep cpu_precision */
-    if (gpu_precision == HK_PREC_MIXED && hk_knob(HK_KNOB_GKL_GPU_PRECISION) != 1) cfg.model.precision = HK_PREC_DOUBLE;
-    region_queue_max = (size_t)hk_knob(HK_KNOB_GKL_GPU_QUEUE);
-    region_min_cells = (uint64_t)hk_knob(HK_KNOB_GKL_GPU_MIN_KCELLS) << 10;
+    gpu_precision = dbl ? HK_PREC_DOUBLE : cpu_precision;
+    cfg.model.precision = engine_precision(gpu_precision, &cfg.opt);
+    region_queue_max = (size_t)cfg.opt.gkl_gpu_queue;
+    region_min_cells = (uint64_t)cfg.opt.gkl_gpu_min_kcells << 10;
     gpu = NULL;
     combine = NULL;
     atomic_store(&gpu_failed, 0);
@@ -140,7 +146,7 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
              * their launches are bound by the GPU's throughput): as many as
              * open */
             void *ctx[HK_GKL_COMBINE_MAX_CTX] = { e };
-            const long long want = hk_knob(HK_KNOB_GKL_ENGINES);
+            const long long want = cfg.opt.gkl_engines;
             const int n_engines = want ? (int)want : HK_GKL_GPU_ENGINES;
             n_more_gpu = 0;
             while (1 + n_more_gpu < n_engines && hk_engine_start(&cfg, &more_gpu[n_more_gpu]) == HK_OK) {

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         pairs += (long long)R * H;
     }
     if (!n) die("no regions");
-    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = 1e-28, .min_base_quality = 0, .gcp = -1 };
+    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 0, .gcp = -1 };
     const hk_seq_rules_t rules = hk_model_seq_rules(&m);
     hk_threads_set_spin(200000L);
     hk_batch_t b;

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     }
     const unsigned threads = (unsigned)atoi(argv[1]);
     const int runs = argc > 3 ? atoi(argv[3]) : 5;
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
     hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, hk_model_seq_rules(&m));
@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     if (rc != HK_OK) return 2;
 
     hk_pool pool(threads - 1);
+    pool.part_reads = (size_t)hk_knob(HK_KNOB_CUDA_PACK_READS);   /* a tuning knob */
     hk_plan_limits lim;
     lim.in_bytes = lim.min_in_bytes = HK_SLOT_BYTES;
     lim.pairs = lim.min_pairs = HK_SLOT_PAIRS;

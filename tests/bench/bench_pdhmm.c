@@ -38,7 +38,7 @@
 
 #include "hk_batch.h"
 #include "hk_cuda_bench.h"
-#include "hk_knobs.h"
+#include "hk_options.h"
 #include "hk_pdhmm.h"
 #include "hk_reader.h"
 
@@ -222,13 +222,15 @@ int main(int argc, char **argv)
     hk_cuda_device_t info;
     hk_cuda_t *cu;
     int dev = 0;
-    if (hk_cuda_device_info(0, &info, err, sizeof err) || hk_cuda_open(&dev, 1, &cu, err, sizeof err)) {
+    hk_options_t opt;   /* the HK_* knobs of the command line */
+    hk_options_read(&opt);
+    if (hk_cuda_device_info(0, &info, err, sizeof err) || hk_cuda_open(&dev, 1, &opt.cuda, &cu, err, sizeof err)) {
         fprintf(stderr, "bench_pdhmm: %s\n", err);
         return 3;
     }
     printf("# bench_pdhmm on %s (%d SMs, cc %d.%d), seed %llu, median of %d runs, constant-gap form %s\n",
            info.name, info.sm_count, info.cc_major, info.cc_minor, seed, runs,
-           hk_knob(HK_KNOB_PD_CG) ? "on" : "off (HK_PD_CG=0)");
+           opt.cuda.pd_cg ? "on" : "off (HK_PD_CG=0)");
     printf("%-14s %-7s %9s %10s %10s %8s\n", "workload", "config", "pairs", "cells", "ms", "TCUPS");
     hk_batch_t b;
     hk_batch_init(&b);
@@ -252,7 +254,7 @@ int main(int argc, char **argv)
         for (int r = -1; r < n && rc == 0; r++) {
             hk_batch_t *one = &b;
             const double t0 = now();
-            rc = hk_cuda_score(cu, &one, 1, HK_PREC_DOUBLE, 1e-28, NULL, NULL, err, sizeof err);
+            rc = hk_cuda_score(cu, &one, 1, HK_PREC_DOUBLE, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err);
             if (r >= 0) t[r] = now() - t0;
         }
         if (rc) fprintf(stderr, "bench_pdhmm: hk_cuda_score: %s\n", err);
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
         rc = input ? read_dump(input, &b, (size_t)cpu_pairs) : make_na12878(&b, cpu_pairs);
         double *gpu = rc ? NULL : malloc(b.n_pairs * sizeof *gpu + 1);
         hk_batch_t *one = &b;
-        if (gpu && hk_cuda_score(cu, &one, 1, HK_PREC_DOUBLE, 1e-28, NULL, NULL, err, sizeof err) == 0) {
+        if (gpu && hk_cuda_score(cu, &one, 1, HK_PREC_DOUBLE, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err) == 0) {
             memcpy(gpu, b.lk, b.n_pairs * sizeof *gpu);
             const double t0 = now();
             rc = hk_pdhmm_score_batch(&b, 1);

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     const int diag = !strcmp(mode, "off") ? HK_DIAG_OFF : !strcmp(mode, "all") ? HK_DIAG_ALL : HK_DIAG_AUTO;
     FILE *df = fopen(argv[1], "r"), *rf = fopen(argv[2], "r");
     if (!df || !rf) die("cannot open the dump or the regions");
-    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = 1e-28, .min_base_quality = 0, .gcp = -1 };
+    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 0, .gcp = -1 };
     const hk_seq_rules_t rules = hk_model_seq_rules(&m);
     size_t n = 0, cap = 0;
     hk_batch_t *b = NULL;

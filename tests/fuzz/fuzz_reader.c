@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_tmp_path("reader");
     if (write_input(path, container, cut, data + 1, size - 1)) return 0;
 
-    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = 1e-28, .min_base_quality = 6,
+    hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 6,
                      .gcp = -1, .unknown_as_n = 0 };
     if (raw) m = (hk_model_t){ .precision = HK_PREC_DOUBLE, .min_base_quality = 0, .gcp = -1,
                                .unknown_as_n = 1 };
@@ -242,7 +242,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* round trip through `split`: 3 shards, concatenated, read as the input */
         CHECK(detected > HK_FMT_AUTO && detected < HK_FMT_COUNT);
         hk_split_plan_t *plan = NULL;
-        CHECK(hk_split_plan(path, detected, 3, &plan) == HK_OK && plan != NULL);
+        CHECK(hk_split_plan(path, detected, NULL, 3, &plan) == HK_OK && plan != NULL);
         CHECK(hk_split_n_regions(plan) == all.n_regions);
         char *buf[3] = { NULL, NULL, NULL };
         size_t len[3] = { 0, 0, 0 };

@@ -40,7 +40,7 @@
 #include "hk_config.h"
 #include "hk_cuda.h"
 #include "hk_engine.h"
-#include "hk_knobs.h"
+#include "hk_options.h"
 #include "hk_model.h"
 #include "hk_pdhmm.h"
 #include "hk_reader.h"
@@ -74,7 +74,7 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
     for (size_t i = 0; i < b->n_pairs; i++) b->lk[i] = SENTINEL;
     b->n_recomputed = 0;
     double t0 = now();
-    int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
+    int rc = hk_cuda_score(cu, &b, 1, prec, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err);
     double t1 = now();
     if (rc) {
         tap_result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, prec_name(prec), err, rc);
@@ -112,15 +112,20 @@ static void check_mode(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const ch
  * kernels take a set's coefficients as a parameter (HK_CUDA_CGAP_SET=0: each
  * read's, computed by the same expression), so that a pair's result does
  * not depend on the chunk it falls in. */
+/* The HK_* knobs (HK_CUDA_* on the command line), read once in main. */
+static hk_options_t opt;
+
 static void check_same_without_set(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 {
     char err[512];
     double *with = malloc((b->n_pairs + 1) * sizeof *with);
-    int rc = !with || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
+    int rc = !with || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err);
     if (!rc) memcpy(with, b->lk, b->n_pairs * sizeof *with);
-    hk_knob_set(HK_KNOB_CUDA_CGAP_SET, 0);
-    rc = rc || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err);
-    hk_knobs_reread();
+    hk_cuda_opts_t no_set = opt.cuda;
+    no_set.cgap_set = 0;
+    hk_cuda_set_opts(cu, &no_set);
+    rc = rc || hk_cuda_score(cu, &b, 1, HK_PREC_MIXED, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err);
+    hk_cuda_set_opts(cu, &opt.cuda);
     size_t differ = 0;
     for (size_t i = 0; !rc && i < b->n_pairs; i++) differ += memcmp(&with[i], &b->lk[i], sizeof *with) != 0;
     tap_result(!rc && !differ, "%-28s mixed, each read's constant-gap coefficients: %zu of %zu pairs differ",
@@ -140,7 +145,7 @@ static double *cpu_ref(hk_batch_t *b, unsigned long long *cpu_mixed_recomputed)
         if (ref) memcpy(ref, b->lk, b->n_pairs * sizeof *ref);
         return ref;
     }
-    hk_model_t m = { HK_PREC_DOUBLE, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_DOUBLE, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     if (hk_model_score_batch(&m, b, 8)) return NULL;
     double *ref = malloc(b->n_pairs * sizeof *ref + 1);
     if (!ref) return NULL;
@@ -172,7 +177,7 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 
 static void check_file(hk_cuda_t *cu, const char *path)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(&m));
     if (!r) { tap_result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
@@ -292,7 +297,7 @@ static int add_random_region(hk_batch_t *b, const hk_model_t *m, const rand_spec
 
 static void check_random(hk_cuda_t *cu, const char *what, const rand_spec *s, int regions)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
     draw_shared_gaps();
@@ -326,7 +331,7 @@ static void note_done(hk_batch_t *b, void *arg)
 static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const *specs, int nb)
 {
     char err[512];
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b[8], *bp[8];
     double *alone[8] = { 0 };
     unsigned long long rec[8];
@@ -339,7 +344,7 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
                                   1 + rnd(specs[i]->max_haps))) ok = 0;
         hk_batch_t *one = &b[i];
         b[i].n_recomputed = 0;
-        if (hk_cuda_score(cu, &one, 1, HK_PREC_MIXED, 1e-28, NULL, NULL, err, sizeof err)) ok = 0;
+        if (hk_cuda_score(cu, &one, 1, HK_PREC_MIXED, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err)) ok = 0;
         rec[i] = b[i].n_recomputed;
         alone[i] = malloc(sizeof(double) * (b[i].n_pairs + 1));
         if (alone[i]) memcpy(alone[i], b[i].lk, sizeof(double) * b[i].n_pairs);
@@ -347,7 +352,7 @@ static void check_multi(hk_cuda_t *cu, const char *what, const rand_spec *const 
         b[i].n_recomputed = 0;
     }
     done_log log = { { 0 }, 0 };
-    hk_status_t rc = ok ? hk_cuda_score(cu, bp, (size_t)nb, HK_PREC_MIXED, 1e-28, note_done, &log, err, sizeof err)
+    hk_status_t rc = ok ? hk_cuda_score(cu, bp, (size_t)nb, HK_PREC_MIXED, HK_FLOAT_THRESHOLD, note_done, &log, err, sizeof err)
                         : HK_E_NOMEM;
     int in_order = log.n == nb, same = 1;
     for (int i = 0; i < nb && i < 16; i++) in_order &= log.seen[i] == &b[i];
@@ -415,7 +420,7 @@ static int add_mismatch_region(hk_batch_t *b, const hk_model_t *m, int rl0, int 
 /* The trust cases through hk_engine_score on the GPUs ords[0..nord). */
 static void check_engine(const int *ords, int nord)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
     int ok = !add_trust_region(&b, &m, 700, 700, 3, 0) &&      /* log10 about -690: rescued */
@@ -433,6 +438,7 @@ static void check_engine(const int *ords, int nord)
     for (int prec = HK_PREC_MIXED; ref && prec <= HK_PREC_DOUBLE; prec += 2) {
         hk_config_t c;
         hk_config_init(&c);
+        c.opt = opt;
         c.backend = HK_BACKEND_CUDA;
         c.n_devices = nord;
         memcpy(c.devices, ords, sizeof *ords * (size_t)nord);
@@ -470,10 +476,10 @@ static void check_api(void)
     char err[512];
     hk_cuda_t *cu = NULL;
     int twice[2] = { 0, 0 }, bad[1] = { 9999 };
-    int rc1 = hk_cuda_open(twice, 2, &cu, err, sizeof err);
+    int rc1 = hk_cuda_open(twice, 2, NULL, &cu, err, sizeof err);
     hk_cuda_close(cu);
     cu = NULL;
-    int rc2 = hk_cuda_open(bad, 1, &cu, err, sizeof err);
+    int rc2 = hk_cuda_open(bad, 1, NULL, &cu, err, sizeof err);
     hk_cuda_close(cu);
     int ok = rc1 == HK_E_INVAL && rc2 == HK_E_NODEV;
     tap_result(ok, "api: duplicate ordinal -> %d, missing ordinal -> %d (%s)", rc1, rc2, err);
@@ -515,7 +521,8 @@ int main(int argc, char **argv)
     if (nord == 0) ords[nord++] = 0;
     printf("# scoring on %d device%s\n", nord, nord == 1 ? "" : "s");
     hk_cuda_t *cu;
-    if (hk_cuda_open(ords, nord, &cu, err, sizeof err) != HK_OK) {
+    hk_options_read(&opt);
+    if (hk_cuda_open(ords, nord, &opt.cuda, &cu, err, sizeof err) != HK_OK) {
         tap_result(0, "hk_cuda_open: %s", err);
         printf("1..%d\n", tap_n);
         return 1;
@@ -552,12 +559,14 @@ int main(int argc, char **argv)
     const rand_spec *mix[] = { &typical, NULL, &tiny, &shorts, &longread, &mixed };
     check_multi(cu, "multi", mix, 6);
     /* the same with chunks of about 2e6 cells: many chunks, both slots */
-    hk_knob_set(HK_KNOB_CUDA_CHUNK_CELLS, 2000000);
+    hk_cuda_opts_t small = opt.cuda;
+    small.chunk_cells = 2000000;
+    hk_cuda_set_opts(cu, &small);
     check_random(cu, "random typical, small chunks", &typical, 300);
     check_random(cu, "random long, small chunks", &longread, 6);
     check_random(cu, "random mixed gaps, small chunks", &mixed, 150);
     check_multi(cu, "multi, small chunks", mix, 6);
-    hk_knobs_reread();
+    hk_cuda_set_opts(cu, &opt.cuda);
 done:
     hk_cuda_close(cu);
     check_engine(ords, nord);       /* after: the engine's release resets the devices */

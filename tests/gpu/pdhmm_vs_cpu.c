@@ -37,7 +37,7 @@
 #include "hk_batch.h"
 #include "../unit/tap.h"
 #include "hk_cuda.h"
-#include "hk_knobs.h"
+#include "hk_options.h"
 #include "hk_pdhmm.h"
 
 #define SENTINEL 1234.5
@@ -235,7 +235,7 @@ static void check_gpu(hk_cuda_t *cu, hk_batch_t *b, const double *ref, const cha
     char err[512];
     for (size_t i = 0; i < b->n_pairs; i++) b->lk[i] = SENTINEL;
     b->n_recomputed = 0;
-    int rc = hk_cuda_score(cu, &b, 1, prec, 1e-28, NULL, NULL, err, sizeof err);
+    int rc = hk_cuda_score(cu, &b, 1, prec, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err);
     if (rc) {
         tap_result(0, "%s [%s]: hk_cuda_score: %s (%d)", what, pname[prec], err, rc);
         return;
@@ -468,7 +468,9 @@ int main(int argc, char **argv)
     if (n > 16) n = 16;
     for (int i = 0; i < n; i++) ords[i] = i;
     hk_cuda_t *cu;
-    if (hk_cuda_open(ords, n, &cu, err, sizeof err) != HK_OK) {
+    hk_options_t opt;   /* the HK_* knobs of the command line */
+    hk_options_read(&opt);
+    if (hk_cuda_open(ords, n, &opt.cuda, &cu, err, sizeof err) != HK_OK) {
         tap_result(0, "hk_cuda_open: %s", err);
         printf("1..%d\n", tap_n);
         return 1;
@@ -513,9 +515,11 @@ int main(int argc, char **argv)
         run_shape(cu, "reads over 1000 bases", &longr, 0);
         run_shape(cu, "long reads, longer than haps", &longer, 0);
         run_shape(cu, "large regions", &bigreg, 0);
-        hk_knob_set(HK_KNOB_CUDA_CHUNK_CELLS, 20000);    /* many small chunks: the pipeline turns */
+        hk_cuda_opts_t small = opt.cuda;
+        small.chunk_cells = 20000;                       /* many small chunks: the pipeline turns */
+        hk_cuda_set_opts(cu, &small);
         run_shape(cu, "small chunks", &every, 0);
-        hk_knobs_reread();
+        hk_cuda_set_opts(cu, &opt.cuda);
     }
     hk_cuda_close(cu);
     printf("1..%d\n", tap_n);

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         return 77;
     }
     if (nd == 0) devs[nd++] = 0;
-    hk_model_t m = { prec, 1e-28, 6, -1, 0 };
+    hk_model_t m = { prec, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
     double t0 = now();
@@ -84,7 +84,10 @@ int main(int argc, char **argv)
     }
     double t_read = now() - t0;
     hk_cuda_t *cu;
-    if (hk_cuda_open(devs, nd, &cu, err, sizeof err) != HK_OK) {
+    hk_options_t opt;   /* the HK_* knobs of the command line */
+    hk_options_read(&opt);
+    hk_options_apply(&opt);
+    if (hk_cuda_open(devs, nd, &opt.cuda, &cu, err, sizeof err) != HK_OK) {
         fprintf(stderr, "hk_cuda_open: %s\n", err);
         return 3;
     }
@@ -97,7 +100,7 @@ int main(int argc, char **argv)
     for (int r = -1; r < runs; r++) {
         b.n_recomputed = 0;
         double s = now();
-        if (hk_cuda_score(cu, &one, 1, prec, 1e-28, NULL, NULL, err, sizeof err) != HK_OK) {
+        if (hk_cuda_score(cu, &one, 1, prec, HK_FLOAT_THRESHOLD, NULL, NULL, err, sizeof err) != HK_OK) {
             fprintf(stderr, "hk_cuda_score: %s\n", err);
             return 3;
         }

@@ -1,8 +1,9 @@
 /* test_knobs.c - the registry of HK_* environment variables (src/hk_knobs.h):
  * values parsed with an end pointer (junk, out of range and unknown words
- * refused, with a warning, the default kept), word knobs, the test setter,
- * the tuning knobs read only by a build configured for them, and
- * docs/KNOBS.md holding exactly one row per entry, as the list says.
+ * refused, with a warning, the default kept), word knobs, reading the
+ * environment again, the tuning knobs read only by a build configured for
+ * them, each knob read into its field of the options value (hk_options.h),
+ * and docs/KNOBS.md holding exactly one row per entry, as the list says.
  *
  * `test_knobs --table` prints the rows docs/KNOBS.md must hold. */
 #include "config.h"
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "hk_knobs.h"
+#include "hk_options.h"
 #include "tap.h"
 
 static const char *who_name(hk_knob_for_t w)
@@ -111,11 +113,43 @@ int main(int argc, char **argv)
            "HK_CPU_PASS=avx3 is refused: auto stands");
     TAP_OK(hk_knob(HK_KNOB_BLOCK_KB) == 128, "HK_BLOCK_KB=' 128' is 128");
     TAP_OK(hk_knob(HK_KNOB_OPEN_EARLY) == 0, "HK_OPEN_EARLY=0 is read again after hk_knobs_reread");
-    hk_knob_set(HK_KNOB_CUDA_CHUNK_CELLS, 20000);
-    TAP_OK(hk_knob(HK_KNOB_CUDA_CHUNK_CELLS) == 20000 && hk_knob_is_set(HK_KNOB_CUDA_CHUNK_CELLS),
-           "hk_knob_set overrides the environment");
+
+    /* the options value: with no HK_* set, the registry's defaults, the
+     * same as hk_options_init's (which reads nothing) */
+    for (int k = 0; k < HK_N_KNOBS; k++) unsetenv(hk_knob_info((hk_knob_t)k)->name);
     hk_knobs_reread();
-    TAP_OK(hk_knob(HK_KNOB_CUDA_CHUNK_CELLS) == 0, "hk_knobs_reread restores it");
+    hk_options_t dflt, got;
+    memset(&dflt, 0, sizeof dflt);
+    memset(&got, 0, sizeof got);
+    hk_options_init(&dflt);
+    hk_options_read(&got);
+    got.env_visible_devices = got.env_max_connections = 0;   /* CUDA's variables, not knobs */
+    TAP_OK(!memcmp(&dflt, &got, sizeof dflt), "with no HK_* set, hk_options_read gives hk_options_init's defaults");
+    /* each knob set reaches its field */
+    setenv("HK_TRACE", "1", 1);
+    setenv("HK_CPU_PASS", "scalar", 1);
+    setenv("HK_CPU_DIAG", "all", 1);
+    setenv("HK_OPEN_EARLY", "0", 1);
+    setenv("HK_BLOCK_KB", "128", 1);
+    setenv("HK_CUDA_CGAP_SET", "0", 1);
+    setenv("HK_CUDA_CHUNK_CELLS", "20000", 1);
+    setenv("HK_ALL_GPUS_VISIBLE", "1", 1);
+    setenv("HK_OPEN_DELAY_MS", "250", 1);
+    setenv("HK_GKL_GPU_SMALL", "0", 1);
+    setenv("HK_GKL_GPU_QUEUE", "3", 1);
+    setenv("HK_CUDA_SLOT_MB", "0", 1);           /* tuning: 0 is "no cap", unlike unset (-1) */
+    setenv("HK_BGZF", "htslib", 1);              /* tuning */
+    setenv("HK_GKL_GPU_PRECISION", "config", 1); /* tuning */
+    hk_knobs_reread();
+    hk_options_read(&got);
+    TAP_OK(got.trace == 1 && !strcmp(got.cpu_pass, "scalar") && got.cpu_diag == 2 && got.open_early == 0,
+           "HK_TRACE, HK_CPU_PASS, HK_CPU_DIAG, HK_OPEN_EARLY reach their fields");
+    TAP_OK(got.read.block_kb == 128 && got.cuda.cgap_set == 0 && got.cuda.chunk_cells == 20000 &&
+           got.all_gpus_visible == 1 && got.open_delay_ms == 250 && got.gkl_gpu_small == 0 && got.gkl_gpu_queue == 3,
+           "the test knobs reach their fields");
+    const int tune = hk_knobs_tuning();
+    TAP_OK(got.cuda.slot_mb == (tune ? 0 : -1) && got.read.bgzf_htslib == tune && got.gkl_gpu_precision == tune,
+           "the tuning knobs reach their fields %s --enable-tuning-knobs, as read", tune ? "with" : "(defaults) without");
 
     int ok = 1;
     for (int k = 0; k < HK_N_KNOBS; k++) {

@@ -39,7 +39,7 @@ static const char *data_dir(void)
 
 static hk_model_t model(int precision)
 {
-    hk_model_t m = { .precision = precision, .float_threshold = 1e-28, .min_base_quality = 6,
+    hk_model_t m = { .precision = precision, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 6,
                      .gcp = -1, .unknown_as_n = 0 };
     return m;
 }

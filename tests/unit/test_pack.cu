@@ -322,7 +322,7 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
 
 int main(void)
 {
-    hk_model_t m = { HK_PREC_MIXED, 1e-28, 6, -1, 0 };
+    hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
     make_batch(&b, &m, 2000);

@@ -161,7 +161,7 @@ static void test_quality_sweep(void)
     static const int grid[] = { 1, 2, 3, 4, 6, 10, 20, 40, 93 };
     const int ng = (int)(sizeof grid / sizeof *grid);
     for (int precision = HK_PREC_MIXED; precision <= HK_PREC_DOUBLE; precision += 2) {
-        const hk_model_t m = { .precision = precision, .float_threshold = 1e-28, .min_base_quality = 6,
+        const hk_model_t m = { .precision = precision, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 6,
                                .gcp = -1 };
         set_t s;
         int ok = begin(&s, &m, 100, (size_t)ng * ng * ng + 4 * 93, 17);
@@ -209,7 +209,7 @@ static void test_quality_sweep(void)
 static void test_far_overflow(void)
 {
     for (int precision = HK_PREC_MIXED; precision <= HK_PREC_DOUBLE; precision += 2) {
-        const hk_model_t m = { .precision = precision, .float_threshold = 1e-28, .min_base_quality = 6,
+        const hk_model_t m = { .precision = precision, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 6,
                                .gcp = -1 };
         set_t s;
         int ok = begin(&s, &m, 600, 3, 5);

@@ -63,7 +63,7 @@ static int build(hk_batch_t *b, const hk_model_t *m)
  * and on 300 threads: the same bits, every value finite. */
 static void test_score_many_threads(void)
 {
-    const hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = 1e-28, .min_base_quality = 6, .gcp = -1 };
+    const hk_model_t m = { .precision = HK_PREC_MIXED, .float_threshold = HK_FLOAT_THRESHOLD, .min_base_quality = 6, .gcp = -1 };
     hk_batch_t b;
     hk_batch_init(&b);
     int ok = build(&b, &m) && hk_model_score_batch(&m, &b, 1) == 0;
