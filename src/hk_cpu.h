@@ -6,8 +6,10 @@
 #define HK_CPU_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdint.h>
-#include "hk_model.h"
+#include "hk_model_types.h"
+#include "hk_types.h"
 
 /* Every pass must round exactly as the scalar pass does, and every build as
  * every other: no a * b + c fused into one FMA. The project's flags say so

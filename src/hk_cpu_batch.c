@@ -12,6 +12,7 @@
  * recomputed in double lanes, a group at a time.
  */
 #include "hk_cpu.h"
+#include "hk_model.h"
 #include "hk_log.h"
 #include "hk_threads.h"
 

@@ -18,6 +18,7 @@
  * bit for bit (tests/unit/test_model checks every pass this CPU runs).
  */
 #include "hk_cpu.h"
+#include "hk_model.h"
 
 #include <string.h>
 

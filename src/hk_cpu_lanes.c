@@ -16,6 +16,7 @@
  * pass this CPU runs, bit for bit).
  */
 #include "hk_cpu.h"
+#include "hk_model.h"
 #include "hk_log.h"
 
 #include <pthread.h>

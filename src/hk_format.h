@@ -3,9 +3,10 @@
  * A format turns the lines of an input (hk_lines.h) into regions of a batch.
  * The reader (hk_reader.c) owns the walk over the lines in input order and
  * everything formats share: comments and tags ("# region NAME", "# source-line
- * N"), errors, the region name, and placing sequences into the batch (their
- * text is copied and checked later, on all threads). A format says what its
- * lines mean. Adding a format: one file hk_format_NAME.c defining
+ * N"), the region name; the walk's services (hk_walk.h) record errors and place
+ * sequences into the batch (their text is copied and checked later, on all
+ * threads). A format says what its lines mean; it includes the walk, the
+ * reader includes the formats, never the reverse. Adding a format: one file hk_format_NAME.c defining
  * `const hk_format_t hk_format_NAME`, one line in HK_FORMATS (hk_formats.h).
  */
 #ifndef HK_FORMAT_H
@@ -14,61 +15,7 @@
 #include <stddef.h>
 #include "hk_batch.h"
 #include "hk_formats.h"
-#include "hk_lines.h"
-
-/* The walk, as a format sees it (implemented in hk_reader.c). Its first
- * member says where it is, so that these are read in place. */
-typedef struct hk_walk hk_walk_t;
-typedef struct {
-    const hk_lines_index_t *ix;
-    size_t                  pos;     /* the index entry being walked */
-} hk_walk_where_t;
-
-static inline size_t hk_walk_pos(const hk_walk_t *w) { return ((const hk_walk_where_t *)w)->pos; }
-static inline const hk_line_t *hk_walk_line(const hk_walk_t *w, size_t i)
-{ return &((const hk_walk_where_t *)w)->ix->lines[i]; }
-/* Entries in the index now (a format that looks ahead must stay below). */
-static inline size_t hk_walk_n_lines(const hk_walk_t *w) { return ((const hk_walk_where_t *)w)->ix->n_lines; }
-/* Input line number (1-based) of index entry i. */
-static inline long hk_walk_line_no(const hk_walk_t *w, size_t i)
-{ return ((const hk_walk_where_t *)w)->ix->line0 + (long)i; }
-/* How often c occurs in line L's text. A format's claim counts its own
- * separator: L may have been split with another's (lines read before the
- * format is known are split on spaces; see also hk_lines_set_first). */
-int hk_line_count(const hk_line_t *L, char c);
-/* The walk's functions, and the format's below, return HK_OK or the kind of
- * the error they recorded in the walk (the first one is reported): a
- * format returns what they return. */
-/* Record an input error at line; returns HK_E_INPUT, for `return hk_walk_fail(...)`
- * (they cannot fail: their result need not be used). */
-hk_status_t hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Record that memory ran out at line; returns HK_E_NOMEM. */
-hk_status_t hk_walk_oom(hk_walk_t *w, long line);
-/* Begin a region in b at index entry first (its name and reported line come
- * from the tags before it). */
-HK_RESULT_USED hk_status_t hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first);
-/* Append to the region begun the read whose bases are field `field` of entry
- * li (its qualities the four fields after), or the haplotype in field 0. */
-HK_RESULT_USED hk_status_t hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field);
-HK_RESULT_USED hk_status_t hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li);
-/* The same for a haplotype in the first len bytes of field 0. */
-HK_RESULT_USED hk_status_t hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len);
-/* End the region begun: it spans entries first..last. */
-HK_RESULT_USED hk_status_t hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last);
-/* Append count reads at once, in entries first, first + 1, ...: a format
- * that has checked them (each has the five fields from `field` on, at most
- * HK_MAX_SEQ_LEN bases) and knows their bases in all. Touches none of their
- * lines: the walk stays off them (their sequences are set on all threads). */
-HK_RESULT_USED hk_status_t hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count,
-                                               int field, uint64_t bases);
-/* The same for count haplotypes, each the only field of its entry (the
- * batch layout); a format that must write beside each haplotype as it is
- * placed (PDHMM's bytes) places them one by one. */
-HK_RESULT_USED hk_status_t hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count,
-                                              uint64_t bases);
-/* The walk goes on after entry i (< hk_walk_n_lines), skipping the lines
- * between: a format that has checked them as a whole. */
-void hk_walk_skip_to(hk_walk_t *w, size_t i);
+#include "hk_walk.h"
 
 typedef struct hk_format {
     const char *name;          /* for input.format, messages and the table */
@@ -112,12 +59,6 @@ typedef struct hk_format {
      * b (at the end of a batch, in input order). */
     hk_status_t (*check_set)(hk_walk_t *w, const hk_batch_t *b, size_t region0);
 } hk_format_t;
-
-/* Limits every format applies to a region: absurd input becomes a clear
- * error at its line instead of an allocation failure. */
-#define HK_MAX_REGION_READS 10000000L
-#define HK_MAX_REGION_HAPS  10000L
-#define HK_MAX_REGION_PAIRS 20000000L
 
 #define HK_FORMAT_DECLARE(name, NAME) extern const hk_format_t hk_format_##name;
 HK_FORMATS(HK_FORMAT_DECLARE)

@@ -4,7 +4,7 @@
 #ifndef HK_LINES_SCAN_H
 #define HK_LINES_SCAN_H
 
-#include "hk_lines.h"
+#include "hk_line_entry.h"
 
 /* A thread's piece of a block and what it found there. */
 typedef struct {

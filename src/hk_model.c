@@ -2,6 +2,7 @@
  * (see hk_model.h): the scalar reference passes, the rescue, one pair's
  * score. Batches: hk_cpu_batch.c; vector passes: hk_cpu_lanes.c. */
 #include "hk_cpu.h"
+#include "hk_model.h"
 
 #include <math.h>
 

@@ -9,14 +9,7 @@
 
 #include <stdint.h>
 #include "hk_batch.h"   /* and hk_types.h: HK_PREC_*, hk_seq_rules_t */
-
-typedef struct hk_model {
-    int    precision;         /* HK_PREC_MIXED, HK_PREC_FLOAT or HK_PREC_DOUBLE */
-    double float_threshold;   /* mixed: recompute in double below this scaled sum */
-    int    min_base_quality;  /* base qualities are raised to at least this */
-    int    gcp;               /* >= 0 replaces every gap-continuation quality; -1 keeps them */
-    int    unknown_as_n;      /* 1: letters other than ACGTN read as N; 0: input error */
-} hk_model_t;
+#include "hk_model_types.h"
 
 /* The rules by which the model's input is normalised as it enters a batch. */
 static inline hk_seq_rules_t hk_model_seq_rules(const hk_model_t *m)

@@ -41,48 +41,6 @@
 static const hk_format_t *const formats[HK_FMT_COUNT] = { HK_FORMATS(HK_FORMAT_ENTRY) };
 #undef HK_FORMAT_ENTRY
 
-struct hk_walk {
-    hk_walk_where_t at;         /* first: hk_format.h reads it in place */
-    char          *path;
-    hk_source_t   *src;
-    hk_lines_t    *lines;
-    hk_seq_rules_t rules;
-    int            format;      /* HK_FMT_*; AUTO until detected */
-    int            want_pdhmm;  /* -1: any; 0 or 1: regions must (not) be PDHMM (hk_reader_expect_pdhmm) */
-    const hk_format_t *fmt;     /* NULL until then */
-    void          *state;       /* the format's walk state */
-    char          *name;        /* current region tag, NULL for none */
-    long           source_line; /* from "# source-line N", 0 when none */
-    int            failed;
-    long           err_line;    /* the first error: line (0 if none), kind and text */
-    hk_status_t  err_kind;
-    char           err_msg[512];
-    /* Lists by pointer, into lists[]: the step in flight reads one in place. */
-    hk_placed_t    *placed;      /* placed by the walk since the last step began */
-    hk_placed_t    *setting;     /* being set by the step in flight */
-    /* A full batch handed back before its last sequences were set (see
-     * hk_reader_set_ready): `tail` placed in it, not yet given to a step;
-     * `tail_setting` given to the step in flight. */
-    hk_batch_t    *pending;
-    size_t         pending_region0;   /* its first region of this reader's */
-    hk_placed_t    *tail, *tail_setting;
-    hk_placed_t     lists[4];
-    struct { hk_placed_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
-    void         (*ready)(hk_batch_t *b, void *arg);   /* NULL: every batch complete on return */
-    void          *ready_arg;
-    void         (*all_read)(void *arg);   /* see hk_reader_set_all_read */
-    void          *all_read_arg;
-    int            overlap;     /* hand full batches back before they are set (HK_BATCH_END) */
-    uint64_t       region_pos;  /* n_read_pos when the open region began */
-    uint64_t       region_hap_pos;   /* and n_hap_pos */
-    double         t_walk, t_wait;   /* seconds walking, and waiting for steps (HK_TRACE) */
-    double         t_cpu;            /* this thread's CPU seconds in both: beside t_walk, what
-                                        other threads on its core took from the walk */
-    /* HK_TRACE: of t_wait, at takes (waiting for the step, the take) and at
-     * batch ends (waiting for the step's side job, a side job alone) */
-    double         t_take_wait, t_take, t_end_wait, t_end_side;
-    long           n_ends, n_overlapped;
-};
 
 struct hk_reader { hk_walk_t w; };
 
@@ -110,39 +68,6 @@ int hk_reader_parse_format(const char *s)
 
 int hk_reader_format(const hk_reader_t *r) { return r->w.format; }
 
-/* ---- errors ---- */
-
-__attribute__((format(printf, 4, 0)))
-static void record_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, va_list ap)
-{
-    if (w->failed) return;
-    vsnprintf(w->err_msg, sizeof w->err_msg, fmt, ap);
-    w->err_line = line;
-    w->err_kind = kind;
-    w->failed = 1;
-}
-
-hk_status_t hk_walk_fail(hk_walk_t *w, long line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    record_error(w, HK_E_INPUT, line, fmt, ap);
-    va_end(ap);
-    return HK_E_INPUT;
-}
-
-__attribute__((format(printf, 4, 5)))
-static hk_status_t walk_error(hk_walk_t *w, hk_status_t kind, long line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    record_error(w, kind, line, fmt, ap);
-    va_end(ap);
-    return kind;
-}
-
-hk_status_t hk_walk_oom(hk_walk_t *w, long line) { return walk_error(w, HK_E_NOMEM, line, "out of memory"); }
-
 /* Report a bad character found while setting sequences (unless an error on
  * an earlier line is already kept). */
 static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
@@ -168,120 +93,6 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
                      "(expected Phred+33 '!'..'~')", field[e->field], e->bad, e->pos + 1);
 }
 
-/* ---- the walk's services to formats ---- */
-
-
-hk_status_t hk_walk_begin_region(hk_walk_t *w, hk_batch_t *b, size_t first)
-{
-    const long line = hk_walk_line_no(w, first);
-    const long reported = w->source_line ? w->source_line : line;
-    w->source_line = 0;
-    w->region_pos = b->n_read_pos;
-    w->region_hap_pos = b->n_hap_pos;
-    const int pd = w->fmt->pdhmm;
-    if ((w->want_pdhmm >= 0 && pd != w->want_pdhmm) || (b->n_regions && pd != b->pdhmm))
-        return hk_walk_fail(w, line, "a %s dump cannot be scored in one run with %s dumps: score "
-                            "them in separate runs", pd ? "PDHMM" : w->fmt->name,
-                            pd ? "other" : "PDHMM");
-    b->pdhmm = pd;
-    if (hk_batch_begin_region(b, w->name, reported)) return hk_walk_oom(w, line);
-    return HK_OK;
-}
-
-hk_status_t hk_walk_end_region(hk_walk_t *w, hk_batch_t *b, size_t first, size_t last)
-{
-    hk_region_t *rg = hk_batch_last_region(b);
-    /* the step in flight fills results with NaN: before they move */
-    if (b->n_pairs + (size_t)rg->n_reads * rg->n_haps > b->m_pairs) hk_lines_wait(w->lines);
-    if (hk_batch_end_region_sized(b, b->n_read_pos - w->region_pos, b->n_hap_pos - w->region_hap_pos,
-                                  !w->fmt->no_expected))
-        return hk_walk_oom(w, hk_walk_line_no(w, first));
-    rg->first_line = hk_walk_line_no(w, first);
-    rg->last_line = hk_walk_line_no(w, last);
-    w->placed->pair_hi = b->n_pairs;
-    return HK_OK;
-}
-
-void hk_walk_skip_to(hk_walk_t *w, size_t i) { w->at.pos = i; }
-
-/* Report an error of the append functions (length, memory). */
-HK_RESULT_USED static hk_status_t append_error(hk_walk_t *w, long line, hk_status_t rc, const char *what)
-{
-    if (rc == HK_E_INPUT)
-        return hk_walk_fail(w, line, "%s longer than %u bases", what, HK_MAX_SEQ_LEN);
-    return hk_walk_oom(w, line);
-}
-
-/* Count count reads of bases positions in all into b and its open region
- * (their offsets and sequences are written later, on all threads). */
-HK_RESULT_USED static hk_status_t add_reads(hk_walk_t *w, hk_batch_t *b, size_t li, size_t count, int field,
-                                              uint64_t bases)
-{
-    if (b->n_reads + count + 1 > b->m_reads || b->n_read_pos + bases > b->m_read_pos) {
-        hk_lines_wait(w->lines);   /* the step in flight sets reads into b's arrays */
-        if (hk_batch_reserve_reads(b, b->n_reads + count + 1, b->n_read_pos + bases))
-            return hk_walk_oom(w, hk_walk_line_no(w, li));
-    }
-    if (b->n_reads == 0) b->read_off[0] = 0;
-    if (hk_placed_add_run(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) )
-        return hk_walk_oom(w, hk_walk_line_no(w, li));
-    b->n_reads += count;
-    b->n_read_pos += bases;
-    hk_batch_last_region(b)->n_reads += (uint32_t)count;
-    return HK_OK;
-}
-
-hk_status_t hk_walk_place_read(hk_walk_t *w, hk_batch_t *b, size_t li, int field)
-{
-    const uint32_t len = hk_field_len(hk_walk_line(w, li), field);
-    if (len > HK_MAX_SEQ_LEN) return append_error(w, hk_walk_line_no(w, li), HK_E_INPUT, "read");
-    return add_reads(w, b, li, 1, field, len);
-}
-
-hk_status_t hk_walk_place_reads(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, int field,
-                                uint64_t bases)
-{
-    if (count > HK_MAX_REGION_READS)   /* a run counts in 32 bits; formats refuse such regions */
-        return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld reads", HK_MAX_REGION_READS);
-    return count ? add_reads(w, b, first, count, field, bases) : 0;
-}
-
-/* A haplotype is appended at once (its offset known on return: a format
- * may write per-position data beside it); its sequence is set later. */
-hk_status_t hk_walk_place_hap(hk_walk_t *w, hk_batch_t *b, size_t li)
-{
-    return hk_walk_place_hap_len(w, b, li, hk_walk_line(w, li)->field_end[0]);
-}
-
-hk_status_t hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32_t len)
-{
-    if (!hk_batch_hap_fits(b, len)) hk_lines_wait(w->lines);
-    const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
-    const hk_status_t rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
-    if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    if (hk_placed_add_run(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) )
-        return hk_walk_oom(w, hk_walk_line_no(w, li));
-    return HK_OK;
-}
-
-hk_status_t hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t count, uint64_t bases)
-{
-    if (!count) return HK_OK;
-    if (count > HK_MAX_REGION_HAPS)   /* a run counts in 32 bits; formats refuse such regions */
-        return hk_walk_fail(w, hk_walk_line_no(w, first), "region of more than %ld haplotypes", HK_MAX_REGION_HAPS);
-    if (b->n_haps + count + 1 > b->m_haps || b->n_hap_pos + bases > b->m_hap_pos) {
-        hk_lines_wait(w->lines);   /* the step in flight sets haplotypes into b's arrays */
-        if (hk_batch_reserve_haps(b, b->n_haps + count + 1, b->n_hap_pos + bases))
-            return hk_walk_oom(w, hk_walk_line_no(w, first));
-    }
-    if (b->n_haps == 0) b->hap_off[0] = 0;
-    if (hk_placed_add_run(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) )
-        return hk_walk_oom(w, hk_walk_line_no(w, first));
-    b->n_haps += count;
-    b->n_hap_pos += bases;
-    hk_batch_last_region(b)->n_haps += (uint32_t)count;
-    return HK_OK;
-}
 
 /* The side job of two lists (one may be NULL): a full batch's last
  * sequences beside the next one's first. */
@@ -305,7 +116,7 @@ static void sequences_set(hk_walk_t *w, hk_placed_t *q, hk_batch_t *b)
     if (hk_placed_has_work(q)) {
         for (int t = 0; t < HK_PLACED_PARTS; t++) {
             if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see hk_placed_set */
-                walk_error(w, HK_E_RUNTIME, 0, "internal error: sequences longer than the format counted");
+                hk_walk_error(w, HK_E_RUNTIME, 0, "internal error: sequences longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
             if (q->max_hap[t] > q->batch->max_hap_len) q->batch->max_hap_len = q->max_hap[t];
@@ -379,6 +190,9 @@ HK_RESULT_USED static hk_status_t use_format(hk_walk_t *w, int format)
 {
     w->format = format;
     w->fmt = formats[format];
+    w->fmt_name = w->fmt->name;
+    w->fmt_pdhmm = w->fmt->pdhmm;
+    w->fmt_no_expected = w->fmt->no_expected;
     if (w->fmt->pdhmm) {   /* that model takes qualities as written (SPEC 1b) */
         w->rules.pdhmm = 1;
         w->rules.min_base_quality = 0;
@@ -389,13 +203,6 @@ HK_RESULT_USED static hk_status_t use_format(hk_walk_t *w, int format)
     if (hk_lines_set_scan(w->lines, w->fmt->separator, w->fmt->scan, w->fmt->scan_free))
         hk_lines_rescan(w->lines, w->at.pos);
     return HK_OK;
-}
-
-int hk_line_count(const hk_line_t *L, char c)
-{
-    int n = 0;
-    for (const char *s = L->text, *e = s + L->len; (s = memchr(s, c, (size_t)(e - s))); s++) n++;
-    return n;
 }
 
 HK_RESULT_USED static hk_status_t detect_format(hk_walk_t *w)

@@ -1,6 +1,7 @@
 /* hk_table.c - see hk_table.h: the core that every format shares (buffers,
  * threads, sink, output file); the formats are hk_table_json.c and
  * hk_table_tsv.c. */
+#include "hk_table.h"
 #include "hk_table_internal.h"
 #include "hk_log.h"
 #include "hk_mem.h"
@@ -78,30 +79,6 @@ void hk_table_model_json(char *buf, size_t n, const hk_model_t *m)
              "\"gcp\": %s}", hk_config_choice_name(HK_KEY_MODEL_PRECISION, m->precision), m->float_threshold,
              m->min_base_quality, gcp);
 }
-
-char *hk_textbuf_room(textbuf_t *buf, size_t n)
-{
-    if (buf->len + n > buf->cap) {
-        size_t cap = buf->cap ? buf->cap : (1u << 16);
-        while (cap < buf->len + n) cap *= 2;
-        char *p = hk_mem_realloc(buf->p, cap);
-        if (!p) { buf->failed = 1; return NULL; }
-        buf->p = p;
-        buf->cap = cap;
-    }
-    return buf->p + buf->len;
-}
-
-int hk_textbuf_put(textbuf_t *buf, const char *s, size_t n)
-{
-    char *p = hk_textbuf_room(buf, n);
-    if (!p) return -1;
-    memcpy(p, s, n);
-    buf->len += n;
-    return 0;
-}
-
-int hk_textbuf_puts(textbuf_t *buf, const char *s) { return hk_textbuf_put(buf, s, strlen(s)); }
 
 /* Write a buffer to the file and empty it; -1 (logged) on failure. Called by
  * one thread at a time: the I/O thread while it runs, else the table's owner. */

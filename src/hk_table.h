@@ -95,10 +95,4 @@ void hk_table_abort(hk_table_t *t);
 /* The model object as written in the header. Writes at most n bytes. */
 void hk_table_model_json(char *buf, size_t n, const hk_model_t *m);
 
-/* Append s to the buffer as a JSON string (quoted, escaped); returns the end.
- * Control characters and DEL are written as \u00XX, and each part of s that
- * is not well-formed UTF-8 as \ufffd (see hk_text_utf8_next), so the table
- * stays valid JSON whatever the input holds. Needs at most 6 * len + 2 bytes. */
-char *hk_table_put_string(char *p, const char *s, size_t len);
-
 #endif

@@ -4,23 +4,18 @@
  * when the table is opened; the core (hk_table.c) owns the buffers, the
  * threads that format regions, the I/O thread, the sink (plain or BGZF) and
  * the output file's discipline (hk_outfile: complete or absent). Formats
- * only turn regions, rows and the summary into text.
+ * only turn regions, rows and the summary into text. This header is below
+ * both: it includes nothing of the core (hk_table.h), so that the core calls
+ * the formats and never the reverse.
  */
 #ifndef HK_TABLE_INTERNAL_H
 #define HK_TABLE_INTERNAL_H
 
-#include "hk_table.h"
+#include <stddef.h>
+#include <stdint.h>
+#include "hk_batch.h"
+#include "hk_textbuf.h"
 
-typedef struct {
-    char  *p;
-    size_t len, cap;
-    int    failed;     /* out of memory */
-} hk_textbuf_t;
-
-/* Room for n more bytes at the end; NULL when memory ran out (then failed). */
-char *hk_textbuf_room(hk_textbuf_t *buf, size_t n);
-int hk_textbuf_put(hk_textbuf_t *buf, const char *s, size_t n);
-int hk_textbuf_puts(hk_textbuf_t *buf, const char *s);
 /* s as a JSON string (hk_table_put_string). */
 int hk_textbuf_put_json_string(hk_textbuf_t *buf, const char *s, size_t len);
 
@@ -53,6 +48,12 @@ typedef struct {
      * holds rows alone; NULL: the table carries them itself. */
     int (*sidecar)(const hk_table_info_t *t, hk_textbuf_t *buf, const char *summary);
 } hk_table_format_t;
+
+/* Append s to the buffer as a JSON string (quoted, escaped); returns the end.
+ * Control characters and DEL are written as \u00XX, and each part of s that
+ * is not well-formed UTF-8 as \ufffd (see hk_text_utf8_next), so the table
+ * stays valid JSON whatever the input holds. Needs at most 6 * len + 2 bytes. */
+char *hk_table_put_string(char *p, const char *s, size_t len);
 
 /* Whether a tsv row has the expected and difference columns. */
 int hk_table_tsv_expected_row(const char *row, size_t len);

@@ -2,7 +2,10 @@
  * filled by read(2) from a plain file (the kernel's copy alone, told that
  * the file is read in order) or by bgzf_read (gzip and BGZF, the latter
  * decompressed on several threads; a pipe), so a line is handed over where
- * it lies, without a copy; the tsv rows' checks are in hk_table_read_tsv.c. */
+ * it lies, without a copy; the tsv rows' checks are in hk_table_read_tsv.c,
+ * the header's and summary's in hk_table_read_check.c. */
+#include "hk_table_read.h"
+#include "hk_table_read_check.h"
 #include "hk_table_read_internal.h"
 #include "hk_config.h"
 #include "hk_json_scan.h"
@@ -24,7 +27,6 @@
 
 #define READ_BLOCK   (1u << 20)   /* bytes read at a time */
 #define MAX_THREADS  8            /* BGZF decompression threads */
-#define MAX_SIDECAR  (64u << 20)  /* a sidecar larger than this is not one of haplik's */
 
 /* ---- lines ---- */
 
@@ -238,152 +240,6 @@ int hk_tread_format(const hk_tread_t *t) { return t->format; }
 long hk_tread_line(const hk_tread_t *t) { return t->line; }
 uint64_t hk_tread_regions(const hk_tread_t *t) { return t->regions; }
 int hk_tread_tsv_expected(const hk_tread_t *t) { return t->expected; }
-
-/* ---- JSON text ---- */
-
-/* s with ill-formed UTF-8 repaired (into t->fixed, *n its length), told once. */
-static hk_status_t repaired(hk_tread_t *t, const char *s, size_t *n)
-{
-    free(t->fixed);
-    if (!(t->fixed = hk_text_utf8_fix(s, *n, n))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
-    if (!t->fixed_told++)
-        hk_log_notice("%s:%ld: text that is not UTF-8 is written as U+FFFD", t->path, t->line);
-    return HK_OK;
-}
-
-static void json_fault(const hk_tread_t *t, const hk_scan_fault_t *f, size_t skip)
-{
-    const size_t at = f->at > skip ? f->at - skip : 0;
-    if (f->shape) hk_log_error("%s:%ld: not a haplik region: %s", t->path, t->line, f->what);
-    else hk_log_error("%s:%ld: not valid JSON: %s at byte %zu", t->path, t->line, f->what, at + 1);
-}
-
-hk_status_t hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s, size_t n,
-                           const char *suffix, cJSON **out)
-{
-    const size_t np = strlen(prefix), ns = strlen(suffix);
-    char *text = malloc(np + n + ns + 1);
-    hk_status_t st = HK_OK;
-    *out = NULL;
-    if (!text) { hk_log_error("out of memory"); return HK_E_NOMEM; }
-    memcpy(text, prefix, np);
-    memcpy(text + np, s, n);
-    memcpy(text + np + n, suffix, ns + 1);
-    size_t len = np + n + ns;
-    hk_scan_fault_t f;
-    int rc = hk_json_scan_value(text, len, &f);
-    if (rc == HK_SCAN_UTF8) {
-        st = repaired(t, text, &len);
-        free(text);
-        if (st) return st;
-        if (!(text = malloc(len + 1))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
-        memcpy(text, t->fixed, len + 1);
-        rc = hk_json_scan_value(text, len, &f);
-    }
-    if (rc != HK_SCAN_OK) {
-        json_fault(t, &f, np);
-        st = HK_E_INPUT;
-    } else if (!(*out = cJSON_ParseWithLength(text, len))) {
-        hk_log_error("out of memory");
-        st = HK_E_NOMEM;
-    }
-    free(text);
-    return st;
-}
-
-/* ---- header and summary ---- */
-
-static int is_count(const cJSON *v)
-{
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0 &&
-           v->valuedouble == floor(v->valuedouble);
-}
-
-hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h)
-{
-    const char *where = t->sidecar ? t->sidecar : t->path;
-    const long line = t->sidecar ? 1 : t->line;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(h, "format");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(h, "format_version");
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(h, "model");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "haplik-likelihoods") ||
-        !cJSON_IsObject(model)) {
-        hk_log_error("%s:%ld: not a haplik likelihood table", where, line);
-        return HK_E_INPUT;
-    }
-    if (!cJSON_IsNumber(ver) || ver->valuedouble != 1) {
-        hk_log_error("%s:%ld: table format_version %g is not supported (1 is)", where, line,
-                     cJSON_IsNumber(ver) ? ver->valuedouble : -1.0);
-        return HK_E_INPUT;
-    }
-    /* the digits of output.decimals (a table of an earlier haplik may have none) */
-    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(h, "decimals");
-    if (dec && !(is_count(dec) && dec->valuedouble <= HK_NUMFMT_MAX_DECIMALS)) {
-        char *text = cJSON_PrintUnformatted(dec);
-        hk_log_error("%s:%ld: decimals %.40s is not an integer from 0 to %d", where, line, text ? text : "",
-                     HK_NUMFMT_MAX_DECIMALS);
-        free(text);
-        return HK_E_INPUT;
-    }
-    return HK_OK;
-}
-
-/* What is wrong with the summary s (written into buf), or NULL. */
-static const char *summary_fault(const hk_tread_t *t, const cJSON *s, char *buf, size_t n)
-{
-    static const char *const counts[] = { "regions", "pairs", "cells", "double_recomputed" };
-    if (!cJSON_IsObject(s)) return "summary is not an object";
-    for (int i = 0; i < 4; i++)
-        if (!is_count(cJSON_GetObjectItemCaseSensitive(s, counts[i]))) {
-            snprintf(buf, n, "summary.%s is missing or not a count", counts[i]);
-            return buf;
-        }
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "seconds");
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
-        return "summary.seconds is missing or not a number of seconds";
-    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s, "backend")))
-        return "summary.backend is missing or not a name";
-    const cJSON *d, *devs = cJSON_GetObjectItemCaseSensitive(s, "devices");
-    int names = cJSON_IsArray(devs);
-    cJSON_ArrayForEach(d, devs) names &= cJSON_IsString(d);
-    if (!names) return "summary.devices is missing or not a list of names";
-    /* GPU ordinals as engine.devices takes them (a table of an earlier haplik may have none) */
-    const cJSON *ords = cJSON_GetObjectItemCaseSensitive(s, "device_ordinals");
-    int ordinals = !ords || cJSON_IsArray(ords);
-    cJSON_ArrayForEach(d, ords) ordinals &= is_count(d) && d->valuedouble <= HK_MAX_ORDINAL;
-    if (!ordinals) {
-        snprintf(buf, n, "summary.device_ordinals is not a list of GPU ordinals (0-%d)", HK_MAX_ORDINAL);
-        return buf;
-    }
-    /* a table cut after a region, and the rest of another pasted on */
-    const double regions = cJSON_GetObjectItemCaseSensitive(s, "regions")->valuedouble;
-    const double pairs = cJSON_GetObjectItemCaseSensitive(s, "pairs")->valuedouble;
-    if (regions != (double)t->regions) {
-        snprintf(buf, n, "summary.regions is %.0f but the table holds %llu regions", regions,
-                 (unsigned long long)t->regions);
-        return buf;
-    }
-    if (pairs != (double)t->pairs) {
-        snprintf(buf, n, "summary.pairs is %.0f but the table holds %llu pairs", pairs,
-                 (unsigned long long)t->pairs);
-        return buf;
-    }
-    return NULL;
-}
-
-hk_status_t hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where, long line)
-{
-    char buf[160];
-    const char *fault = summary_fault(t, s, buf, sizeof buf);
-    if (fault) {
-        hk_log_error("%s:%ld: %s", where, line, fault);
-        return HK_E_INPUT;
-    }
-    t->summary = s;
-    t->summary_where = where;
-    t->summary_line = line;
-    return HK_OK;
-}
 
 const cJSON *hk_tread_summary(const hk_tread_t *t, const char **where, long *line)
 {
@@ -610,13 +466,13 @@ static hk_status_t region(hk_tread_t *t, hk_tread_rec_t *rec)
     hk_scan_fault_t f;
     int rc = hk_json_scan_region(s, n, &r, &f);
     if (rc == HK_SCAN_UTF8) {
-        const hk_status_t st = repaired(t, s, &n);
+        const hk_status_t st = hk_tread_repaired(t, s, &n);
         if (st) return st;
         s = t->fixed;
         rc = hk_json_scan_region(s, n, &r, &f);
     }
     if (rc != HK_SCAN_OK) {
-        json_fault(t, &f, 0);
+        hk_tread_json_fault(t, &f, 0);
         return HK_E_INPUT;
     }
     if (r.index != t->regions) {
@@ -716,60 +572,4 @@ hk_status_t hk_tread_next(hk_tread_t *t, hk_tread_rec_t *rec, int *got)
         }
         if (*got) return HK_OK;
     }
-}
-
-/* ---- the sidecar of a tsv table ---- */
-
-hk_status_t hk_tread_sidecar(hk_tread_t *t)
-{
-    const size_t n = strlen(t->path);
-    if (!(t->sidecar = malloc(n + sizeof ".meta.json"))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
-    memcpy(t->sidecar, t->path, n);
-    memcpy(t->sidecar + n, ".meta.json", sizeof ".meta.json");
-    FILE *fp = strcmp(t->path, "-") ? fopen(t->sidecar, "rb") : NULL;
-    if (!fp) {
-        const int e = errno;
-        if (strcmp(t->path, "-") && e != ENOENT) {   /* there, and not to be read (or no files left) */
-            hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which cannot be "
-                         "opened: %s", t->path, t->sidecar, strerror(e));
-            return errno_status(e);
-        }
-        hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which is missing%s%s",
-                     t->path, t->sidecar, strcmp(t->path, "-") ? ": " : " (a table streamed "
-                     "to standard output has none)", strcmp(t->path, "-") ? strerror(e) : "");
-        return HK_E_INPUT;
-    }
-    char *text = malloc(MAX_SIDECAR + 1);
-    const size_t got = text ? fread(text, 1, MAX_SIDECAR + 1, fp) : 0;
-    const int err = ferror(fp);
-    fclose(fp);
-    if (!text || err || got > MAX_SIDECAR) {
-        hk_log_error("%s: %s", t->sidecar, !text ? "out of memory" : err ? "read error"
-                                                                       : "too large for a sidecar");
-        free(text);
-        return !text ? HK_E_NOMEM : HK_E_INPUT;
-    }
-    size_t len = got;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
-    hk_tread_t probe = *t;   /* messages name the sidecar */
-    probe.path = t->sidecar;
-    probe.line = 1;
-    probe.fixed = NULL;
-    cJSON *j;
-    hk_status_t st = hk_tread_parse(&probe, "", text, len, "", &j);
-    free(text);
-    free(probe.fixed);
-    if (st) return st;
-    t->header_doc = j;
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "haplik-likelihoods");
-    if (!cJSON_IsObject(h)) {
-        hk_log_error("%s:1: not a haplik table's sidecar (no \"haplik-likelihoods\" object)",
-                     t->sidecar);
-        return HK_E_INPUT;
-    }
-    if ((st = hk_tread_check_header(t, h))) return st;
-    t->header = h;
-    t->header_where = t->sidecar;
-    t->header_line = 1;
-    return HK_OK;
 }

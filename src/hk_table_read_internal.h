@@ -1,9 +1,10 @@
 /* hk_table_read_internal.h - what the table reader's json part
- * (hk_table_read.c) shares with its tsv part (hk_table_read_tsv.c). */
+ * (hk_table_read.c) shares with its tsv part (hk_table_read_tsv.c) and the
+ * checks of both (hk_table_read_check.c): below them all. */
 #ifndef HK_TABLE_READ_INTERNAL_H
 #define HK_TABLE_READ_INTERNAL_H
 
-#include "hk_table_read.h"
+#include "hk_table_read_types.h"
 
 #include <htslib/bgzf.h>
 
@@ -47,14 +48,6 @@ struct hk_tread {
 
 /* The next line into t->s: *got 1, or 0 at the end. */
 HK_RESULT_USED hk_status_t hk_tread_getline(hk_tread_t *t, int *got);
-/* prefix s[0, n) suffix as one JSON value (hk_json_scan_value), parsed into
- * *out; HK_E_INPUT (logged with t's path and line) when it is none. */
-HK_RESULT_USED hk_status_t hk_tread_parse(hk_tread_t *t, const char *prefix, const char *s,
-                                          size_t n, const char *suffix, cJSON **out);
-HK_RESULT_USED hk_status_t hk_tread_check_header(const hk_tread_t *t, const cJSON *h);
-/* Check the summary s against what was read, and keep it. */
-HK_RESULT_USED hk_status_t hk_tread_check_summary(hk_tread_t *t, const cJSON *s, const char *where,
-                                                  long line);
 /* tsv: the sidecar read and its header checked. */
 HK_RESULT_USED hk_status_t hk_tread_sidecar(hk_tread_t *t);
 /* tsv: the column names on the current line; then the sidecar. */

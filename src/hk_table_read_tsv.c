@@ -1,17 +1,23 @@
 /* hk_table_read_tsv.c - the tsv part of the table reader (hk_table_read.h):
  * every row checked against the columns' contract (README, "The likelihood table")
  * before merge copies it. */
+#include "hk_table_read_check.h"
 #include "hk_table_read_internal.h"
 #include "hk_config.h"
 #include "hk_json_scan.h"
 #include "hk_log.h"
 #include "hk_text.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define COLUMNS "input\tline\tregion_index\tregion_name\tread_index\thaplotype_index\tlog10_likelihood"
 #define EXPECTED "\texpected\tdifference"
+#define MAX_SIDECAR  (64u << 20)  /* a sidecar larger than this is not one of haplik's */
+
+static hk_status_t errno_status(int e) { return hk_status_of_errno(e); }
 
 /* Fields of a row, in order. */
 enum { F_INPUT, F_LINE, F_REGION, F_NAME, F_READ, F_HAP, F_LK, F_EXPECTED, F_DIFFERENCE, N_FIELDS };
@@ -290,4 +296,60 @@ hk_status_t hk_tread_tsv_end(hk_tread_t *t)
         return HK_E_INPUT;
     }
     return hk_tread_check_summary(t, s, t->sidecar, 1);
+}
+
+/* ---- the sidecar of a tsv table ---- */
+
+hk_status_t hk_tread_sidecar(hk_tread_t *t)
+{
+    const size_t n = strlen(t->path);
+    if (!(t->sidecar = malloc(n + sizeof ".meta.json"))) { hk_log_error("out of memory"); return HK_E_NOMEM; }
+    memcpy(t->sidecar, t->path, n);
+    memcpy(t->sidecar + n, ".meta.json", sizeof ".meta.json");
+    FILE *fp = strcmp(t->path, "-") ? fopen(t->sidecar, "rb") : NULL;
+    if (!fp) {
+        const int e = errno;
+        if (strcmp(t->path, "-") && e != ENOENT) {   /* there, and not to be read (or no files left) */
+            hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which cannot be "
+                         "opened: %s", t->path, t->sidecar, strerror(e));
+            return errno_status(e);
+        }
+        hk_log_error("%s: a tsv table's model and summary are in its sidecar %s, which is missing%s%s",
+                     t->path, t->sidecar, strcmp(t->path, "-") ? ": " : " (a table streamed "
+                     "to standard output has none)", strcmp(t->path, "-") ? strerror(e) : "");
+        return HK_E_INPUT;
+    }
+    char *text = malloc(MAX_SIDECAR + 1);
+    const size_t got = text ? fread(text, 1, MAX_SIDECAR + 1, fp) : 0;
+    const int err = ferror(fp);
+    fclose(fp);
+    if (!text || err || got > MAX_SIDECAR) {
+        hk_log_error("%s: %s", t->sidecar, !text ? "out of memory" : err ? "read error"
+                                                                       : "too large for a sidecar");
+        free(text);
+        return !text ? HK_E_NOMEM : HK_E_INPUT;
+    }
+    size_t len = got;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    hk_tread_t probe = *t;   /* messages name the sidecar */
+    probe.path = t->sidecar;
+    probe.line = 1;
+    probe.fixed = NULL;
+    cJSON *j;
+    hk_status_t st = hk_tread_parse(&probe, "", text, len, "", &j);
+    free(text);
+    free(probe.fixed);
+    if (st) return st;
+    t->header_doc = j;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "haplik-likelihoods");
+    if (!cJSON_IsObject(h)) {
+        hk_log_error("%s:1: not a haplik table's sidecar (no \"haplik-likelihoods\" object)",
+                     t->sidecar);
+        return HK_E_INPUT;
+    }
+    if ((st = hk_tread_check_header(t, h))) return st;
+    t->header = h;
+    t->header_where = t->sidecar;
+    t->header_line = 1;
+    return HK_OK;
 }

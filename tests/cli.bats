@@ -155,3 +155,22 @@ setup() { load test_helper/common-setup; _common_setup; }
     run -1 --separate-stderr python3 "$BATS_TEST_DIRNAME/test_helper/citations.py" "$BATS_TEST_TMPDIR/t"
     assert_output --regexp '^src/a\.c:1: README, .Absent.: no such heading in README\.md$'
 }
+
+@test "no module of src/ or kernels/ depends on itself through others (tests/test_helper/cycles.py)" {
+    run -0 python3 "$BATS_TEST_DIRNAME/test_helper/cycles.py" "$BATS_TEST_DIRNAME/.."
+    # and the check can fail: headers that include each other's module, and
+    # two objects that call each other
+    local t=$BATS_TEST_TMPDIR/t
+    mkdir -p "$t/src"
+    printf '#include "b.h"\n' > "$t/src/a.h"
+    printf '#include "a.h"\n' > "$t/src/b.h"
+    printf 'int d_f(void);\nint c_f(void) { return d_f(); }\n' > "$t/src/c.c"
+    printf 'int c_f(void);\nint d_f(void) { return c_f() + 1; }\n' > "$t/src/d.c"
+    ${CC:-cc} -c -o "$t/src/c.o" "$t/src/c.c"
+    ${CC:-cc} -c -o "$t/src/d.o" "$t/src/d.c"
+    run -1 python3 "$BATS_TEST_DIRNAME/test_helper/cycles.py" "$t"
+    assert_line 'cycle: src/a -> src/b -> src/a'
+    assert_line '    src/a.h includes src/b.h'
+    assert_line 'cycle: src/c -> src/d -> src/c'
+    assert_line '    src/c.o uses d_f, defined in src/d'
+}
