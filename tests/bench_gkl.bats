@@ -60,6 +60,9 @@ for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["hap
     assert_line --regexp '^d1 +AVX, 1 Java thread\(s\) +default, 1 Java thread\(s\) +[0-9]+ '
     assert_line --regexp '^omp:2:4:cpu omp, 2 Java thread\(s\) x 4 +cpu, 2 Java thread\(s\) x 4 +[0-9]+ \([0-9]+-[0-9]+\) +[0-9]+ '
     grep -q 'max_threads=4' out/omp-2-4-cpu-haplik-1.log || fail "maxThreads 4 was not passed"
+    # GATK loads gkl_pairhmm_omp through IntelPairHmmOMP, whose useOmp field gives a call its maxThreads
+    grep -q 'class=IntelPairHmmOMP ' out/omp-2-4-cpu-haplik-1.log || fail "the OpenMP rows did not use IntelPairHmmOMP"
+    grep -q 'class=IntelPairHmm ' out/t1-haplik-1.log || fail "the AVX rows did not use IntelPairHmm"
     assert_line --regexp '^overhead +copies in and out: [0-9.]+ us a call \([0-9.]+-[0-9.]+\); .* copies = [0-9.]+ % of the call$'
     # the same binding twice: the same values
     assert_line "check     284 pairs: largest |GKL - haplik| = 0 (log10)"

@@ -231,6 +231,9 @@ public final class PairHmmBench {
         if ((library == null) == !byClass || dump == null) die("--library or --class, and --dump, are required");
         if (threads < 1 || maxThreads < 1 || !(seconds > 0) || !(warmup >= 0) || first < 0) die("bad sizes");
 
+        // each of GKL's classes loads the library of its name: gkl_pairhmm_omp is IntelPairHmmOMP's, whose
+        // useOmp field a library reads to score a call on maxThreads threads (IntelPairHmm's: on one)
+        if (library != null && !byClass) omp = library.equals("gkl_pairhmm_omp");
         if (library != null) System.loadLibrary(library);
         else if (!newEngine().load(null)) die("the " + (omp ? "IntelPairHmmOMP" : "IntelPairHmm") + " library did not load");
         final String mapped = mappedLibraries();
@@ -257,9 +260,9 @@ public final class PairHmmBench {
         }
         Outcome o = time(regions, threads, maxThreads, useDouble, seconds, warmup);
         System.out.printf(Locale.ROOT,
-                "library=%s threads=%d max_threads=%d double=%b regions=%d pairs_per_pass=%d load_s=%.2f "
+                "library=%s class=%s threads=%d max_threads=%d double=%b regions=%d pairs_per_pass=%d load_s=%.2f "
                         + "calls=%d pairs=%d seconds=%.3f pairs_per_s=%.0f gcups=%.3f us_per_call=%.2f mapped=%s%n",
-                name, threads, maxThreads, useDouble, regions.size(), pairsPerPass, loadS,
+                name, omp ? "IntelPairHmmOMP" : "IntelPairHmm", threads, maxThreads, useDouble, regions.size(), pairsPerPass, loadS,
                 o.calls, o.pairs, o.seconds, o.pairs / o.seconds, o.cells / o.seconds / 1e9,
                 o.seconds * threads / o.calls * 1e6, mapped);
     }
