@@ -578,27 +578,24 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
+hk_status_t hk_reader_open(const char *path, int format, hk_seq_rules_t rules, hk_reader_t **out)
 {
-    hk_status_t st;
-    return hk_reader_open_status(path, format, rules, &st);
-}
-
-hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, hk_status_t *st)
-{
-    *st = HK_E_NOMEM;
+    *out = NULL;
     hk_reader_t *r = calloc(1, sizeof *r);
     hk_walk_t *w = r ? &r->w : NULL;
     if (!r || !(w->path = strdup(path))) {
         hk_log_error("%s: out of memory", path);
         free(r);
-        return NULL;
+        return HK_E_NOMEM;
     }
-    if ((*st = hk_source_open(path, &w->src)) || !(w->lines = hk_lines_open(w->src, 1))) {
-        if (w->src) hk_log_error("%s: out of memory", path);
-        if (w->src) *st = HK_E_NOMEM;
+    hk_status_t st = hk_source_open(path, &w->src);
+    if (st == HK_OK && !(w->lines = hk_lines_open(w->src, 1))) {
+        hk_log_error("%s: out of memory", path);
+        st = HK_E_NOMEM;
+    }
+    if (st) {
         hk_reader_close(r);
-        return NULL;
+        return st;
     }
     w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
@@ -610,13 +607,13 @@ hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t 
     w->tail_setting = &w->lists[3];
     w->overlap = hk_knob(HK_KNOB_BATCH_END) == 0;   /* 1: wait, for measuring */
     if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
-    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format)) {
+    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && (st = use_format(w, format))) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
-        return NULL;
+        return st;
     }
-    *st = HK_OK;
-    return r;
+    *out = r;
+    return HK_OK;
 }
 
 hk_status_t hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,
