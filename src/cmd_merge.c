@@ -545,11 +545,13 @@ int hk_cmd_merge(int argc, char **argv)
         goto done;
     }
     status = HK_EXIT_RUNTIME;
-    if (!m.devices || !m.ordinals || !m.parts ||
-        !(m.out = hk_table_open_as(output, m.format, compression,
-                                          isdigit((unsigned char)m.decimals[0]) ? atoi(m.decimals) : -1,
-                                          m.model, opt.table_threads)))
+    if (!m.devices || !m.ordinals || !m.parts) goto done;
+    if ((st = hk_table_open_as(output, m.format, compression,
+                               isdigit((unsigned char)m.decimals[0]) ? atoi(m.decimals) : -1, m.model,
+                               opt.table_threads, &m.out))) {
+        status = hk_status_exit(st);
         goto done;
+    }
     status = HK_EXIT_INPUT;
     const int rc = merge_all(&m, t, argv + optind, argc - optind);
     t = NULL;

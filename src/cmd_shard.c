@@ -238,8 +238,8 @@ static hk_status_t shard_write_all(const shard_genome_t *g, int64_t n, int64_t w
         int64_t b = q * k + (exact_num + n / 2) / n;
         int64_t to = (k == n) ? g->total : shard_snap(g, b, w);
         if (to < from) to = from;
-        hk_outfile_t *o = out[k - 1] = hk_outfile_open(names[k - 1]);
-        if (!o) { rc = HK_E_RUNTIME; break; }
+        if ((rc = hk_outfile_open(names[k - 1], &out[k - 1]))) break;
+        hk_outfile_t *o = out[k - 1];
         if ((rc = shard_write_bed(hk_outfile_fp(o), g, from, to))) {
             hk_log_error("%s: write error: %s", names[k - 1], strerror(errno));
             break;

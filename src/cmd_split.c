@@ -73,8 +73,8 @@ static hk_status_t plan_only(char **argv, int argc, int format, const char *plan
     hk_options_apply(&opt);
     hk_status_t status = hk_split_plan(input, format, &opt.read, parts, &plan);
     if (status) return status;
-    hk_outfile_t *out = hk_outfile_open(plan_out);
-    status = out ? hk_split_write_plan(plan, hk_outfile_fp(out), plan_out) : HK_E_RUNTIME;
+    hk_outfile_t *out;
+    if (!(status = hk_outfile_open(plan_out, &out))) status = hk_split_write_plan(plan, hk_outfile_fp(out), plan_out);
     if (!status) status = hk_outfile_commit(out);
     else hk_outfile_abort(out);
     if (status == HK_OK)
@@ -141,9 +141,8 @@ static hk_status_t split_main(int argc, char **argv)
     FILE **fps = calloc((size_t)n, sizeof *fps);
     status = HK_E_NOMEM;
     if (!out || !fps) { hk_log_error("out of memory"); goto done; }
-    status = HK_E_RUNTIME;
     for (int k = 0; k < n; k++) {
-        if (!(out[k] = hk_outfile_open(names[k]))) goto done;
+        if ((status = hk_outfile_open(names[k], &out[k]))) goto done;
         fps[k] = hk_outfile_fp(out[k]);
     }
     if ((status = hk_split_write(plan, fps, names))) goto done;

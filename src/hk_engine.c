@@ -316,6 +316,15 @@ void hk_engine_prepare_run(const hk_config_t *c)
 #endif
 }
 
+void hk_engine_unprepare_run(void)
+{
+#ifdef HAVE_CUDA
+    if (chosen.lock_fd < 0) return;
+    close(chosen.lock_fd);   /* the lock goes with it */
+    chosen.lock_fd = -1;
+#endif
+}
+
 hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
 {
     *out = NULL;

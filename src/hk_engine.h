@@ -53,6 +53,9 @@ size_t hk_engine_batch_pairs(const hk_config_t *c);
  * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md). A
  * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS, c->opt) is left alone. */
 void hk_engine_prepare_run(const hk_config_t *c);
+/* Give back what hk_engine_prepare_run claimed and no engine took (the GPU
+ * lock): for a run that stops before hk_engine_start. */
+void hk_engine_unprepare_run(void);
 /* Another engine of this process scores on e's GPUs at the same time: e's
  * release frees its own streams and memory but leaves the devices' CUDA
  * contexts, which are the process's, to the last engine (one not marked). */

@@ -28,7 +28,7 @@ extern "C" {
 enum { HK_KNOBS(HK_KNOB_DEFAULT_ID) };
 #undef HK_KNOB_DEFAULT_ID
 
-/* The reader's (hk_reader_open_status, hk_source, hk_lines). */
+/* The reader's (hk_reader_open, hk_source, hk_lines). */
 typedef struct {
     int block_kb;        /* HK_BLOCK_KB: KB a reading thread takes at a time; 0 the built-in */
     int max_block_mb;    /* HK_MAX_BLOCK_MB: the largest block; 0 the built-in cap */

@@ -206,42 +206,43 @@ static void outfile_free(hk_outfile_t *o)
     free(o);
 }
 
-static hk_outfile_t *fail_open(hk_outfile_t *o)
+/* Free o, which failed to open with st; returns st. */
+static hk_status_t fail_open(hk_outfile_t *o, hk_status_t st)
 {
     if (o->fp) fclose(o->fp);
     outfile_free(o);
-    return NULL;
+    return st;
 }
 
 /* A descriptor that is not a regular file (a pipe, a terminal): written as
  * the table is made, through a duplicate of it. */
-static hk_outfile_t *open_stream(hk_outfile_t *o, int fd, const char *what)
+static hk_status_t open_stream(hk_outfile_t *o, int fd, const char *what)
 {
     const int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (!(o->label = strdup(what))) {
         hk_log_error("out of memory");
         if (dfd >= 0) close(dfd);
-        return fail_open(o);
+        return fail_open(o, HK_E_NOMEM);
     }
     if (dfd < 0 || !(o->fp = fdopen(dfd, "w"))) {
         hk_log_error("%s: cannot write: %s", what, strerror(errno));
         if (dfd >= 0) close(dfd);
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     o->streamed = 1;
     setvbuf(o->fp, NULL, _IOFBF, 1 << 16);
-    return o;
+    return HK_OK;
 }
 
 /* Standard output or another descriptor: streamed when it is not a regular
  * file, else spooled in $TMPDIR (unlinked at once). */
-static hk_outfile_t *open_spool(hk_outfile_t *o, int fd)
+static hk_status_t open_spool(hk_outfile_t *o, int fd)
 {
     const char *what = fd == 1 ? "standard output" : fd == 2 ? "standard error" : o->path;
     struct stat st;
     if ((fd <= 2 && std_closed[fd]) || fcntl(fd, F_GETFD) < 0) {
         hk_log_error("%s is closed: there is nowhere to write the output (give -o FILE)", what);
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) return open_stream(o, fd, what);
     const char *dir = getenv("TMPDIR");
@@ -249,43 +250,43 @@ static hk_outfile_t *open_spool(hk_outfile_t *o, int fd)
     size_t len = strlen(dir) + 32, llen = len + strlen(what) + 32;
     if (!(o->tmp = malloc(len)) || !(o->label = malloc(llen))) {
         hk_log_error("out of memory");
-        return fail_open(o);
+        return fail_open(o, HK_E_NOMEM);
     }
     snprintf(o->tmp, len, "%s/haplik-spool.XXXXXX", dir);
     int sfd = mkstemp(o->tmp);
     if (sfd < 0) {
         hk_log_error("%s: cannot create the spool of %s ($TMPDIR, else /tmp): %s", o->tmp, what,
                      strerror(errno));
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     unlink(o->tmp);
     snprintf(o->label, llen, "%s (the spool of %s)", o->tmp, what);
     if (!(o->fp = fdopen(sfd, "w+"))) {
         hk_log_error("%s: %s", o->label, strerror(errno));
         close(sfd);
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     o->spool_fd = fd;
-    return o;
+    return HK_OK;
 }
 
 /* A device, FIFO or socket: written directly, never renamed over. */
-static hk_outfile_t *open_direct(hk_outfile_t *o, const char *dest)
+static hk_status_t open_direct(hk_outfile_t *o, const char *dest)
 {
-    if (!(o->label = strdup(o->path))) { hk_log_error("out of memory"); return fail_open(o); }
+    if (!(o->label = strdup(o->path))) { hk_log_error("out of memory"); return fail_open(o, HK_E_NOMEM); }
     int fd = open(dest, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0 || !(o->fp = fdopen(fd, "w"))) {
         hk_log_error("%s: cannot open for writing: %s", o->path, strerror(errno));
         if (fd >= 0) close(fd);
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     o->streamed = 1;
-    return o;
+    return HK_OK;
 }
 
 /* A regular file (or a new one): a temporary file beside dest, with the mode
  * the file has (or would get). */
-static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat *old)
+static hk_status_t open_renamed(hk_outfile_t *o, char *dest, const struct stat *old)
 {
     o->target = dest;
     const char *slash = strrchr(dest, '/');
@@ -296,7 +297,7 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
     const size_t len = (size_t)dirlen + (size_t)baselen + sizeof TMP_SUFFIX + 2;
     if (!(o->tmp = malloc(len)) || !(o->label = strdup(o->path))) {
         hk_log_error("out of memory");
-        return fail_open(o);
+        return fail_open(o, HK_E_NOMEM);
     }
     snprintf(o->tmp, len, "%.*s.%.*s%s", dirlen, dest, baselen, base, TMP_SUFFIX);
     /* listed for removal before the file exists: a signal that another
@@ -309,7 +310,8 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
         for (;;) pause();
     }
     o->slot = register_tmp(o->tmp);
-    int fd = o->slot ? mkstemp(o->tmp) : -1;
+    const int listed = o->slot != NULL;   /* else out of memory */
+    int fd = listed ? mkstemp(o->tmp) : -1;
     if (fd < 0 && o->slot) {
         const int e = errno;
         unregister_tmp(o->slot);
@@ -320,13 +322,13 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
-        return fail_open(o);
+        return fail_open(o, listed ? HK_E_RUNTIME : HK_E_NOMEM);
     }
     if (!o->slot || !(o->fp = fdopen(fd, "w"))) {
         hk_log_error("%s: %s", o->tmp, strerror(errno));
         close(fd);
         unlink(o->tmp);
-        return fail_open(o);
+        return fail_open(o, HK_E_RUNTIME);
     }
     mode_t mode;
     if (old) {
@@ -339,37 +341,55 @@ static hk_outfile_t *open_renamed(hk_outfile_t *o, char *dest, const struct stat
     }
     fchmod(fd, mode);
     setvbuf(o->fp, NULL, _IOFBF, 1 << 20);
-    return o;
+    return HK_OK;
 }
 
-hk_outfile_t *hk_outfile_open(const char *path)
+hk_status_t hk_outfile_open(const char *path, hk_outfile_t **out)
 {
+    *out = NULL;
     hk_outfile_t *o = calloc(1, sizeof *o);
     if (!o || !(o->path = strdup(path ? path : "-"))) {
         hk_log_error("out of memory");
         free(o);
-        return NULL;
+        return HK_E_NOMEM;
     }
     o->spool_fd = -1;
-    if (!strcmp(o->path, "-")) return open_spool(o, 1);
-    int fd;
-    char *dest = follow_links(o->path, &fd);
-    if (!dest) { hk_log_error("out of memory"); return fail_open(o); }
-    if (fd >= 0) { free(dest); return open_spool(o, fd); }
-    struct stat st;
-    if (stat(dest, &st) == 0) {
-        if (S_ISREG(st.st_mode)) return open_renamed(o, dest, &st);
-        if (S_ISDIR(st.st_mode)) hk_log_error("%s: is a directory", o->path);
-        else { o = open_direct(o, dest); free(dest); return o; }
-    } else if (errno == ENOENT) {
-        return open_renamed(o, dest, NULL);
+    hk_status_t st;
+    if (!strcmp(o->path, "-")) {
+        st = open_spool(o, 1);
     } else {
-        hk_log_error("%s: %s", o->path, strerror(errno));
+        int fd;
+        char *dest = follow_links(o->path, &fd);
+        struct stat sb;
+        if (!dest) {
+            hk_log_error("out of memory");
+            return fail_open(o, HK_E_NOMEM);
+        }
+        if (fd >= 0) {
+            free(dest);
+            st = open_spool(o, fd);
+        } else if (stat(dest, &sb) == 0) {
+            if (S_ISREG(sb.st_mode)) {
+                st = open_renamed(o, dest, &sb);   /* o owns dest */
+            } else if (S_ISDIR(sb.st_mode)) {
+                hk_log_error("%s: is a directory", o->path);
+                free(dest);
+                return fail_open(o, HK_E_RUNTIME);
+            } else {
+                st = open_direct(o, dest);
+                free(dest);
+            }
+        } else if (errno == ENOENT) {
+            st = open_renamed(o, dest, NULL);
+        } else {
+            hk_log_error("%s: %s", o->path, strerror(errno));
+            free(dest);
+            return fail_open(o, HK_E_RUNTIME);
+        }
     }
-    free(dest);
-    return fail_open(o);
+    if (st == HK_OK) *out = o;   /* else o was freed */
+    return st;
 }
-
 FILE *hk_outfile_fp(hk_outfile_t *o) { return o->fp; }
 int hk_outfile_renamed(const hk_outfile_t *o) { return o->target != NULL; }
 int hk_outfile_streams(const hk_outfile_t *o) { return o->streamed; }

@@ -25,9 +25,10 @@
 
 typedef struct hk_outfile hk_outfile_t;
 
-/* NULL on failure (logged): a directory, a closed standard output, no room
- * for the temporary file. */
-hk_outfile_t *hk_outfile_open(const char *path);
+/* Open path for writing into *out. HK_OK; else *out is NULL and the
+ * failure, logged, is HK_E_NOMEM, or HK_E_RUNTIME for the rest (a
+ * directory, a closed standard output, no room for the temporary file). */
+HK_RESULT_USED hk_status_t hk_outfile_open(const char *path, hk_outfile_t **out);
 FILE *hk_outfile_fp(hk_outfile_t *o);
 const char *hk_outfile_path(const hk_outfile_t *o);
 /* Whether o is a file renamed into place on commit (else a spool or a stream). */

@@ -384,28 +384,25 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-hk_reader_t *hk_reader_open(const char *path, int format, hk_seq_rules_t rules)
+hk_status_t hk_reader_open(const char *path, int format, hk_seq_rules_t rules, const hk_read_opts_t *opt,
+                           hk_reader_t **out)
 {
-    hk_status_t st;
-    return hk_reader_open_status(path, format, rules, NULL, &st);
-}
-
-hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t rules, const hk_read_opts_t *opt,
-                                   hk_status_t *st)
-{
-    *st = HK_E_NOMEM;
+    *out = NULL;
     hk_reader_t *r = calloc(1, sizeof *r);
     hk_walk_t *w = r ? &r->w : NULL;
     if (!r || !(w->path = strdup(path))) {
         hk_log_error("%s: out of memory", path);
         free(r);
-        return NULL;
+        return HK_E_NOMEM;
     }
-    if ((*st = hk_source_open(path, opt, &w->src)) || !(w->lines = hk_lines_open(w->src, 1, opt))) {
-        if (w->src) hk_log_error("%s: out of memory", path);
-        if (w->src) *st = HK_E_NOMEM;
+    hk_status_t st = hk_source_open(path, opt, &w->src);
+    if (st == HK_OK && !(w->lines = hk_lines_open(w->src, 1, opt))) {
+        hk_log_error("%s: out of memory", path);
+        st = HK_E_NOMEM;
+    }
+    if (st) {
         hk_reader_close(r);
-        return NULL;
+        return st;
     }
     w->at.ix = hk_lines_index(w->lines);
     w->rules = rules;
@@ -417,13 +414,13 @@ hk_reader_t *hk_reader_open_status(const char *path, int format, hk_seq_rules_t 
     w->tail_setting = &w->lists[3];
     w->overlap = !(opt && opt->batch_wait);   /* HK_BATCH_END=wait, for measuring */
     if (format <= HK_FMT_AUTO || format >= HK_FMT_COUNT) hk_lines_set_first(w->lines, guess_format, NULL);
-    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && use_format(w, format)) {
+    if (format > HK_FMT_AUTO && format < HK_FMT_COUNT && (st = use_format(w, format))) {
         hk_log_error("%s: out of memory", path);
         hk_reader_close(r);
-        return NULL;
+        return st;
     }
-    *st = HK_OK;
-    return r;
+    *out = r;
+    return HK_OK;
 }
 
 hk_status_t hk_reader_set_range(hk_reader_t *r, long long start, long long end, long first_line,

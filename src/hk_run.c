@@ -242,20 +242,21 @@ static char *source_input(const char *path)
     return hk_text_unescape(line + tag, (size_t)(end - line) - tag);
 }
 
-/* The reader of path, or NULL with the failure's status in *st (logged). */
-static hk_reader_t *open_input(run_t *r, const char *path, hk_status_t *st)
+/* The reader of path in *rd: HK_OK, or the failure (logged; *rd NULL). */
+static hk_status_t open_input(run_t *r, const char *path, hk_reader_t **rd)
 {
     int format = hk_reader_parse_format(r->cfg->input_format);
     if (r->part && format == HK_FMT_AUTO) format = r->part->format;   /* as the whole file read */
-    hk_reader_t *rd = hk_reader_open_status(path, format, hk_model_seq_rules(&r->cfg->model), &r->cfg->opt.read, st);
-    if (!rd) return NULL;
-    if (r->part && (*st = hk_reader_set_range(rd, r->part->start, r->part->end, r->part->first_line,
-                                              r->part->region))) {
-        hk_reader_close(rd);
-        return NULL;
+    hk_status_t st = hk_reader_open(path, format, hk_model_seq_rules(&r->cfg->model), &r->cfg->opt.read, rd);
+    if (st) return st;
+    if (r->part && (st = hk_reader_set_range(*rd, r->part->start, r->part->end, r->part->first_line,
+                                             r->part->region))) {
+        hk_reader_close(*rd);
+        *rd = NULL;
+        return st;
     }
-    hk_reader_set_threads(rd, r->parse_threads);
-    return rd;
+    hk_reader_set_threads(*rd, r->parse_threads);
+    return HK_OK;
 }
 
 /* The input walked has all been read: open the next one and read its first
@@ -271,9 +272,7 @@ static void open_next_early(void *arg)
     if (stat(path, &st) || !S_ISREG(st.st_mode)) return;
     hk_log_mute_errors(1);
     if (r->next_input < 32) trace(r, "input opened early", r->next_input);   /* room for the rest */
-    hk_status_t opened;
-    r->early = open_input(r, path, &opened);
-    if (r->early && hk_reader_prime(r->early)) {
+    if (open_input(r, path, &r->early) == HK_OK && hk_reader_prime(r->early)) {
         hk_reader_close(r->early);
         r->early = NULL;
     }
@@ -302,7 +301,8 @@ static void *read_stage(void *arg)
         if (!r->rd) {
             if (r->next_input == r->n_inputs) break;
             hk_status_t opened = HK_OK;
-            r->rd = r->early ? r->early : open_input(r, r->inputs[r->next_input], &opened);
+            if (r->early) r->rd = r->early;
+            else opened = open_input(r, r->inputs[r->next_input], &r->rd);
             /* before any of its regions is read, so before the writer names them */
             if (r->rd && (r->shown[r->next_input] = source_input(r->inputs[r->next_input])))
                 r->names[r->next_input] = r->shown[r->next_input];
@@ -464,8 +464,9 @@ static hk_status_t run(run_t *r, const char *output)
     if (c->backend == HK_BACKEND_CPU && r->parse_threads > 4) r->parse_threads /= 4;
     r->batch_pairs = hk_engine_batch_pairs(c);
     int rc = pthread_create(&reader, NULL, read_stage, r);
-    if (rc) {   /* its one line, and what was made so far freed at join */
+    if (rc) {   /* its one line; the GPU claimed is given back, the rest freed at join */
         hk_log_error("cannot start a thread: %s", strerror(rc));
+        hk_engine_unprepare_run();
         fail(r, HK_E_RUNTIME);
         goto join;
     }
@@ -480,7 +481,7 @@ static hk_status_t run(run_t *r, const char *output)
     trace(r, "engine open, batches read ahead", read_ahead);
     if (!r->engine) { fail(r, status); goto join; }
     if (output || !r->check) {
-        if (!(r->table = hk_table_open(output, c, r->names, r->n_inputs))) { fail(r, HK_E_RUNTIME); goto join; }
+        if ((status = hk_table_open(output, c, r->names, r->n_inputs, &r->table))) { fail(r, status); goto join; }
     }
     if ((rc = pthread_create(&writer, NULL, write_stage, r))) {
         hk_log_error("cannot start a thread: %s", strerror(rc));

@@ -256,6 +256,7 @@ static hk_source_t *source_open(const char *path, const hk_read_opts_t *opt, hk_
     *kind = HK_E_RUNTIME;
     if (!s || !(s->path = strdup(path))) {
         hk_log_error("%s: out of memory", path);
+        *kind = HK_E_NOMEM;
         free(s);
         return NULL;
     }
@@ -328,9 +329,8 @@ static hk_source_t *source_open(const char *path, const hk_read_opts_t *opt, hk_
     }
     /* a BGZF file: its blocks inflated on the reader's threads (htslib's fp
      * stays open, unread; HK_BGZF=htslib reads through it, for measuring) */
-    if (comp == bgzf && !is_stdin && regular && !opt->bgzf_htslib && !(s->bz = hk_bgzf_open(path))) {
-        hk_log_error("%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
-        *kind = errno ? hk_status_of_errno(errno) : HK_E_NOMEM;
+    if (comp == bgzf && !is_stdin && regular && !opt->bgzf_htslib && (*kind = hk_bgzf_open(path, &s->bz))) {
+        hk_log_error("%s: cannot open: %s", path, strerror(errno));
         hk_source_close(s);
         return NULL;
     }

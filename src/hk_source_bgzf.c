@@ -49,16 +49,23 @@ struct hk_bgzf {
 static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
 
-hk_bgzf_t *hk_bgzf_open(const char *path)
+hk_status_t hk_bgzf_open(const char *path, hk_bgzf_t **out)
 {
+    *out = NULL;
     hk_bgzf_t *z = calloc(1, sizeof *z);
-    if (!z) return NULL;
+    if (!z) {
+        errno = ENOMEM;
+        return HK_E_NOMEM;
+    }
     z->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (z->fd < 0) {
+        const int e = errno;
         free(z);
-        return NULL;
+        errno = e;
+        return hk_status_of_errno(e);
     }
-    return z;
+    *out = z;
+    return HK_OK;
 }
 
 void hk_bgzf_close(hk_bgzf_t *z)

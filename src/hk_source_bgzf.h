@@ -7,11 +7,13 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include "hk_types.h"
 
 typedef struct hk_bgzf hk_bgzf_t;
 
-/* NULL when the file cannot be opened. */
-hk_bgzf_t *hk_bgzf_open(const char *path);
+/* Open path into *out. HK_OK; else *out is NULL, errno says why, and the
+ * status is HK_E_NOMEM or the open's (hk_status_of_errno). Logs nothing. */
+HK_RESULT_USED hk_status_t hk_bgzf_open(const char *path, hk_bgzf_t **out);
 /* Plan the blocks after the last plan's that fill at most room bytes once
  * inflated (room: 64 KB or more). Returns those bytes; *end is 0 when more
  * follows, 1 at the end of the file, -1 when the data after them cannot be

@@ -111,7 +111,7 @@ hk_status_t hk_split_plan(const char *path, int format, const hk_read_opts_t *ro
     /* raw rules: qualities and letters pass unchanged, nothing is refused
      * that a shard could not carry as it is */
     const hk_seq_rules_t raw = { .min_base_quality = 0, .gcp = -1, .unknown_as_n = 1 };
-    if (!(rd = hk_reader_open_status(path, format, raw, ro, &status))) goto fail;
+    if ((status = hk_reader_open(path, format, raw, ro, &rd))) goto fail;
     status = HK_E_INPUT;
     /* the reader's threads: a plan of a dump of gigabytes is a pass at the
      * speed of `score`'s reading, not of one core */

@@ -261,35 +261,38 @@ hk_status_t hk_table_sidecar_name(const char *path, int format, char **name)
 }
 
 /* The sidecar of a table in a file whose format keeps header and summary
- * apart from its rows: beside it, put in place with it. */
-static int open_sidecar(hk_table_t *t, const char *path)
+ * apart from its rows: beside it, put in place with it. HK_OK or the
+ * failure (logged). */
+static hk_status_t open_sidecar(hk_table_t *t, const char *path)
 {
-    if (!t->fmt->sidecar || !hk_outfile_renamed(t->out)) return 0;
+    if (!t->fmt->sidecar || !hk_outfile_renamed(t->out)) return HK_OK;
     const size_t n = strlen(path) + sizeof HK_TABLE_SIDECAR_SUFFIX;
     char *meta = malloc(n);
-    if (!meta) { hk_log_error("out of memory"); return -1; }
+    if (!meta) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     snprintf(meta, n, "%s%s", path, HK_TABLE_SIDECAR_SUFFIX);
-    t->meta = hk_outfile_open(meta);
+    const hk_status_t st = hk_outfile_open(meta, &t->meta);
     free(meta);
-    return t->meta ? 0 : -1;
+    return st;
 }
 
-hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
-                             const char *model_json, int threads)
+hk_status_t hk_table_open_as(const char *path, int format, int compression, int decimals,
+                             const char *model_json, int threads, hk_table_t **out)
 {
+    *out = NULL;
     hk_table_t *t = calloc(1, sizeof *t);
-    if (!t) { hk_log_error("out of memory"); return NULL; }
+    if (!t) { hk_log_error("out of memory"); return HK_E_NOMEM; }
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
-    if (format == HK_OUT_AUTO && hk_table_pick_format(path, format, &format)) {
+    hk_status_t st;
+    if ((format == HK_OUT_AUTO && (st = hk_table_pick_format(path, format, &format))) ||
+        (st = hk_outfile_open(path, &t->out))) {
         hk_table_abort(t);
-        return NULL;
+        return st;
     }
-    if (!(t->out = hk_outfile_open(path))) { hk_table_abort(t); return NULL; }
     t->fp = hk_outfile_fp(t->out);
     t->stream = hk_outfile_streams(t->out);
     t->fmt = formats[format];
-    if (open_sidecar(t, path)) { hk_table_abort(t); return NULL; }
+    if ((st = open_sidecar(t, path))) { hk_table_abort(t); return st; }
     t->threads = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (t->threads < 1) t->threads = 1;
     if (t->threads > MAX_FORMAT_THREADS) t->threads = MAX_FORMAT_THREADS;
@@ -303,7 +306,7 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
                          strerror(errno));
             if (fd >= 0) close(fd);
             hk_table_abort(t);
-            return NULL;
+            return HK_E_RUNTIME;
         }
         if (t->threads > 1) (void)bgzf_mt(t->bgzf, t->threads, 256);
     }
@@ -313,26 +316,28 @@ hk_table_t *hk_table_open_as(const char *path, int format, int compression, int 
     if (model_json && !(t->model_as = strdup(model_json))) {
         hk_log_error("out of memory");
         hk_table_abort(t);
-        return NULL;
+        return HK_E_NOMEM;
     }
     t->io_up = pthread_create(&t->io, NULL, io_main, t) == 0;   /* else written in place */
-    return t;
+    *out = t;
+    return HK_OK;
 }
 
-hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
-                          int n_inputs)
+hk_status_t hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
+                          int n_inputs, hk_table_t **out)
 {
     /* the header waits for the first batch, which says which model scored it */
     /* HK_TABLE_THREADS: for measuring how the writer and the reader share the cores */
-    hk_table_t *t = hk_table_open_as(path, c->output_format, c->compression, c->decimals, NULL,
-                                     c->opt.table_threads > 0 ? c->opt.table_threads : c->threads);
-    if (!t) return NULL;
+    const hk_status_t st = hk_table_open_as(path, c->output_format, c->compression, c->decimals, NULL,
+                                            c->opt.table_threads > 0 ? c->opt.table_threads : c->threads, out);
+    if (st) return st;
+    hk_table_t *t = *out;
     t->info.sequences = c->sequences;
     t->info.inputs = inputs;
     t->info.n_inputs = n_inputs;
     hk_table_model_json(t->model, sizeof t->model, &c->model);
     pd_model_json(t->pd_model, sizeof t->pd_model, &c->model);
-    return t;
+    return HK_OK;
 }
 
 /* Hand set s (n buffers) to the I/O thread, or write it here without one. */

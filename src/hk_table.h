@@ -58,18 +58,21 @@ HK_RESULT_USED hk_status_t hk_table_sidecar_name(const char *path, int format, c
  * extension is a usage error (logged, naming both): HK_E_INPUT. */
 HK_RESULT_USED hk_status_t hk_table_pick_format(const char *path, int format, int *picked);
 
-/* Open a table for scoring with c's format (HK_OUT_AUTO: hk_table_pick_format),
- * compression, decimals, sequences and model; path NULL or "-" for standard
- * output. inputs[0, n_inputs) are the inputs' names as given (a region's
- * `input` indexes them; the tsv's `input` column); the table keeps the
- * pointers, which must outlive it. NULL on failure (logged). */
-hk_table_t *hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
-                          int n_inputs);
+/* Open a table for scoring into *out with c's format (HK_OUT_AUTO:
+ * hk_table_pick_format), compression, decimals, sequences and model; path
+ * NULL or "-" for standard output. inputs[0, n_inputs) are the inputs' names
+ * as given (a region's `input` indexes them; the tsv's `input` column); the
+ * table keeps the pointers, which must outlive it. HK_OK; else *out is NULL
+ * and the failure, logged, is the output's (hk_outfile_open: HK_E_RUNTIME,
+ * HK_E_NOMEM), HK_E_RUNTIME when compression cannot start, or HK_E_NOMEM. */
+HK_RESULT_USED hk_status_t hk_table_open(const char *path, const hk_config_t *c, const char *const *inputs,
+                                         int n_inputs, hk_table_t **out);
 /* Open a table as merge writes it (decimals -1: unknown, written as null):
  * the model is the JSON text of the inputs' model; compression as
- * output.compression; format not HK_OUT_AUTO (see hk_table_pick_format). */
-hk_table_t *hk_table_open_as(const char *path, int format, int compression, int decimals,
-                             const char *model_json, int threads);
+ * output.compression; format not HK_OUT_AUTO (see hk_table_pick_format).
+ * Returns as hk_table_open. */
+HK_RESULT_USED hk_status_t hk_table_open_as(const char *path, int format, int compression, int decimals,
+                                            const char *model_json, int threads, hk_table_t **out);
 /* Append the regions of b, indexed from the count written so far. HK_OK,
  * or the first failure of the table's writes (logged: HK_E_RUNTIME for a
  * write, HK_E_NOMEM for memory), which every later call returns too. */

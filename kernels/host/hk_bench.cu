@@ -112,38 +112,27 @@ extern "C" hk_status_t hk_cuda_bench(hk_cuda_t *cu, hk_batch_t *b, int gaps, int
     const hk_pd_dev pc = hk_pd_chunk_view(ch, s->d_in, s->d_lk);
     cudaEvent_t ev0 = nullptr, ev1 = nullptr;
     std::vector<float> ms;
-    const char *what = "cudaEventCreate";
-    if ((e = cudaEventCreate(&ev0)) == cudaSuccess && (e = cudaEventCreate(&ev1)) == cudaSuccess &&
-        (what = "cudaMemcpyAsync",
-         e = cudaMemcpyAsync(s->d_in, s->h_in, ch->h2d_bytes, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
-        for (int r = -1; r < runs && e == cudaSuccess; r++) {   /* run -1: warm-up */
-            what = "cudaEventRecord";
-            if ((e = cudaEventRecord(ev0, st)) != cudaSuccess) break;
-            what = "cudaMemsetAsync";
-            if ((e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess) break;
+    hk_cu_calls calls;
+    if (HK_CU(calls, cudaEventCreate, &ev0) && HK_CU(calls, cudaEventCreate, &ev1) &&
+        HK_CU(calls, cudaMemcpyAsync, s->d_in, s->h_in, ch->h2d_bytes, cudaMemcpyHostToDevice, st)) {
+        for (int r = -1; r < runs && calls.ok(); r++) {   /* run -1: warm-up */
+            if (!HK_CU(calls, cudaEventRecord, ev0, st) || !HK_CU(calls, cudaMemsetAsync, s->d_nredo, 0, 4, st)) break;
             const hk_side *xs = cu->opt.one_stream ? nullptr : &s->side;
-            if ((e = pd ? hk_pd_chunk_launch(ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
-                                             &what)
-                        : hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st, xs,
-                                          &what)) != cudaSuccess)
-                break;
-            what = "cudaEventRecord";
-            if ((e = cudaEventRecord(ev1, st)) != cudaSuccess) break;
-            what = "cudaEventSynchronize";
-            if ((e = cudaEventSynchronize(ev1)) != cudaSuccess) break;
             float t = 0;
-            what = "cudaEventElapsedTime";
-            if ((e = cudaEventElapsedTime(&t, ev0, ev1)) != cudaSuccess) break;
+            if (!HK_CU_SELF(calls, pd ? hk_pd_chunk_launch(ch, &pc, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch,
+                                                        st, xs, &calls.what)
+                                   : hk_chunk_launch(ch, &c, reinterpret_cast<const hk_item *>(s->d_in), &s->scratch, st,
+                                                     xs, &calls.what)) ||
+                !HK_CU(calls, cudaEventRecord, ev1, st) || !HK_CU(calls, cudaEventSynchronize, ev1) ||
+                !HK_CU(calls, cudaEventElapsedTime, &t, ev0, ev1))
+                break;
             if (r >= 0) ms.push_back(t);
         }
     }
-    if (e == cudaSuccess) {
-        what = "cudaMemcpy";
-        e = cudaMemcpy(b->lk + ch->pair0, s->d_lk, ch->n_pairs * sizeof(double), cudaMemcpyDeviceToHost);
-    }
+    HK_CU(calls, cudaMemcpy, b->lk + ch->pair0, s->d_lk, ch->n_pairs * sizeof(double), cudaMemcpyDeviceToHost);
     if (ev0) cudaEventDestroy(ev0);
     if (ev1) cudaEventDestroy(ev1);
-    if (e != cudaSuccess) return hk_cu_fail(e, what, d->ord, err, errlen);
+    if (!calls.ok()) return calls.fail(d->ord, err, errlen);
     std::sort(ms.begin(), ms.end());
     *median_s = ms[ms.size() / 2] * 1e-3;
     return HK_OK;

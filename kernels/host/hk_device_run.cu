@@ -315,18 +315,17 @@ bool hk_dev_run::launch()
         const hk_pd_dev pc = hk_pd_chunk_view(&s->ch, s->d_in, s->d_lk);
         const hk_item *items = reinterpret_cast<const hk_item *>(s->d_in + s->ch.off_items);
         const hk_side *xs = one_stream ? nullptr : &s->side;
-        const char *what;
-        if ((what = "cudaStreamWaitEvent", e = cudaStreamWaitEvent(st, s->counted, 0)) != cudaSuccess ||
-            (e = s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, items, &s->scratch, st, xs, &what)
-                             : hk_chunk_launch(&s->ch, &c, items, &s->scratch, st, xs, &what)) != cudaSuccess ||
-            (what = "cudaEventRecord", e = cudaEventRecord(s->k1, st)) != cudaSuccess ||
-            (what = "cudaMemcpyAsync",
-             e = cudaMemcpyAsync(s->h_out, s->d_nredo, results_direct(s) ? 16 : 16 + s->ch.n_pairs * sizeof(double),
-                                 cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
-            (results_direct(s) && (e = cudaMemcpyAsync(s->b->lk + s->ch.pair0, s->d_lk, s->ch.n_pairs * sizeof(double),
-                                                       cudaMemcpyDeviceToHost, st)) != cudaSuccess) ||
-            (what = "cudaEventRecord", e = cudaEventRecord(s->done, st)) != cudaSuccess) {
-            fail(e, what);
+        hk_cu_calls cu;
+        if (!(HK_CU(cu, cudaStreamWaitEvent, st, s->counted, 0) &&
+              HK_CU_SELF(cu, s->b->pdhmm ? hk_pd_chunk_launch(&s->ch, &pc, items, &s->scratch, st, xs, &cu.what)
+                                         : hk_chunk_launch(&s->ch, &c, items, &s->scratch, st, xs, &cu.what)) &&
+              HK_CU(cu, cudaEventRecord, s->k1, st) &&
+              HK_CU(cu, cudaMemcpyAsync, s->h_out, s->d_nredo,
+                    results_direct(s) ? 16 : 16 + s->ch.n_pairs * sizeof(double), cudaMemcpyDeviceToHost, st) &&
+              (!results_direct(s) || HK_CU(cu, cudaMemcpyAsync, s->b->lk + s->ch.pair0, s->d_lk,
+                                           s->ch.n_pairs * sizeof(double), cudaMemcpyDeviceToHost, st)) &&
+              HK_CU(cu, cudaEventRecord, s->done, st))) {
+            fail(cu.e, cu.what);
             break;
         }
         s->busy = true;
@@ -351,19 +350,17 @@ bool hk_dev_run::issue()
     const double te = hk_now();
     stats->pack_s += s->trace.pack * 1e-3;
     cudaStream_t st = d->pst[n_issued % HK_SLOTS];
-    const char *what;
-    cudaError_t e;
-    if ((what = "cudaEventRecord", e = n_issued == 0 ? cudaEventRecord(d->t0, st) : cudaSuccess) != cudaSuccess ||
-        (e = cudaEventRecord(s->c0, st)) != cudaSuccess ||
-        (what = "cudaMemcpyAsync", e = s->ch.h2d_bytes ? cudaMemcpyAsync(s->d_in, s->h_in, s->ch.h2d_bytes,
-                                                                        cudaMemcpyHostToDevice, st) : cudaSuccess) != cudaSuccess ||
-        (e = hk_chunk_copy_rows(&s->ch, s->d_in, st)) != cudaSuccess ||
-        (what = "cudaMemsetAsync", e = cudaMemsetAsync(s->d_nredo, 0, 4, st)) != cudaSuccess ||
-        (what = "cudaEventRecord", e = cudaEventRecord(s->k0, st)) != cudaSuccess ||
-        (s->ch.gpack && (e = hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in, st,
-                                            &what)) != cudaSuccess) ||
-        (what = "cudaEventRecord", e = cudaEventRecord(s->counted, st)) != cudaSuccess) {
-        fail(e, what);
+    hk_cu_calls cu;
+    if (!((n_issued != 0 || HK_CU(cu, cudaEventRecord, d->t0, st)) &&
+          HK_CU(cu, cudaEventRecord, s->c0, st) &&
+          (!s->ch.h2d_bytes || HK_CU(cu, cudaMemcpyAsync, s->d_in, s->h_in, s->ch.h2d_bytes, cudaMemcpyHostToDevice, st)) &&
+          HK_CU_AS(cu, "cudaMemcpyAsync", hk_chunk_copy_rows(&s->ch, s->d_in, st)) &&
+          HK_CU(cu, cudaMemsetAsync, s->d_nredo, 0, 4, st) &&
+          HK_CU(cu, cudaEventRecord, s->k0, st) &&
+          (!s->ch.gpack || HK_CU_SELF(cu, hk_chunk_gpack(&s->ch, s->d_in, s->d_lk, s->d_tmp, s->tmp_bytes, s->h_in,
+                                                         st, &cu.what))) &&
+          HK_CU(cu, cudaEventRecord, s->counted, st))) {
+        fail(cu.e, cu.what);
         return false;
     }
     s->trace.enqueue = (float)((hk_now() - te) * 1e3);

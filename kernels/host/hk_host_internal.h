@@ -293,6 +293,32 @@ template <typename F> static inline void hk_par_run(hk_pool *pool, unsigned n, F
 
 void hk_cu_seterr(char *err, size_t errlen, const char *fmt, ...);
 hk_status_t hk_cu_fail(cudaError_t e, const char *call, int dev, char *err, size_t errlen);
+
+/* CUDA calls made in turn until one fails, which is kept with its name for
+ * the message (hk_cu_fail: "NAME failed on CUDA device D: why"):
+ *     hk_cu_calls cu;
+ *     if (HK_CU(cu, cudaMemsetAsync, p, 0, 4, st) && HK_CU(cu, cudaEventRecord, ev, st)) ...
+ *     return cu.ok() ? HK_OK : cu.fail(dev, err, errlen);
+ * HK_CU(cu, fn, args...) calls fn(args...) unless a call of cu has failed,
+ * and names it "fn"; HK_CU_AS(cu, name, expr) evaluates expr (a
+ * cudaError_t: a launch, a function making several calls) the same way,
+ * named name; HK_CU_SELF(cu, expr) for an expr given &cu.what, which names
+ * its own failing call. Each is whether every call of cu so far succeeded. */
+struct hk_cu_calls {
+    cudaError_t e = cudaSuccess;
+    const char *what = nullptr;   /* the call that failed */
+    bool ok() const { return e == cudaSuccess; }
+    bool note(cudaError_t r, const char *call)
+    {
+        if (r != cudaSuccess) { e = r; what = call; }
+        return ok();
+    }
+    bool note_self(cudaError_t r) { e = r; return ok(); }
+    hk_status_t fail(int dev, char *err, size_t errlen) const { return hk_cu_fail(e, what, dev, err, errlen); }
+};
+#define HK_CU_AS(cu, name, expr) ((cu).ok() && (cu).note((expr), (name)))
+#define HK_CU(cu, fn, ...) HK_CU_AS(cu, #fn, fn(__VA_ARGS__))
+#define HK_CU_SELF(cu, expr) ((cu).ok() && (cu).note_self(expr))
 int  hk_chunk_plan(const hk_batch_t *b, const hk_plan_limits *lim, size_t reg, size_t r0,
                    size_t r_end, hk_chunk *ch);
 /* Bins of chunk ch for precision (n_single, n_bins, long_bin, precision). */

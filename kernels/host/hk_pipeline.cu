@@ -176,42 +176,31 @@ static hk_status_t open_failed(hk_cuda_t *cu, size_t n_ready, hk_status_t rc)
  * (docs/PERFORMANCE.md). */
 static hk_status_t dev_open(hk_dev *d, float ms[3], char *err, size_t errlen)
 {
-    cudaError_t e;
-    const char *what = "cudaSetDevice";
+    hk_cu_calls cu;   /* each call below is made only while those before it succeeded */
     double t = hk_now();
     auto lap = [&t](float *out) { const double u = hk_now(); *out += (float)((u - t) * 1e3); t = u; };
-    if ((e = cudaSetDevice(d->ord)) == cudaSuccess && (lap(&ms[0]), true) &&
-        (what = "cudaGetDeviceProperties", e = cudaGetDeviceProperties(&d->prop, d->ord)) == cudaSuccess) {
+    if (HK_CU(cu, cudaSetDevice, d->ord) && (lap(&ms[0]), true) &&
+        HK_CU(cu, cudaGetDeviceProperties, &d->prop, d->ord)) {
         lap(&ms[1]);
         int least = 0, greatest = 0;   /* the packing streams get the highest priority */
-        what = "cudaDeviceGetStreamPriorityRange";
-        e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-        for (int k = 0; k < HK_SLOTS && e == cudaSuccess; k++) {
-            what = "cudaStreamCreateWithFlags";
-            e = cudaStreamCreateWithFlags(&d->st[k], cudaStreamNonBlocking);
-            if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&d->pst[k], cudaStreamNonBlocking, greatest);
-            if (e == cudaSuccess) {
-                what = "cudaEventCreateWithFlags";
-                e = cudaEventCreateWithFlags(&d->slot[k].done, cudaEventDisableTiming);
-                if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d->slot[k].counted, cudaEventDisableTiming);
-            }
+        HK_CU(cu, cudaDeviceGetStreamPriorityRange, &least, &greatest);
+        for (int k = 0; k < HK_SLOTS && cu.ok(); k++) {
+            HK_CU(cu, cudaStreamCreateWithFlags, &d->st[k], cudaStreamNonBlocking);
+            HK_CU(cu, cudaStreamCreateWithPriority, &d->pst[k], cudaStreamNonBlocking, greatest);
+            HK_CU(cu, cudaEventCreateWithFlags, &d->slot[k].done, cudaEventDisableTiming);
+            HK_CU(cu, cudaEventCreateWithFlags, &d->slot[k].counted, cudaEventDisableTiming);
             hk_side *xs = &d->slot[k].side;
-            what = "cudaStreamCreateWithFlags";
-            for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-                e = cudaStreamCreateWithFlags(&xs->st[i], cudaStreamNonBlocking);
-            what = "cudaEventCreateWithFlags";
-            for (int i = 0; i < HK_SIDE_STREAMS && e == cudaSuccess; i++)
-                e = cudaEventCreateWithFlags(&xs->join[i], cudaEventDisableTiming);
-            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&xs->fork, cudaEventDisableTiming);
-            what = "cudaEventCreate";
-            if (e == cudaSuccess && k == 0) e = cudaEventCreate(&d->t0);
-            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].c0);
-            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k0);
-            if (e == cudaSuccess) e = cudaEventCreate(&d->slot[k].k1);
+            for (int i = 0; i < HK_SIDE_STREAMS; i++) HK_CU(cu, cudaStreamCreateWithFlags, &xs->st[i], cudaStreamNonBlocking);
+            for (int i = 0; i < HK_SIDE_STREAMS; i++) HK_CU(cu, cudaEventCreateWithFlags, &xs->join[i], cudaEventDisableTiming);
+            HK_CU(cu, cudaEventCreateWithFlags, &xs->fork, cudaEventDisableTiming);
+            if (k == 0) HK_CU(cu, cudaEventCreate, &d->t0);
+            HK_CU(cu, cudaEventCreate, &d->slot[k].c0);
+            HK_CU(cu, cudaEventCreate, &d->slot[k].k0);
+            HK_CU(cu, cudaEventCreate, &d->slot[k].k1);
         }
         lap(&ms[2]);
     }
-    return e == cudaSuccess ? HK_OK : hk_cu_fail(e, what, d->ord, err, errlen);
+    return cu.ok() ? HK_OK : cu.fail(d->ord, err, errlen);
 }
 
 extern "C" void hk_cuda_set_opts(hk_cuda_t *cu, const hk_cuda_opts_t *opt) { cu->opt = *opt; }

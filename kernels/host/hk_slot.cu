@@ -69,16 +69,14 @@ hk_status_t hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t
             s->h_out = slice + HK_SLOT_BYTES;
             s->in_arena = true;
         }
-        cudaError_t e;
-        const char *what = "cudaMalloc";
-        if ((e = cudaMalloc(&s->d_in, in_cap)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_lk, 16 + lk_bytes)) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_redo, pairs_cap * sizeof(hk_item))) == cudaSuccess &&
-            (e = cudaMalloc(&s->d_scratch, groups * cols * col_bytes)) == cudaSuccess &&
-            (s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap),
-             e = cudaMalloc(&s->d_tmp, s->tmp_bytes)) == cudaSuccess &&
-            (what = "cudaHostAlloc", e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_in, in_cap, cudaHostAllocDefault)) == cudaSuccess &&
-            (e = s->in_arena ? cudaSuccess : cudaHostAlloc(&s->h_out, 16 + lk_bytes, cudaHostAllocDefault)) == cudaSuccess) {
+        hk_cu_calls cu;
+        s->tmp_bytes = hk_gpack_tmp_bytes(pairs_cap);
+        if (HK_CU(cu, cudaMalloc, &s->d_in, in_cap) && HK_CU(cu, cudaMalloc, &s->d_lk, 16 + lk_bytes) &&
+            HK_CU(cu, cudaMalloc, &s->d_redo, pairs_cap * sizeof(hk_item)) &&
+            HK_CU(cu, cudaMalloc, &s->d_scratch, groups * cols * col_bytes) &&
+            HK_CU(cu, cudaMalloc, &s->d_tmp, s->tmp_bytes) &&
+            (s->in_arena || (HK_CU(cu, cudaHostAlloc, &s->h_in, in_cap, cudaHostAllocDefault) &&
+                             HK_CU(cu, cudaHostAlloc, &s->h_out, 16 + lk_bytes, cudaHostAllocDefault)))) {
             s->in_cap = in_cap;
             s->pairs_cap = pairs_cap;
             /* [redo count, 16 bytes][results]: one copy brings both back */
@@ -91,10 +89,10 @@ hk_status_t hk_slot_reserve(hk_dev *d, hk_slot *s, hk_plan_limits *lim, uint32_t
         }
         (void)cudaGetLastError();
         hk_slot_free(s);
-        if (e != cudaErrorMemoryAllocation) return hk_cu_fail(e, what, d->ord, err, errlen);
+        if (cu.e != cudaErrorMemoryAllocation) return cu.fail(d->ord, err, errlen);
         /* shrink and try again */
         if (lim->in_bytes <= lim->min_in_bytes && lim->pairs <= lim->min_pairs && groups <= 4)
-            return hk_cu_fail(e, what, d->ord, err, errlen);
+            return cu.fail(d->ord, err, errlen);
         lim->in_bytes = std::max(lim->min_in_bytes, lim->in_bytes / 2);
         lim->pairs = std::max(lim->min_pairs, lim->pairs / 2);
         lim->items = std::max<uint64_t>(lim->min_pairs, lim->items / 2);

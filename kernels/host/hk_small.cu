@@ -156,36 +156,30 @@ extern "C" hk_status_t hk_cuda_small_run(hk_cuda_small_t *s, int slot, const hk_
                                          size_t errlen)
 {
     hk_small_slot *k = &s->slot[slot];
-    const char *what = "cudaSetDevice";
-    cudaError_t e = cudaSetDevice(k->ord);
-    if (e == cudaSuccess) {
-        what = "cudaMemcpyAsync";
-        e = cudaMemcpyAsync(k->dev, k->host, lay->bytes, cudaMemcpyHostToDevice, k->st);
-    }
+    hk_cu_calls cu;
+    HK_CU(cu, cudaSetDevice, k->ord);
+    HK_CU(cu, cudaMemcpyAsync, k->dev, k->host, lay->bytes, cudaMemcpyHostToDevice, k->st);
     const unsigned seq = ++k->seq ? k->seq : ++k->seq;   /* never 0, the flag's first value */
-    if (e == cudaSuccess) {
-        what = "the small-call kernel";
-        e = hk_launch_small(k->dev, lay, reinterpret_cast<double *>(k->host_dev + lay->sums),
-                            k->host_dev + lay->in_float, k->count, k->flag_dev, seq, k->st);
-    }
+    HK_CU_AS(cu, "the small-call kernel",
+             hk_launch_small(k->dev, lay, reinterpret_cast<double *>(k->host_dev + lay->sums),
+                             k->host_dev + lay->in_float, k->count, k->flag_dev, seq, k->st));
     /* a region's round trip lasts tens of microseconds: poll the flag (no
      * runtime call), as a sleeping thread would wake later than that; now
      * and then ask the stream, so that a failed launch is not waited for */
-    for (unsigned turn = 1; e == cudaSuccess; turn++) {
+    for (unsigned turn = 1; cu.ok(); turn++) {
         if (__atomic_load_n(k->flag, __ATOMIC_ACQUIRE) == seq) return HK_OK;
         if (turn % 256 == 0) {
-            what = "cudaStreamQuery";
-            e = cudaStreamQuery(k->st);
-            if (e == cudaErrorNotReady) e = cudaSuccess;
-            else if (e == cudaSuccess && __atomic_load_n(k->flag, __ATOMIC_ACQUIRE) != seq) {
+            const cudaError_t q = cudaStreamQuery(k->st);
+            if (q == cudaSuccess && __atomic_load_n(k->flag, __ATOMIC_ACQUIRE) != seq) {
                 hk_cu_seterr(err, errlen, "the small-call kernel ended on CUDA device %d without its results", k->ord);
                 return HK_E_RUNTIME;
             }
+            if (q != cudaErrorNotReady) HK_CU_AS(cu, "cudaStreamQuery", q);
         }
         sched_yield();
     }
     (void)cudaGetLastError();
-    return hk_cu_fail(e, what, k->ord, err, errlen);
+    return cu.fail(k->ord, err, errlen);
 }
 
 extern "C" void hk_cuda_small_give(hk_cuda_small_t *s, int slot)

@@ -34,11 +34,13 @@ struct hk_gkl_combine {
     lane_t          lane[HK_GKL_COMBINE_MAX_CTX];
 };
 
-hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs)
+hk_status_t hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs,
+                                hk_gkl_combine_t **out)
 {
-    if (n_ctx < 1 || n_ctx > HK_GKL_COMBINE_MAX_CTX) return NULL;
+    *out = NULL;
+    if (n_ctx < 1 || n_ctx > HK_GKL_COMBINE_MAX_CTX) return HK_E_INVAL;
     hk_gkl_combine_t *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    if (!c) return HK_E_NOMEM;
     c->score = score;
     c->max_pairs = max_pairs ? max_pairs : 1;
     c->n_lanes = n_ctx;
@@ -49,7 +51,8 @@ hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, i
     }
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
-    return c;
+    *out = c;
+    return HK_OK;
 }
 
 void hk_gkl_combine_close(hk_gkl_combine_t *c)

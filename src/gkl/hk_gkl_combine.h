@@ -35,11 +35,13 @@ typedef hk_status_t (*hk_gkl_score_fn)(void *ctx, hk_batch_t *const *b, size_t n
 /* The most scorer contexts a combiner takes. */
 #define HK_GKL_COMBINE_MAX_CTX 4
 
-/* n_ctx contexts (1 to HK_GKL_COMBINE_MAX_CTX), each led by one caller at a
- * time; max_pairs bounds one combined call (a caller's batch is never split:
- * a batch over the bound is scored alone). NULL without memory or with a
- * bad n_ctx. */
-hk_gkl_combine_t *hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs);
+/* A combiner in *out of n_ctx contexts (1 to HK_GKL_COMBINE_MAX_CTX), each
+ * led by one caller at a time; max_pairs bounds one combined call (a
+ * caller's batch is never split: a batch over the bound is scored alone).
+ * HK_OK; else *out is NULL and the status is HK_E_NOMEM, or HK_E_INVAL for
+ * a bad n_ctx. Logs nothing. */
+HK_RESULT_USED hk_status_t hk_gkl_combine_open(hk_gkl_score_fn score, void *const *ctx, int n_ctx, size_t max_pairs,
+                                               hk_gkl_combine_t **out);
 /* Score b (its lk[]) together with whatever other threads submit meanwhile;
  * returns when b's results are final. HK_OK; HK_E_NODEV, at once, when
  * every context is busy and queue_max callers already wait (SIZE_MAX: b

@@ -154,13 +154,13 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
                 ctx[1 + n_more_gpu] = more_gpu[n_more_gpu];
                 n_more_gpu++;
             }
-            if (!(combine = hk_gkl_combine_open(engine_score, ctx, 1 + n_more_gpu, hk_engine_batch_pairs(&cfg)))) {
+            if ((rc = hk_gkl_combine_open(engine_score, ctx, 1 + n_more_gpu, hk_engine_batch_pairs(&cfg), &combine))) {
                 for (int i = 0; i < n_more_gpu; i++) hk_engine_close(more_gpu[i]);
                 n_more_gpu = 0;
                 hk_engine_close(e);
-                snprintf(why, whylen, "out of memory");
+                snprintf(why, whylen, "%s", rc == HK_E_NOMEM ? "out of memory" : "cannot gather the calls");
                 hk_config_free(&cfg);
-                return HK_E_NOMEM;
+                return rc;
             }
             gpu = e;
             open_small(e);

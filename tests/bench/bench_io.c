@@ -33,13 +33,14 @@ int main(int argc, char **argv)
     hk_config_t c;
     hk_config_init(&c);
     if (argc > 4 && hk_config_set(&c, HK_KEY_OUTPUT_FORMAT, "FORMAT", argv[4])) return 2;
-    hk_reader_t *r = hk_reader_open(argv[1], HK_FMT_AUTO, hk_model_seq_rules(&c.model));
-    hk_table_t *t = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c,
-                                  (const char *const *)argv + 1, 1);
-    if (!r) return 2;
+    hk_reader_t *r;
+    hk_table_t *t;
+    if (hk_reader_open(argv[1], HK_FMT_AUTO, hk_model_seq_rules(&c.model), NULL, &r)) return 2;
+    const hk_status_t opened = hk_table_open(argc > 2 ? argv[2] : "/dev/null", &c,
+                                             (const char *const *)argv + 1, 1, &t);
     const int threads = argc > 3 ? atoi(argv[3]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     hk_reader_set_threads(r, threads);
-    if (!t) { fprintf(stderr, "(writing to a temporary file beside %s failed; give OUT)\n",
+    if (opened) { fprintf(stderr, "(writing to a temporary file beside %s failed; give OUT)\n",
                       argc > 2 ? argv[2] : "/dev/null"); return 3; }
     hk_batch_t b;
     hk_batch_init(&b);

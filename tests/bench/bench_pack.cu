@@ -40,8 +40,8 @@ int main(int argc, char **argv)
     hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
-    hk_reader_t *r = hk_reader_open(argv[2], HK_FMT_AUTO, hk_model_seq_rules(&m));
-    if (!r) return 2;
+    hk_reader_t *r;
+    if (hk_reader_open(argv[2], HK_FMT_AUTO, hk_model_seq_rules(&m), NULL, &r)) return 2;
     size_t added = 0;
     hk_status_t rc;
     while ((rc = hk_reader_next(r, &b, (size_t)1 << 30, &added)) == HK_OK && added > 0) {}

@@ -158,8 +158,8 @@ static int make_equal(hk_batch_t *b, int rl, int hlen, long pairs)
  * (all of it with SIZE_MAX); 0, or -1 (logged). */
 static int read_dump(const char *path, hk_batch_t *b, size_t max_pairs)
 {
-    hk_reader_t *r = hk_reader_open(path, hk_reader_parse_format("pdhmm"), RULES);
-    if (!r) return -1;
+    hk_reader_t *r;
+    if (hk_reader_open(path, hk_reader_parse_format("pdhmm"), RULES, NULL, &r)) return -1;
     hk_reader_set_threads(r, 8);
     size_t got;
     hk_status_t rc;

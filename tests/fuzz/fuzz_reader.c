@@ -92,8 +92,8 @@ static void check_batch(const hk_batch_t *b)
 static int read_all(const char *path, int format, const hk_model_t *m, size_t max_pairs,
                     hk_batch_t *all, int *detected, uint64_t limit)
 {
-    hk_reader_t *r = hk_reader_open(path, format, hk_model_seq_rules(m));
-    if (!r) return -1;
+    hk_reader_t *r;
+    if (hk_reader_open(path, format, hk_model_seq_rules(m), NULL, &r)) return -1;
     size_t got;
     hk_status_t st;
     int rc = 0;

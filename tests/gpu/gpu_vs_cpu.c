@@ -178,8 +178,8 @@ static void check_batch(hk_cuda_t *cu, hk_batch_t *b, const char *what)
 static void check_file(hk_cuda_t *cu, const char *path)
 {
     hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
-    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(&m));
-    if (!r) { tap_result(0, "%s: cannot read", path); return; }
+    hk_reader_t *r;
+    if (hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(&m), NULL, &r)) { tap_result(0, "%s: cannot read", path); return; }
     hk_batch_t b;
     hk_batch_init(&b);
     size_t got;

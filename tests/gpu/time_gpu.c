@@ -74,8 +74,8 @@ int main(int argc, char **argv)
     hk_batch_init(&b);
     double t0 = now();
     for (int f = a; f < argc; f++) {
-        hk_reader_t *r = hk_reader_open(argv[f], HK_FMT_AUTO, hk_model_seq_rules(&m));
-        if (!r) return 2;
+        hk_reader_t *r;
+        if (hk_reader_open(argv[f], HK_FMT_AUTO, hk_model_seq_rules(&m), NULL, &r)) return 2;
         size_t got;
         hk_status_t rc;
         while (!(rc = hk_reader_next(r, &b, (size_t)1 << 30, &got)) && got > 0) {}

@@ -199,7 +199,8 @@ int main(void)
     }
 
     /* 1: the CPU engine, all threads at once */
-    hk_gkl_combine_t *c = hk_gkl_combine_open(engine_score, &ctx, 1, 1000);
+    hk_gkl_combine_t *c;
+    if (hk_gkl_combine_open(engine_score, &ctx, 1, 1000, &c)) return 1;
     TAP_OK(run_threads(c, THREADS, PER_THREAD) == 0, "%d threads x %d calls: none failed", THREADS, PER_THREAD);
     TAP_OK(same_as_alone(n), "%zu pairs of %d batches: combined results equal each batch scored alone", total_pairs, n);
     size_t calls, done;
@@ -208,7 +209,7 @@ int main(void)
     hk_gkl_combine_close(c);
 
     /* 2: the gathering, made certain */
-    gated = hk_gkl_combine_open(gated_score, &ctx, 1, (size_t)-1);
+    if (hk_gkl_combine_open(gated_score, &ctx, 1, (size_t)-1, &gated)) return 1;
     TAP_OK(run_threads(gated, THREADS, 1) == 0, "gated: %d threads, one call each", THREADS);
     hk_gkl_combine_counts(gated, &calls, &done, NULL);
     TAP_OK(calls == 2 && biggest_call == THREADS - 1,
@@ -217,7 +218,7 @@ int main(void)
     TAP_OK(same_as_alone(THREADS), "gated: results equal each batch scored alone");
     hk_gkl_combine_close(gated);
     /* the same with a bound of one batch's pairs: the waiting callers go one call each */
-    gated = hk_gkl_combine_open(gated_score, &ctx, 1, 1);
+    if (hk_gkl_combine_open(gated_score, &ctx, 1, 1, &gated)) return 1;
     atomic_store(&gated_calls, 0);
     biggest_call = 0;
     TAP_OK(run_threads(gated, THREADS, 1) == 0 && same_as_alone(THREADS), "max_pairs 1: all scored");
@@ -231,21 +232,23 @@ int main(void)
     void *two[2] = { e, e2 };
     lane_ctx[0] = e;
     lane_ctx[1] = e2;
-    c = hk_gkl_combine_open(two_lane_score, two, 2, (size_t)-1);
+    if (hk_gkl_combine_open(two_lane_score, two, 2, (size_t)-1, &c)) return 1;
     TAP_OK(run_threads(c, THREADS, 2) == 0 && same_as_alone(THREADS * 2), "two contexts: all scored, results equal");
     TAP_OK(atomic_load(&most_inside) == 2 && atomic_load(&lanes_used) == 3,
            "two contexts: two calls were in the scorer at once, one on each (most at once %d)",
            atomic_load(&most_inside));
     hk_gkl_combine_close(c);
     hk_engine_close(e2);
-    TAP_OK(hk_gkl_combine_open(engine_score, two, 0, 1) == NULL &&
-           hk_gkl_combine_open(engine_score, two, HK_GKL_COMBINE_MAX_CTX + 1, 1) == NULL,
-           "no context, or more than %d: refused", HK_GKL_COMBINE_MAX_CTX);
+    hk_gkl_combine_t *none = (hk_gkl_combine_t *)two, *many = (hk_gkl_combine_t *)two;   /* must be set to NULL */
+    const hk_status_t st0 = hk_gkl_combine_open(engine_score, two, 0, 1, &none);
+    const hk_status_t st_many = hk_gkl_combine_open(engine_score, two, HK_GKL_COMBINE_MAX_CTX + 1, 1, &many);
+    TAP_OK(st0 == HK_E_INVAL && !none && st_many == HK_E_INVAL && !many,
+           "no context, or more than %d: refused, HK_E_INVAL (%d, %d)", HK_GKL_COMBINE_MAX_CTX, (int)st0, (int)st_many);
 
     /* 2c: a bounded queue: with the one context busy and queue_max callers
      * waiting, a call is declined at once and its batch left alone */
     for (size_t queue_max = 0; queue_max <= 1; queue_max++) {
-        c = hk_gkl_combine_open(held_score, &ctx, 1, (size_t)-1);
+        if (hk_gkl_combine_open(held_score, &ctx, 1, (size_t)-1, &c)) return 1;
         atomic_store(&held_calls, 0);
         atomic_store(&held_inside, 0);
         atomic_store(&held_release, 0);
@@ -276,7 +279,7 @@ int main(void)
     }
 
     /* 3: a failing engine: every caller hears it, none hangs */
-    c = hk_gkl_combine_open(failing_score, &ctx, 1, 1000);
+    if (hk_gkl_combine_open(failing_score, &ctx, 1, 1000, &c)) return 1;
     TAP_OK(run_threads(c, THREADS, 2) == THREADS * 2, "a failing scorer: all %d calls report the failure", THREADS * 2);
     hk_gkl_combine_close(c);
 

@@ -47,8 +47,8 @@ static hk_model_t model(int precision)
 /* Read a whole file into b; the number of regions or -1. */
 static int read_all(const char *path, const hk_model_t *m, hk_batch_t *b)
 {
-    hk_reader_t *r = hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(m));
-    if (!r) return -1;
+    hk_reader_t *r;
+    if (hk_reader_open(path, HK_FMT_AUTO, hk_model_seq_rules(m), NULL, &r)) return -1;
     size_t got, total = 0;
     hk_status_t st;
     while (!(st = hk_reader_next(r, b, (size_t)-1, &got)) && got > 0) total += got;

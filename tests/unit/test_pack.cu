@@ -320,8 +320,33 @@ static void pack_all(hk_batch_t *b, const hk_plan_limits &lim, unsigned threads,
                "offsets and -inf pairs (%d problems%s)", what, bad_d, gpu_failed ? ", a CUDA call failed" : "");
 }
 
+/* HK_CU: calls made in turn until one fails, which is named in the message. */
+static int calls_made;
+static cudaError_t succeeds(int) { calls_made++; return cudaSuccess; }
+static cudaError_t fails_alloc() { calls_made++; return cudaErrorMemoryAllocation; }
+static cudaError_t names_itself(const char **what) { calls_made++; *what = "a launch"; return cudaErrorLaunchFailure; }
+
+static void test_checked_calls()
+{
+    hk_cu_calls cu;
+    const bool all = HK_CU(cu, succeeds, 1) && HK_CU(cu, fails_alloc) && HK_CU(cu, succeeds, 2);
+    HK_CU(cu, succeeds, 3);
+    char err[256] = "";
+    const hk_status_t st = cu.fail(7, err, sizeof err);
+    TAP_OK(!all && calls_made == 2 && !cu.ok() && !strcmp(cu.what, "fails_alloc") && st == HK_E_NOMEM &&
+           !strncmp(err, "fails_alloc failed on CUDA device 7: ", 37),
+           "HK_CU: the calls after the first that fails are not made; it is named: %s", err);
+    hk_cu_calls self;
+    calls_made = 0;
+    const bool named = HK_CU(self, succeeds, 1) && HK_CU_SELF(self, names_itself(&self.what)) &&
+                       HK_CU_AS(self, "never", succeeds(2));
+    TAP_OK(!named && calls_made == 2 && self.e == cudaErrorLaunchFailure && !strcmp(self.what, "a launch"),
+           "HK_CU_SELF: a function that names its own failing call keeps that name (%s)", self.what);
+}
+
 int main(void)
 {
+    test_checked_calls();
     hk_model_t m = { HK_PREC_MIXED, HK_FLOAT_THRESHOLD, 6, -1, 0 };
     hk_batch_t b;
     hk_batch_init(&b);
