@@ -53,6 +53,7 @@ if [ "${HK_WF_NO_APT:-0}" != 1 ]; then
             made_policy=1
         fi
         apt-get update -qq
+        # shellcheck disable=SC2086 # a list of package names
         apt-get install -y -qq --no-install-recommends $missing
         [ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
     else

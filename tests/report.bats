@@ -27,7 +27,7 @@ setup() {
         || not_here "NO MATPLOTLIB OR PYGMENTS BESIDE SNAKEMAKE ($py): the report is NOT tested"
     W="$BATS_TEST_TMPDIR/w"
     mkdir -p "$W"
-    cd "$W"
+    cd "$W" || return
     ln -s "$SRC/tests" tests
 }
 

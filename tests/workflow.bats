@@ -22,7 +22,7 @@ setup() {
     [ "${v%%.*}" -ge 8 ] || not_here "SNAKEMAKE $v IS TOO OLD (need >= 8): the workflow is NOT tested"
     W="$BATS_TEST_TMPDIR/w"
     mkdir -p "$W"
-    cd "$W"
+    cd "$W" || return
     # the default config names its example dumps relative to the repository root
     ln -s "$SRC/tests" tests
 }
@@ -111,7 +111,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     done
     whole whole.json "$DATA/1m.in"
     run -0 same_regions whole.json results/likelihoods.json
-    run -0 $TABLE valid results/likelihoods.json
+    run -0 table valid results/likelihoods.json
     # the CPU backend claims no GPU: no lock folder (its flags are the first line of its log)
     run -0 head -n 1 logs/score/1m/0002.log
     assert_output "haplik flags: --backend cpu --devices all --gpu-lock-dir null"
@@ -149,7 +149,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     run -0 sm --configfile c.yaml
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/tiny.in" empty.txt "$DATA/10s.in"
     run -0 same_regions whole.json results/likelihoods.json
-    run -0 $TABLE get results/likelihoods.json "[p['table'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['table'] for p in t['summary']['parts']]"
     assert_output "['results/tables/hc-NA12878-20_10000117.java/0001.json', 'results/tables/hc-NA12878-20_10000117.java/0002.json', 'results/tables/tiny/0001.json', 'results/tables/tiny/0002.json', 'results/tables/empty/0001.json', 'results/tables/empty/0002.json', 'results/tables/10s/0001.json', 'results/tables/10s/0002.json']"
     # shards: 1 scores each dump whole, same table
     rm -rf results
@@ -162,7 +162,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     printf '' >empty.txt
     config c.yaml "dumps: [$DATA/hc-NA12878-20_10000117.java.hmmresults.txt, $W/empty.txt]" "shards: 3"
     run -0 sm --configfile c.yaml
-    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
     assert_output --regexp "^\[[0-9], [0-9], [0-9], 0, 0, 0\]$"
     assert_output --partial ", 0, "
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
@@ -222,7 +222,7 @@ EOF
         run -0 sm --configfile c.yaml
         [ -s "results/likelihoods.$fmt" ] || fail "no results/likelihoods.$fmt"
         case $fmt in
-        jsonl) run -0 $TABLE valid results/likelihoods.jsonl ;;
+        jsonl) run -0 table valid results/likelihoods.jsonl ;;
         tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt") ;;
         esac
         # the report, from tables of every format
@@ -278,7 +278,7 @@ EOF
     # the merged table is the whole dump's, lines apart (each shard is its own file)
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     run -0 same_regions whole.json results/likelihoods.json --ignore-line
-    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
     assert_output "[1, 0, 1]"
 }
 
