@@ -21,10 +21,7 @@ setup() {
     v=$(snakemake --version)
     [ "${v%%.*}" -ge 8 ] || not_here "SNAKEMAKE $v IS TOO OLD (need >= 8): the workflow is NOT tested"
     W="$BATS_TEST_TMPDIR/w"
-    mkdir -p "$W"
-    cd "$W" || return
-    # the default config names its example dumps relative to the repository root
-    ln -s "$SRC/tests" tests
+    test_dirs
 }
 
 # same_regions A B [--ignore-line]: the tables' regions are equal (every field, or every
@@ -46,14 +43,32 @@ EOF
 
 whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
 
-@test "workflow: snakemake --lint is clean (dumps mode and genome mode)" {
+@test "workflow: snakemake --lint is clean (default config, .test config, genome mode)" {
+    # --lint exits 1 on any finding
     run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --lint
+    assert_output --partial "Congratulations, your workflow is in a good condition!"
+    refute_output --partial "Lints for"
+    run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --configfile "$SRC/.test/config/config.yaml" --lint
     assert_output --partial "Congratulations, your workflow is in a good condition!"
     refute_output --partial "Lints for"
     printf 'dumps: []\ngenome: {reference: ref.fa, bams: [a.bam]}\n' >genome.yaml
     run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --configfile genome.yaml --lint
     assert_output --partial "Congratulations, your workflow is in a good condition!"
     refute_output --partial "Lints for"
+}
+
+@test "workflow: the test config (.test/config/config.yaml) as it is: the bundled example in 2 shards each, merged = scored whole" {
+    # as the catalog runs it (snakemake --directory .test), in a copy of .test here
+    cp -r "$SRC/.test" "$BATS_TEST_TMPDIR/.test"
+    run -0 timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" --cores 2 \
+        --directory "$BATS_TEST_TMPDIR/.test" --configfile "$BATS_TEST_TMPDIR/.test/config/config.yaml" \
+        --config haplik="$HAPLIK"
+    cd "$BATS_TEST_TMPDIR/.test" || return
+    [ "$(find results/tables -name '*.json' | wc -l)" -eq 4 ] || fail "expected 4 shard tables: $(find results/tables)"
+    whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/tiny.in"
+    same_regions whole.json results/likelihoods.json --ignore-line
+    run -0 table get results/likelihoods.json "t['summary']['backend']"
+    assert_output --partial cpu
 }
 
 @test "workflow: dry-runs of every mode pass" {
