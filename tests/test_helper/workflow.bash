@@ -23,19 +23,20 @@ sm() {
 
 # config FILE LINES...: write a config: the workflow's test config (.test/config/config.yaml:
 # the bundled example dumps, the CPU backend, one thread, lock folder .locks) with haplik=$HAPLIK,
-# each of its keys that LINES set replaced by their line. Its dumps are named relative to .test,
-# as ../tests/data/...: the test's working folder $W needs tests/ beside it (test_dirs).
+# each of its keys that LINES set replaced by their line; a LINE `-KEY` leaves KEY out. Its dumps
+# are named relative to .test, as ../tests/data/...: the test's working folder $W needs tests/
+# beside it (test_dirs).
 config() {
     local f=$1 line keys=" haplik "
     shift
-    for line in "$@"; do keys+="${line%%:*} "; done
+    for line in "$@"; do line=${line#-}; keys+="${line%%:*} "; done
     {
         echo "haplik: $HAPLIK"
         while IFS= read -r line; do
             case $line in '' | '#'* | ' '*) continue ;; esac
             [[ $keys == *" ${line%%:*} "* ]] || echo "$line"
         done <"$SRC/.test/config/config.yaml"
-        printf '%s\n' "$@"
+        for line in "$@"; do [[ $line == -* ]] || printf '%s\n' "$line"; done
     } >"$f"
 }
 
