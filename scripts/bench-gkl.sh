@@ -55,7 +55,11 @@ die() { echo "bench-gkl.sh: error: $*" >&2; exit 2; }
 # on a failure (a run fails inside $(...), which set -e turns into the script's end) the
 # rows measured so far are still shown
 table=
-trap 'rc=$?; [ $rc = 0 ] || [ -z "$table" ] || [ ! -s "$table" ] || { echo "(stopped: the rows so far)"; cat "$table"; }' EXIT
+show_rows_so_far() {
+    local rc=$?
+    [ "$rc" = 0 ] || [ -z "$table" ] || [ ! -s "$table" ] || { echo "(stopped: the rows so far)"; cat "$table"; }
+}
+trap show_rows_so_far EXIT
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 ROWS=t1,t4,t16,overhead,check,gpu REPS=1 SECONDS_RUN=3 WARMUP=2 DOUBLE='' KIT=${TMPDIR:-/tmp}/hk-gkl-kit
@@ -98,8 +102,9 @@ for lib in gkl_pairhmm gkl_pairhmm_omp; do
     [ -e "$HK_DIR/lib$lib.so" ] || die "$HK_DIR: no lib$lib.so (nor libhaplik_gkl.so)"
 done
 
-[ -f "$KIT/classes/bench/PairHmmBench.class" ] && [ -f "$KIT/libhk_copyonly.so" ] ||
+if [ ! -f "$KIT/classes/bench/PairHmmBench.class" ] || [ ! -f "$KIT/libhk_copyonly.so" ]; then
     bash "$top/tests/bench/jni/build.sh" "$KIT"
+fi
 if [ -z "$JAVA" ]; then
     if command -v java >/dev/null; then JAVA=java
     elif [ -x "$KIT/jre/bin/java" ]; then JAVA=$KIT/jre/bin/java

@@ -18,7 +18,9 @@
 set -eo pipefail
 runs=${1:-3}
 top=$(cd "$(dirname "$0")/.." && pwd)
-H=${HAPLIK:-$([ -x "$top/haplik" ] && echo "$top/haplik" || command -v haplik)}
+if [ -n "${HAPLIK:-}" ]; then H=$HAPLIK
+elif [ -x "$top/haplik" ]; then H=$top/haplik
+else H=$(command -v haplik); fi
 gen=${GEN_BATCHES:-$top/scripts/gen_batches.py}
 work=${WORKDIR:-/tmp/hk-merge}
 pairs=${PAIRS:-2000000}

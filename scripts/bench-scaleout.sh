@@ -14,6 +14,7 @@ reps=${1:-3}
 OUT=${OUT:-/tmp}
 work=${WORKDIR:-/tmp/hk-e2e}
 top=$PWD
+# shellcheck source=/dev/null # the bundle's own settings, made by scripts/make-bundle.sh
 [ -f .bundle/env.sh ] && . .bundle/env.sh
 export NCCL_NVLS_ENABLE=0
 [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1
@@ -37,7 +38,7 @@ in=$work/na27.in
 echo "input $in: $(stat -c %s "$in") bytes (ready in $(secs "$s") s); cat: $( s=$EPOCHREALTIME; cat "$in" >/dev/null; secs "$s") s"
 
 # ---- one process on 1, 2, 4 GPUs ----------------------------------------------------------
-lists=(0); [ "$n" -ge 2 ] && lists+=(0,1); [ "$n" -ge 4 ] && lists+=(0,1,2,3)
+lists=(0); [ "$n" -ge 2 ] && lists+=("0,1"); [ "$n" -ge 4 ] && lists+=("0,1,2,3")
 for r in $(seq "$reps"); do
     for l in "${lists[@]}"; do
         s=$EPOCHREALTIME
@@ -60,7 +61,7 @@ for g in 1 $([ "$n" -ge 4 ] && echo 4); do
         "$H" "$in" "$W" $(( $(nproc) / (g > 1 ? g : 2) )) > "$W/cfg.yaml"
     cd "$W" || exit 1
     s=$EPOCHREALTIME
-    snakemake -s "$top/workflow/Snakefile" --configfile cfg.yaml --cores "$(nproc)" --resources gpu=$g \
+    snakemake -s "$top/workflow/Snakefile" --configfile cfg.yaml --cores "$(nproc)" --resources "gpu=$g" \
         --until merge_tables > sm.log 2>&1
     rc=$?
     wall=$(secs "$s")

@@ -11,11 +11,12 @@
 set -o pipefail
 reps=${1:-5}
 H=${HAPLIK:-$(command -v haplik)}
+# shellcheck source=/dev/null # the bundle's own settings, made by scripts/make-bundle.sh
 [ -f .bundle/env.sh ] && . .bundle/env.sh && H=$(command -v haplik)
 in=${INPUT:-tests/data/tiny.in}
 n=$(nvidia-smi -L | grep -c '^GPU')
 echo "host: $(nproc) cores, $n GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
-lists=(0); [ "$n" -ge 2 ] && lists+=(0,1); [ "$n" -ge 4 ] && lists+=(0,1,2,3)
+lists=(0); [ "$n" -ge 2 ] && lists+=("0,1"); [ "$n" -ge 4 ] && lists+=("0,1,2,3")
 one() {   # one run: LABEL "ENV ARGS" FLAGS...
     local label=$1 envs=$2; shift 2
     local s=$EPOCHREALTIME err
@@ -29,7 +30,7 @@ one() {   # one run: LABEL "ENV ARGS" FLAGS...
 }
 for l in "${lists[@]}"; do
     k=$(( $(tr -cd , <<<"$l" | wc -c) + 1 ))
-    for r in $(seq "$reps"); do
+    for _ in $(seq "$reps"); do
         one "devices=$l (haplik narrows; $n visible)" "-u CUDA_VISIBLE_DEVICES" --devices "$l"
         one "devices=$l (CUDA_VISIBLE_DEVICES=$l by hand)" "CUDA_VISIBLE_DEVICES=$l" --devices "$(seq -s, 0 $((k - 1)))"
         one "devices=$l (all visible: HK_ALL_GPUS_VISIBLE=1)" "-u CUDA_VISIBLE_DEVICES HK_ALL_GPUS_VISIBLE=1" --devices "$l"

@@ -79,19 +79,23 @@ if [ "$jvm" = 1 ]; then
     # the JVM of tests/arm.bats: the runtime and the libraries libjvm and its launcher
     # load (not its desktop ones), and GKL's classes with the jars their loading needs
     jpkgs=$(closure openjdk-17-jre-headless libstdc++6 libgkl-java libcommons-logging-java) || die "apt-cache depends failed"
+    # shellcheck disable=SC2086 # a list of package names
     pkgs="$pkgs $(printf '%s\n' $jpkgs | grep -E '^(openjdk-17-jre-headless|libstdc\+\+6|zlib1g|libgcc-s1|gcc-12-base|libc6|libgkl-java|libgatk-native-bindings-java|libcommons-logging-java)$')"
 fi
+# shellcheck disable=SC2086 # a list of package names
 pkgs=$(printf '%s\n' $pkgs | sort -u)
 stamp=$sysroot/.packages
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$pkgs" ]; then
+    # shellcheck disable=SC2086 # a list of package names
     say "sysroot $sysroot is up to date ($(printf '%s\n' $pkgs | wc -l) packages)"
 else
+    # shellcheck disable=SC2086 # a list of package names
     say "fetching $(printf '%s\n' $pkgs | wc -l) arm64 packages into $dir/debs"
     # shellcheck disable=SC2086
     (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download $pkgs) || die "apt-get download failed"
     rm -rf "$sysroot" && mkdir -p "$sysroot"
     for p in $pkgs; do
-        deb=$(ls "$dir/debs/${p}_"*_{arm64,all}.deb 2>/dev/null | sort -V | tail -n 1 || true)
+        deb=$(find "$dir/debs" -maxdepth 1 \( -name "${p}_*_arm64.deb" -o -name "${p}_*_all.deb" \) | sort -V | tail -n 1)
         [ -n "$deb" ] || die "$p: no .deb in $dir/debs"
         dpkg -x "$deb" "$sysroot" || die "$deb: dpkg -x failed"
     done
@@ -123,11 +127,12 @@ want="CFLAGS=${CFLAGS-default} ${HAPLIK_CONFIGURE_FLAGS:-}"
 if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ "$(cat "$dir/configured" 2>/dev/null)" != "$want" ]; then
     say "configure --host=$triplet --disable-cuda ($want)"
     cflags=(); [ -z "${CFLAGS+set}" ] || cflags=("CFLAGS=$CFLAGS")
+    # shellcheck disable=SC2086 # HAPLIK_CONFIGURE_FLAGS: flags, split on purpose
     PKG_CONFIG_LIBDIR="$sysroot/usr/lib/$triplet/pkgconfig:$sysroot/usr/share/pkgconfig" \
     PKG_CONFIG_SYSROOT_DIR="$sysroot" PKG_CONFIG=pkg-config \
     ./configure --host="$triplet" --disable-cuda ${jdk:+--with-jni="$jdk"} \
         LDFLAGS="-L$sysroot/usr/lib/$triplet -Wl,-rpath-link,$libdirs" \
-        JAVAC= JAVA= "${cflags[@]}" ${HAPLIK_CONFIGURE_FLAGS:-} > "$dir/configure.out" ||
+        JAVAC='' JAVA='' "${cflags[@]}" ${HAPLIK_CONFIGURE_FLAGS:-} > "$dir/configure.out" ||
         { tail -n 20 "$dir/configure.out" >&2; die "configure failed ($b/config.log)"; }
     env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make clean >/dev/null
     printf '%s\n' "$want" > "$dir/configured"

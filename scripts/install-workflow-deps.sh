@@ -7,7 +7,7 @@
 #   pip:  snakemake and snakemake-executor-plugin-slurm, pinned, into a virtual environment
 #         ($HK_WF_VENV, default /opt/haplik-workflow), with `snakemake` linked into /usr/local/bin;
 #         in the same environment, pinned, what the report needs without conda: matplotlib (the
-#         rule report_figures runs its script in Snakemake's own Python; envs/report.yaml pins
+#         rule report_figures runs its script in Snakemake's own Python; workflow/envs/report.yaml pins
 #         the same version for --use-conda) and pygments (`snakemake --report` requires it).
 # No daemon is started or enabled here: tests/slurm/cluster.sh starts its own private cluster.
 #
@@ -24,7 +24,7 @@ set -euo pipefail
 
 SNAKEMAKE_VERSION=9.27.1
 SLURM_PLUGIN_VERSION=2.8.0
-MATPLOTLIB_VERSION=3.10.8   # the same as envs/report.yaml
+MATPLOTLIB_VERSION=3.10.8   # the same as workflow/envs/report.yaml
 PYGMENTS_VERSION=2.19.2
 VENV=${HK_WF_VENV:-/opt/haplik-workflow}
 if [ -n "${HK_WF_PYTHON:-}" ]; then PY=$HK_WF_PYTHON
@@ -53,6 +53,7 @@ if [ "${HK_WF_NO_APT:-0}" != 1 ]; then
             made_policy=1
         fi
         apt-get update -qq
+        # shellcheck disable=SC2086 # a list of package names
         apt-get install -y -qq --no-install-recommends $missing
         [ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
     else

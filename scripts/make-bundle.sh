@@ -92,13 +92,15 @@ fi
 [ -x "$b/haplik" ] || { say "no haplik binary in $b"; exit 1; }
 
 # ---- binary and libraries ----
-rm -rf "$out/bin" "$out/lib" "$out/tests" "$out/tools"
+rm -rf "${out:?}/bin" "${out:?}/lib" "${out:?}/tests" "${out:?}/tools"
 mkdir -p "$out/bin" "$out/lib" "$out/tools"
 cp "$b/haplik" "$out/bin/"
 # tools the tests call that a bare GPU node may lack (htslib's bgzip)
-for tool in bgzip; do
-    p=$(command -v "$tool" 2>/dev/null) && cp -L "$p" "$out/bin/" || say "no $tool here: tests that need it will fail there"
-done
+if p=$(command -v bgzip 2>/dev/null); then
+    cp -L "$p" "$out/bin/"
+else
+    say "no bgzip here: tests that need it will fail there"
+fi
 # the test sources, then the built test programs over them (an out-of-tree
 # --build-dir holds only the latter)
 cp -R "$src/tests" "$out/tests"
@@ -122,7 +124,7 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$out/lib/" ;;
     esac
 done
-say "libraries: $(ls "$out/lib" | tr '\n' ' ')"
+say "libraries: $(find "$out/lib" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')"
 
 # ---- bats ----
 if [ "$bats" = 1 ]; then

@@ -20,8 +20,9 @@ else
     build=$(mktemp -d "${TMPDIR:-/tmp}/haplik-sanitize.XXXXXX")
 fi
 copy=
+# shellcheck disable=SC2317 # run by the trap below
 cleanup() {
-    [ -n "$copy" ] && rm -rf "$copy"
+    if [ -n "$copy" ]; then rm -rf "$copy"; fi
     if [ "$keep" = 0 ]; then rm -rf "$build"; else echo "sanitize-check: build kept in $build" >&2; fi
 }
 trap cleanup EXIT
@@ -30,10 +31,10 @@ trap cleanup EXIT
 # `make check` leaves it): then build from a copy of the working tree (the files git
 # tracks or would track, edits included).
 if [ -f "$src/config.status" ]; then
-    command -v git >/dev/null && git -C "$src" rev-parse --git-dir >/dev/null 2>&1 || {
+    if ! command -v git >/dev/null || ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
         echo "sanitize-check: $src is configured in tree and is no git checkout to copy; run make distclean there" >&2
         exit 2
-    }
+    fi
     copy=$(mktemp -d "${TMPDIR:-/tmp}/haplik-sanitize-src.XXXXXX")
     echo "sanitize-check: $src is configured in tree; building from a copy in $copy" >&2
     (cd "$src" && git ls-files -z --cached --others --exclude-standard |

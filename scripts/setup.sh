@@ -2,7 +2,7 @@
 # setup.sh - install what is missing on Debian/Ubuntu, then build haplik in place.
 #
 #   bash scripts/setup.sh            build dependencies (apt), then autoreconf, configure, make
-#   bash scripts/setup.sh --tests    also what the tests need: bats, bgzip, python3, clang for the
+#   bash scripts/setup.sh --tests    also what the tests need: bats, shellcheck, bgzip, python3, clang for the
 #                                    fuzz targets, Debian's GKL (libgkl-java, libgkl-jni,
 #                                    libgatk-native-bindings-java), the workflow tests' Snakemake and SLURM, and
 #                                    the data-frame readers of tests/readers.bats
@@ -28,7 +28,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 pkgs="build-essential autoconf automake pkg-config libhts-dev libcjson-dev zlib1g-dev libisal-dev"
 pkgs="$pkgs default-jdk-headless"   # jni.h for libhaplik_gkl.so, javac and java for its tests
-[ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev"
+[ "$tests" = 1 ] && pkgs="$pkgs bats bats-support bats-assert tabix python3 gzip xz-utils bzip2 time clang-14 libclang-rt-14-dev shellcheck"
 # tests/arm.bats: the aarch64 build (scripts/cross-aarch64.sh) run under emulation
 [ "$tests" = 1 ] && pkgs="$pkgs gcc-aarch64-linux-gnu qemu-user debian-archive-keyring file"
 # GKL's own Java classes and native libraries, the real client of libhaplik_gkl.so (tests/gkl.bats,
@@ -41,6 +41,7 @@ done
 if [ -n "$missing" ]; then
     say "installing:$missing"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # shellcheck disable=SC2086 # a list of package names
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 if [ "$tests" = 1 ]; then

@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # No input is ever destroyed, every command is all or nothing.
 # Each test names the class of docs/RELIABILITY.md ("Inputs never destroyed") it guards; each failed on 0.1.0.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup() {
     load test_helper/common-setup; _common_setup
     # a folder of its own: bats keeps its --separate-stderr files in the test's
-    mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w"
+    mkdir "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || return
     cp "$DATA/tiny.in" a.in
     cp "$DATA/10s.in" b.in
     cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" hc.txt
@@ -255,7 +256,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     hk score --backend cpu in.txt -o whole.json
     for s in s1 s2 s3; do hk score --backend cpu "$s" -o "$s.json"; done
     hk merge s1.json s2.json s3.json -o merged.json
-    $TABLE same whole.json merged.json
+    table same whole.json merged.json
 }
 
 # ---- standard output ----
@@ -367,7 +368,7 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     printf 'chr1\t900000000\t6\t60\t61\n' > g.fai
     mkdir o
     "$HAPLIK" shard --fai g.fai -n 20000 --window 1 o/p & pid=$!
-    for ((i = 0; i < 500; i++)); do [ -n "$(ls -A o | head -n 1)" ] && break; sleep 0.02; done
+    for ((i = 0; i < 500; i++)); do [ -n "$(find o -mindepth 1 -print -quit)" ] && break; sleep 0.02; done
     kill -TERM "$pid"
     st=0
     wait "$pid" || st=$?

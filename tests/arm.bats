@@ -7,6 +7,7 @@
 # libgkl_utils.so. Without the cross compiler or qemu-aarch64 every test SKIPs,
 # saying which is missing (scripts/setup.sh --tests installs both), or why HK_ARM_SKIP says.
 # The cross build goes to HK_ARM_DIR [build-aarch64 beside the haplik tested].
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup_file() {
     load test_helper/common-setup

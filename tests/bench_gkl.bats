@@ -18,7 +18,7 @@ setup() {
     _common_setup
     [ -f "$KIT/classes/bench/PairHmmBench.class" ] ||
         skip "NO JDK (javac): the GKL benchmark harness is NOT tested (apt-get install default-jdk-headless)"
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
 }
 
 # regions FILE: the harness's regions of FILE, "R H" a line
@@ -71,7 +71,8 @@ for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["hap
         assert_line --partial "hc1       skipped: no GPU here"
     fi
     [ -s out/table.txt ]
-    [ "$(ls out/t1-gkl-*.log | wc -l)" -eq 2 ]
+    local logs=(out/t1-gkl-*.log)
+    [ "${#logs[@]}" -eq 2 ] || fail "expected 2 GKL logs: ${logs[*]}"
 }
 
 @test "bench-gkl: missing libraries and bad arguments are refused" {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # The command line: help, version, exit statuses, backends.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup() { load test_helper/common-setup; _common_setup; }
 
@@ -112,7 +113,7 @@ setup() { load test_helper/common-setup; _common_setup; }
     fi
     run -0 --separate-stderr hk score --backend auto -o "$BATS_TEST_TMPDIR/t.json" "$DATA/tiny.in"
     assert_stderr --partial "scoring on the CPU"
-    run -0 $TABLE get "$BATS_TEST_TMPDIR/t.json" "t['summary']['backend']"
+    run -0 table get "$BATS_TEST_TMPDIR/t.json" "t['summary']['backend']"
     assert_output cpu
 }
 
@@ -123,7 +124,7 @@ setup() { load test_helper/common-setup; _common_setup; }
 
 @test "a progress line on stderr when it is a terminal, none otherwise" {
     command -v script >/dev/null || skip "SKIPPED: no 'script' command to give haplik a terminal"
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     run -0 script -qec "'$HAPLIK' score --backend cpu -o t.json '$DATA/10s.in' 2>&1 >/dev/null" /dev/null
     assert_output --regexp "haplik: 7 regions, 3550 pairs, [0-9.]+ GCUPS"
     run -0 --separate-stderr "$HAPLIK" score --backend cpu -o t2.json "$DATA/10s.in"
@@ -137,12 +138,12 @@ setup() { load test_helper/common-setup; _common_setup; }
     local cuda=0 gkl=0 src prog missing=
     "$HAPLIK" --version | grep -q '; CUDA engine$' && cuda=1
     [ -n "${HK_GKL_LIB:-}" ] && [ -e "$HK_GKL_LIB" ] && gkl=1
-    for src in $(grep -l '^int main' "$BATS_TEST_DIRNAME"/*/*.c "$BATS_TEST_DIRNAME"/*/*.cu); do
+    while IFS= read -r src; do
         prog=${src%.*}
         [[ $src == *.cu && $cuda == 0 ]] && continue
         [[ $src == */test_gkl_* && $gkl == 0 ]] && continue
         [ -x "$prog" ] || missing="$missing ${prog#"$BATS_TEST_DIRNAME"/}"
-    done
+    done < <(grep -l '^int main' "$BATS_TEST_DIRNAME"/*/*.c "$BATS_TEST_DIRNAME"/*/*.cu)
     [ -z "$missing" ] || fail "not built by make check:$missing"
 }
 
@@ -173,4 +174,29 @@ setup() { load test_helper/common-setup; _common_setup; }
     assert_line '    src/a.h includes src/b.h'
     assert_line 'cycle: src/c -> src/d -> src/c'
     assert_line '    src/c.o uses d_f, defined in src/d'
+}
+
+# shell_sources TOP: the shell scripts of scripts/ and tests/ (not the bats files), one a line
+shell_sources() {
+    (cd "$1" && find scripts tests -path tests/data -prune -o -type f \( -name '*.sh' -o -name '*.bash' \) -print
+        grep -l '^#!.*\(bash\|/sh\)' scripts/*.in) | sort
+}
+
+@test "shellcheck finds nothing in the tests and the shell scripts (.shellcheckrc says what it skips)" {
+    if ! command -v shellcheck >/dev/null; then
+        [ "${HK_REQUIRE_SHELLCHECK:-0}" != 1 ] || fail "shellcheck not found (HK_REQUIRE_SHELLCHECK=1)"
+        skip "SHELLCHECK NOT FOUND: the tests and scripts are NOT checked (apt-get install shellcheck, or scripts/setup.sh --tests)"
+    fi
+    local top=$BATS_TEST_DIRNAME/.. scripts
+    mapfile -t scripts < <(shell_sources "$top")
+    [ "${#scripts[@]}" -ge 10 ] || fail "too few shell scripts found: ${scripts[*]}"
+    run -0 bash -c 'cd "$1" && shellcheck --shell=bats -f gcc tests/*.bats' sh "$top"
+    assert_output ""
+    run -0 bash -c 'cd "$1" && shift && shellcheck -f gcc "$@"' sh "$top" "${scripts[@]}"
+    assert_output ""
+    # and the check can fail: a bats test whose bare `! cmd` is not its last line
+    mkdir -p "$BATS_TEST_TMPDIR/t/tests"
+    printf '#!/usr/bin/env bats\n@test "x" {\n    ! true\n    true\n}\n' > "$BATS_TEST_TMPDIR/t/tests/x.bats"
+    run -1 bash -c 'cd "$1" && shellcheck --shell=bats -f gcc tests/*.bats' sh "$BATS_TEST_TMPDIR/t"
+    assert_output --partial "[SC2314]"
 }

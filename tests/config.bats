@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Configuration: validation names the key path; flags override the file.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 # bad_config JSON KEYTEXT: the config is refused with 2 and names the key.
 bad_config() {
@@ -13,7 +14,7 @@ bad_config() {
 
 @test "no config at all runs with the defaults" {
     run -0 hk score --backend cpu --quiet -o t.json "$DATA/tiny.in"
-    run -0 $TABLE get t.json "t['model']"
+    run -0 table get t.json "t['model']"
     assert_output "{'precision': 'mixed', 'float_threshold': 1e-28, 'min_base_quality': 6, 'gcp': None}"
 }
 
@@ -59,7 +60,7 @@ bad_config() {
 @test "flags override the file" {
     echo '{"model": {"precision": "float"}, "output": {"format": "jsonl"}}' > c.json
     hk score --backend cpu --quiet -c c.json --precision double --output-format json -o t.json "$DATA/tiny.in"
-    run -0 $TABLE get t.json "t['model']['precision']"
+    run -0 table get t.json "t['model']['precision']"
     assert_output double
 }
 
@@ -67,10 +68,10 @@ bad_config() {
     hk score --backend cpu --quiet -o a.json "$DATA/tiny.in"
     echo '{"model": {"gcp": 10}}' > c10.json
     hk score --backend cpu --quiet -c c10.json -o b.json "$DATA/tiny.in"
-    run -0 $TABLE same a.json b.json      # tiny.in's gcps are all Q10
+    run -0 table same a.json b.json      # tiny.in's gcps are all Q10
     echo '{"model": {"gcp": 30}}' > c30.json
     hk score --backend cpu --quiet -c c30.json -o c.json "$DATA/tiny.in"
-    run -1 $TABLE same a.json c.json
+    run -1 table same a.json c.json
 }
 
 @test "model.min_base_quality is the floor of base qualities" {
@@ -78,8 +79,8 @@ bad_config() {
     printf '1 1\n%s %s IIII IIII IIII\nACGTA\n' ACGT "''''" > q6.in
     hk score --backend cpu --quiet -o a.json q0.in
     hk score --backend cpu --quiet -o b.json q6.in
-    run -0 $TABLE get a.json "t['regions'][0]['log10_likelihoods']"
-    want=$($TABLE get b.json "t['regions'][0]['log10_likelihoods']")
+    run -0 table get a.json "t['regions'][0]['log10_likelihoods']"
+    want=$(table get b.json "t['regions'][0]['log10_likelihoods']")
     assert_output "$want"
 }
 
@@ -219,7 +220,7 @@ check.tolerance	tolerance	"small"	small'
     [ ! -e t.json ]
     # an over-long encoding, a surrogate, and a key that is not UTF-8
     for bad in '\xc0\xaf' '\xed\xa0\x80'; do
-        printf "{\"engine\": {\"gpu_lock_dir\": \"a${bad}\"}}" > c.json
+        printf '{"engine": {"gpu_lock_dir": "a%b"}}' "$bad" > c.json
         run -2 "$HAPLIK" score --print-config -c c.json
     done
     printf '{"engine": {"thr\xe9ads": 1}}' > c.json

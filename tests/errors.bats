@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # Bad input: a one-line error naming file and line, exit status 2, no output left.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup_file() {
     # a batch input of several of the reader's blocks (1 MB per thread): 106250 lines, 9 MB
@@ -8,7 +9,7 @@ setup_file() {
         > "$BATS_FILE_TMPDIR/many.in"
 }
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; mkdir out; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; mkdir out; }
 
 # expect_input_error FILE LINE TEXT [OPTION...]: scoring FILE (with the options) fails
 # with 2, one stderr line "haplik: error: FILE:LINE: ...TEXT...", and out/ stays empty.
@@ -161,7 +162,7 @@ rec() { echo "ACGTA ACGT IIII IIII IIII IIII -1.0e+00"; }
     run -0 "$HAPLIK" score --backend cpu --quiet -o out/fifo "$DATA/tiny.in"
     wait
     [ -p out/fifo ] || fail "the FIFO was replaced"
-    run -0 $TABLE valid got.json
+    run -0 table valid got.json
 }
 
 @test "gap-open qualities that leave match-to-match no probability are refused" {

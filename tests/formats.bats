@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # Inputs: both formats, compression, standard input, tags, line ends, empty input.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup_file() {
     GEN="python3 ${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}"
@@ -41,7 +42,7 @@ PY
 }
 
 setup() {
-    load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"
+    load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return
     GATK="$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
 }
 
@@ -54,8 +55,8 @@ score() { hk score --backend cpu --quiet "$@"; }
         score -o plain.json "$f"
         score -o gz.json in.gz
         score -o bgz.json in.bgz
-        run -0 $TABLE same plain.json gz.json
-        run -0 $TABLE same plain.json bgz.json
+        run -0 table same plain.json gz.json
+        run -0 table same plain.json bgz.json
     done
 }
 
@@ -66,7 +67,7 @@ score() { hk score --backend cpu --quiet "$@"; }
     gzip -c b.txt >> ab.gz
     score -o plain.json "$GATK"
     score -o members.json ab.gz
-    run -0 $TABLE same plain.json members.json
+    run -0 table same plain.json members.json
     gzip -c "$GATK" > all.gz
     head -c $(( $(stat -c %s all.gz) * 2 / 3 )) all.gz > cut.gz
     run -2 hk score --backend cpu --quiet -o cut.json cut.gz
@@ -81,45 +82,45 @@ score() { hk score --backend cpu --quiet "$@"; }
 @test "standard input (-) works, plain and compressed" {
     score -o plain.json "$GATK"
     score -o stdin.json - < "$GATK"
-    run -0 $TABLE same plain.json stdin.json
+    run -0 table same plain.json stdin.json
     gzip -c "$GATK" | score -o stdin_gz.json -
-    run -0 $TABLE same plain.json stdin_gz.json
+    run -0 table same plain.json stdin_gz.json
 }
 
 @test "Windows line ends give the same table" {
     sed 's/$/\r/' "$DATA/tiny.in" > crlf.in
     score -o lf.json "$DATA/tiny.in"
     score -o crlf.json crlf.in
-    run -0 $TABLE same lf.json crlf.json
+    run -0 table same lf.json crlf.json
 }
 
 @test "an empty input is a valid input with no regions" {
     : > empty.in
     score -o t.json empty.in
-    run -0 $TABLE get t.json "(t['regions'], t['summary']['regions'], t['summary']['pairs'])"
+    run -0 table get t.json "(t['regions'], t['summary']['regions'], t['summary']['pairs'])"
     assert_output "([], 0, 0)"
     gzip -c empty.in > empty.gz
     score -o tz.json empty.gz
-    run -0 $TABLE valid tz.json
+    run -0 table valid tz.json
 }
 
 @test "the results file is rebuilt into its two regions (78x2, 64x2) with their lines" {
     score -o t.json "$GATK"
-    run -0 $TABLE get t.json "[(len(r['reads']), len(r['haplotypes']), r['line'], r['name']) for r in t['regions']]"
+    run -0 table get t.json "[(len(r['reads']), len(r['haplotypes']), r['line'], r['name']) for r in t['regions']]"
     assert_output "[(78, 2, 2, None), (64, 2, 158, None)]"
 }
 
 @test "region tags name the regions that follow" {
     printf '1 1\nACGT IIII IIII IIII IIII\nACGTT\n# region chrX:5-9\n1 1\nACGT IIII IIII IIII IIII\nACGTT\n1 1\nAC II II II II\nACG\n' > tags.in
     score -o t.json tags.in
-    run -0 $TABLE get t.json "[(r['name'], r['line']) for r in t['regions']]"
+    run -0 table get t.json "[(r['name'], r['line']) for r in t['regions']]"
     assert_output "[(None, 1), ('chrX:5-9', 5), ('chrX:5-9', 8)]"
 }
 
 @test "the format is detected from content, and can be forced" {
     score -o a.json "$GATK"
     score --format gatk -o b.json "$GATK"
-    run -0 $TABLE same a.json b.json
+    run -0 table same a.json b.json
     run -2 --separate-stderr hk score --backend cpu --format batch -o c.json "$GATK"
     assert_stderr --partial "hc-NA12878-20_10000117.java.hmmresults.txt:2:"
     [ ! -e c.json ]
@@ -133,12 +134,12 @@ score() { hk score --backend cpu --quiet "$@"; }
     done
     # a first block of comments alone says nothing: the lines read before the
     # first record are scanned again once the walk finds the format
-    { for i in $(seq 3000); do echo "# a comment of about sixty bytes, to fill the first block ....."; done
+    { for _ in $(seq 3000); do echo "# a comment of about sixty bytes, to fill the first block ....."; done
       cat "$BATS_FILE_TMPDIR/many.txt"; } > late.txt
     HK_TRACE=1 HK_BLOCK_KB=64 run -0 --separate-stderr hk score --backend cpu --threads 1 -o late.json late.txt
     assert_stderr --regexp "reader .*: walking .*; [1-9][0-9]* lines scanned again"
     hk score --backend cpu --quiet -o t.json "$BATS_FILE_TMPDIR/many.txt"
-    run -0 $TABLE close t.json late.json 0   # the lines differ: 3000 more
+    run -0 table close t.json late.json 0   # the lines differ: 3000 more
 }
 
 @test "lower-case bases are accepted; unknown letters only with model.unknown_bases as_n" {
@@ -149,15 +150,15 @@ score() { hk score --backend cpu --quiet "$@"; }
     run -0 hk score --backend cpu --quiet -c c.json -o t.json r.in
     printf '1 1\nacgn IIII IIII IIII IIII\nACGTT\n' > n.in
     hk score --backend cpu --quiet -o n.json n.in
-    run -0 $TABLE get t.json "t['regions'][0]['log10_likelihoods']"
-    want=$($TABLE get n.json "t['regions'][0]['log10_likelihoods']")
+    run -0 table get t.json "t['regions'][0]['log10_likelihoods']"
+    want=$(table get n.json "t['regions'][0]['log10_likelihoods']")
     assert_output "$want"
 }
 
 @test "N matches every base at the match probability" {
     printf '1 2\nNNNN IIII IIII IIII IIII\nACGT\nTTTT\n' > n.in
     score -o t.json n.in
-    run -0 $TABLE get t.json "len(set(t['regions'][0]['log10_likelihoods'][0]))"
+    run -0 table get t.json "len(set(t['regions'][0]['log10_likelihoods'][0]))"
     assert_output 1
 }
 
@@ -169,45 +170,45 @@ score_with_threads() { hk score --backend cpu --quiet --threads "$3" -o "$2" "$1
     local f
     for f in "$BATS_FILE_TMPDIR/many.in" "$BATS_FILE_TMPDIR/many.txt"; do
         score_with_threads "$f" t1.json 1
-        run -0 $TABLE get t1.json "t['summary']['pairs'] >= 100000"
+        run -0 table get t1.json "t['summary']['pairs'] >= 100000"
         assert_output True
         score_with_threads "$f" t3.json 3
-        run -0 $TABLE same t1.json t3.json
+        run -0 table same t1.json t3.json
         gzip -c "$f" > in.gz
         score_with_threads in.gz tgz.json 3
-        run -0 $TABLE same t1.json tgz.json
+        run -0 table same t1.json tgz.json
         score_with_threads in.gz tgz1.json 1
-        run -0 $TABLE same t1.json tgz1.json
+        run -0 table same t1.json tgz1.json
         bgzip -c "$f" > in.bgz
         score_with_threads in.bgz tbgz.json 2
-        run -0 $TABLE same t1.json tbgz.json
+        run -0 table same t1.json tbgz.json
         hk score --backend cpu --quiet --threads 4 -o tin.json - < "$f"
-        run -0 $TABLE same t1.json tin.json
+        run -0 table same t1.json tin.json
     done
 }
 
 @test "results-file regions larger than a block are rebuilt whole" {
     local f=$BATS_FILE_TMPDIR/big-regions.txt
     score_with_threads "$f" t1.json 1
-    run -0 $TABLE get t1.json "[(len(r['reads']), len(r['haplotypes']), r['line']) for r in t['regions']]"
+    run -0 table get t1.json "[(len(r['reads']), len(r['haplotypes']), r['line']) for r in t['regions']]"
     assert_output "[(400, 64, 2), (400, 64, 25602), (400, 64, 51202)]"
     score_with_threads "$f" t3.json 3
-    run -0 $TABLE same t1.json t3.json
+    run -0 table same t1.json t3.json
 }
 
 @test "blocks that end exactly at a line end (CRLF lines of 256 bytes)" {
     local f=$BATS_FILE_TMPDIR/aligned.in
     score_with_threads "$f" t1.json 1
-    run -0 $TABLE get t1.json "(len(t['regions']), t['regions'][-1]['line'])"
+    run -0 table get t1.json "(len(t['regions']), t['regions'][-1]['line'])"
     assert_output "(700, $((19 * 699 + 2)))"
     score_with_threads "$f" t2.json 2
-    run -0 $TABLE same t1.json t2.json
+    run -0 table same t1.json t2.json
     sed 's/\r$//' "$f" > lf.in
     score_with_threads lf.in lf.json 2
-    run -0 $TABLE same t1.json lf.json
+    run -0 table same t1.json lf.json
     bgzip -c "$f" > in.bgz
     score_with_threads in.bgz bgz.json 2
-    run -0 $TABLE same t1.json bgz.json
+    run -0 table same t1.json bgz.json
 }
 
 @test "a read of the longest length (a 5 MB line, over several blocks) is read whole" {
@@ -216,10 +217,10 @@ score_with_threads() { hk score --backend cpu --quiet --threads "$3" -o "$2" "$1
     q=$(head -c 1000000 /dev/zero | tr '\0' I)
     { echo "1 1"; echo "$a $q $q $q $q"; echo "ACGTA"; echo "1 1"; echo "ACGT IIII IIII IIII IIII"; echo "ACGTA"; } > long.in
     score_with_threads long.in t1.json 1
-    run -0 $TABLE get t1.json "[(len(r['reads'][0]), r['line']) for r in t['regions']]"
+    run -0 table get t1.json "[(len(r['reads'][0]), r['line']) for r in t['regions']]"
     assert_output "[(1000000, 1), (4, 4)]"
     score_with_threads long.in t2.json 2
-    run -0 $TABLE same t1.json t2.json
+    run -0 table same t1.json t2.json
 }
 
 # bgzf_blocks FILE: the byte offsets where FILE's BGZF blocks start.
@@ -253,7 +254,7 @@ while o < len(d):
         # the whole stream still reads from a pipe
         hk score --backend cpu --quiet --threads $t -o whole.json - < <(cat all.bgz)
         score -o plain.json "$DATA/1m.in"
-        run -0 $TABLE same plain.json whole.json
+        run -0 table same plain.json whole.json
     done
 }
 

@@ -20,7 +20,9 @@ setup_file() {
     [ -n "$GKL_SKIP" ] && { echo "# SKIP gkl.bats harness: $GKL_SKIP" >&3; return 0; }
     export CLASSES="$BATS_FILE_TMPDIR/classes" LIBDIR="$BATS_FILE_TMPDIR/lib"
     mkdir -p "$CLASSES" "$LIBDIR"
-    "$JAVAC" -d "$CLASSES" $(find "$HK_JNI_SRC" -name '*.java')
+    local sources
+    mapfile -t sources < <(find "$HK_JNI_SRC" -name '*.java')
+    "$JAVAC" -d "$CLASSES" "${sources[@]}"
     ln -s "$HK_GKL_LIB" "$LIBDIR/libgkl_pairhmm_omp.so"
     ln -s "$HK_GKL_LIB" "$LIBDIR/libgkl_pairhmm.so"
     # the CPU backend, so that haplik score's CPU results are the reference
@@ -75,11 +77,11 @@ largest_diff() {
 # LIMIT of GKL's; the library mapped is haplik's
 client_agrees() {
     local cls=$1 dump=$2 limit=$3 dbl=${4:-} t
-    run --separate-stderr client gkl --class "$cls" --dump "$dump" --max-threads 4 $dbl --results "$BATS_TEST_TMPDIR/gkl.txt"
+    run --separate-stderr client gkl --class "$cls" --dump "$dump" --max-threads 4 ${dbl:+"$dbl"} --results "$BATS_TEST_TMPDIR/gkl.txt"
     assert_success
     assert_output --partial "mapped=$GKL_JNI/libgkl_pairhmm"
     for t in 1 4 16; do
-        run --separate-stderr client haplik --class "$cls" --dump "$dump" --max-threads 4 $dbl --threads "$t" \
+        run --separate-stderr client haplik --class "$cls" --dump "$dump" --max-threads 4 ${dbl:+"$dbl"} --threads "$t" \
             --results "$BATS_TEST_TMPDIR/hk$t.txt"
         echo "$output"; echo "$stderr" | grep haplik
         assert_success
@@ -156,14 +158,14 @@ harness() {
 }
 
 @test "gkl: the default backend (auto) without a GPU: the CPU, and one notice per process" {
-    HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp threads \
+    HAPLIK_GKL_CONFIG='' run --separate-stderr harness gkl_pairhmm_omp threads \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 8 20
     echo "$output"; echo "$stderr"
     assert_success
     if "$HAPLIK" devices 2>/dev/null | grep -q '^0'; then return 0; fi
     [ "$(grep -c 'no usable GPU' <<< "$stderr")" = 1 ] || fail "expected one 'no usable GPU' line: $stderr"
     # no GPU here: one notice for the whole process, though the library opens twice
-    HAPLIK_GKL_CONFIG= run --separate-stderr harness gkl_pairhmm_omp lifecycle \
+    HAPLIK_GKL_CONFIG='' run --separate-stderr harness gkl_pairhmm_omp lifecycle \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     assert_success
     [ "$(grep -c 'haplik: Pair-HMM' <<< "$stderr")" -ge 3 ] || fail "expected several opens: $stderr"
@@ -344,7 +346,7 @@ PY
     refute_output --partial "prog="
     fake_jar "$BATS_TEST_TMPDIR/gatk.jar" com/intel/gkl/native/libgkl_utils.so com/intel/gkl/native/libgkl_pairhmm_omp.so
     echo "fake library" > "$BATS_TEST_TMPDIR/lib.so"
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     # Java splits java.library.path at ':': such a folder could never be used
     run --separate-stderr "$HK_GATK_LIBS" --lib lib.so gatk.jar "a:b"
     assert_failure 2
@@ -376,6 +378,7 @@ PY
 
 has_gpu() { "$HAPLIK" devices 2>/dev/null | grep -q '^[0-9]'; }
 
+# shellcheck disable=SC2030 # bats runs each test in a subshell; its helpers run in that same subshell
 @test "gkl GPU: the dumps through the GPU are within 2e-5 of GATK and 1e-5 of haplik's CPU" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
@@ -397,6 +400,7 @@ gkl_trace() {
 # gpu_threads [VAR=VALUE...]: with those set, 16 Java threads (engine.backend cuda, HK_TRACE)
 # replay the java dump 50 times each, within 1e-5 of one thread's; the trace's counts into
 # cpu_calls, declined, gpu_calls, launches and small_calls
+# shellcheck disable=SC2031 # a helper runs in the subshell of the test that calls it: what that test set is seen
 gpu_threads() {
     local kv
     for kv in "$@"; do export "${kv?}"; done
@@ -430,7 +434,7 @@ gpu_threads() {
 @test "gkl GPU: the engine's path (HK_GKL_GPU_SMALL=0), auto, one Java thread: region-sized calls go to the free GPU" {
     [ -z "$GKL_SKIP" ] || skip "SKIPPED: $GKL_SKIP"
     has_gpu || skip "SKIPPED: no usable GPU here (run on a GPU host: bats tests/gkl.bats)"
-    HAPLIK_GKL_CONFIG= HK_GKL_GPU_SMALL=0 HK_TRACE=1 run --separate-stderr harness gkl_pairhmm_omp replay \
+    HAPLIK_GKL_CONFIG='' HK_GKL_GPU_SMALL=0 HK_TRACE=1 run --separate-stderr harness gkl_pairhmm_omp replay \
         "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" 2e-5 "$BATS_FILE_TMPDIR/java.mixed.tsv" mixed 1e-5
     echo "$output"; echo "$stderr" | grep -v 'trace engine'
     assert_success
@@ -458,7 +462,7 @@ gpu_threads() {
             --results "$BATS_TEST_TMPDIR/cpu.txt"
         for t in 1 64; do
             HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_TEST_TMPDIR/cuda.json" run --separate-stderr client haplik --class omp \
-                --dump "$BATS_TEST_TMPDIR/na.txt" --max-threads 4 $dbl --threads "$t" --results "$BATS_TEST_TMPDIR/gpu$t.txt"
+                --dump "$BATS_TEST_TMPDIR/na.txt" --max-threads 4 ${dbl:+"$dbl"} --threads "$t" --results "$BATS_TEST_TMPDIR/gpu$t.txt"
             echo "$output"; grep 'trace gkl' <<< "$stderr"
             assert_success
             assert_output --partial "threads=$t identical=yes"

@@ -5,11 +5,12 @@
 # HK_TRACE's engine lines and the lock files. A GPU a list names that is not
 # there is a usage error (exit 2) before any output; "all" on a host without
 # a GPU goes on on the CPU (backend auto).
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup() {
     load test_helper/common-setup
     _common_setup
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     # a build without the CUDA engine (configure --disable-cuda) never starts CUDA: nothing to choose
     if [[ $BATS_TEST_DESCRIPTION != "any build: "* ]] && "$HAPLIK" --version | grep -q 'no CUDA engine'; then
         skip "SKIPPED: this build has no CUDA engine (configure --disable-cuda): no GPU is ever chosen"

@@ -3,6 +3,7 @@
 # score, split and merge, and a full disk, leave no output and no temporary file behind.
 # See docs/RELIABILITY.md. Optional tools (skipped without): /usr/bin/time, xz, bzip2,
 # zstd, unshare (a private mount namespace for the full-disk test).
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup_file() {
     GEN="python3 ${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}"
@@ -17,7 +18,7 @@ setup_file() {
 
 setup() {
     load test_helper/common-setup; _common_setup
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     mkdir out
     IN=$BATS_FILE_TMPDIR
     PIDS=()
@@ -179,6 +180,7 @@ kill_and_check() {
         # as nohup (SIGHUP) and a non-interactive shell's background job (SIGINT) start it
         (trap '' "$sig"; exec "$HAPLIK" score --backend cpu --threads 1 --quiet -c "$IN/small-batches.json" \
             -o out/t.json part.txt >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
+        # shellcheck disable=SC2030 # bats runs each test in a subshell; its helpers run in that same subshell
         HK_PID=$!
         PIDS+=("$HK_PID")
         wait_for tmp_written || fail "no table was begun: $(cat hk.err)"
@@ -186,7 +188,7 @@ kill_and_check() {
         status=0
         wait "$HK_PID" || status=$?
         [ "$status" -eq 0 ] || fail "SIG$sig, ignored at start, ended the run: status $status; stderr: $(cat hk.err)"
-        run -0 $TABLE same whole.json out/t.json
+        run -0 table same whole.json out/t.json
         rm out/t.json
     done
 }
@@ -210,6 +212,7 @@ kill_and_check() {
 # split reads a regular file only (it is read twice; FIFOs are refused: tests/all_or_nothing.bats),
 # so it cannot be held mid-write: it is interrupted at several moments instead, and must
 # leave all its shards or none, and never a temporary file.
+# shellcheck disable=SC2031 # a helper runs in the subshell of the test that calls it: what that test set is seen
 all_or_none_after() {
     local n=$1 sig=$2 got tmp
     kill -s "$sig" "$HK_PID" 2>/dev/null || true
@@ -246,6 +249,7 @@ all_or_none_after() {
     done
 }
 
+# shellcheck disable=SC2030 # bats runs each test in a subshell; its helpers run in that same subshell
 @test "SIGINT during a split into 300 shards leaves all or none of them (more than 256 pending files)" {
     local outs=() i delay
     for ((i = 1; i <= 300; i++)); do outs+=("out/s$i"); done
@@ -259,11 +263,14 @@ all_or_none_after() {
 
 # on_full_disk CMD...: run CMD where small/ is a 1 MiB tmpfs (private mount namespace;
 # skips where none can be made); prints CMD's stderr, "status=N", then what small/ holds.
+# shellcheck disable=SC2031 # a helper runs in the subshell of the test that calls it: what that test set is seen
 on_full_disk() {
     mkdir -p small
     local ns=(unshare -rm)
     [ "$(id -u)" = 0 ] && ns=(unshare -m)
-    command -v unshare >/dev/null && "${ns[@]}" true 2>/dev/null || skip "cannot make a private mount namespace"
+    if ! command -v unshare >/dev/null || ! "${ns[@]}" true 2>/dev/null; then
+        skip "cannot make a private mount namespace"
+    fi
     run "${ns[@]}" sh -c 'mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || exit 99
         "$@" 2>&1 >/dev/null; echo "status=$?"; ls -A small' sh "$@"
     [ "$status" -ne 99 ] || skip "cannot mount a tmpfs"

@@ -3,10 +3,11 @@
 # once: empty shards, pipes, tables cut short or spliced, tsv rows that break
 # the column contract. Every refusal: exit 2, one error line naming the file
 # and line, no output. (docs/RELIABILITY.md, "merge", lists these classes.)
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup() {
     load test_helper/common-setup; _common_setup
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     : > empty.in
     cp "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" g.txt
 }
@@ -38,12 +39,13 @@ print(json.dumps(rs))' "$1"
         score --output-format $f -o e.$f empty.in
         score --output-format $f -o t.$f "$DATA/tiny.in"
         for order in "e.$f t.$f" "t.$f e.$f" "e.$f e.$f" "e.$f"; do
+            read -ra tables <<< "$order"
             for out in json jsonl; do
-                run -0 hk merge --quiet --output-format $out -o m.$out $order
-                run -0 $TABLE valid m.$out
+                run -0 hk merge --quiet --output-format "$out" -o "m.$out" "${tables[@]}"
+                run -0 table valid m.$out
             done
-            run -0 $TABLE get m.json "len(t['summary']['parts'])"
-            assert_output "$(echo $order | wc -w)"
+            run -0 table get m.json "len(t['summary']['parts'])"
+            assert_output "${#tables[@]}"
         done
         hk merge --quiet -o m.json e.$f t.$f e.$f
         [ "$(regions_of m.json)" = "$(regions_of t.$f)" ] || fail "$f: regions differ"
@@ -287,7 +289,8 @@ open(sys.argv[4], "w").write("\n".join(lines))' "$@"
     score -o g.tsv g.txt
     score -o g.json g.txt
     for order in "e.tsv g.tsv" "g.tsv e.tsv" "e.tsv g.tsv e.tsv g.tsv" "e.tsv e.tsv"; do
-        run -0 hk merge --quiet -o m.tsv $order
+        read -ra tables <<< "$order"
+        run -0 hk merge --quiet -o m.tsv "${tables[@]}"
         [ -e m.tsv.meta.json ] || fail "$order: no sidecar"
         run -0 python3 -c 'import csv, json, sys
 rows = list(csv.DictReader(open("m.tsv"), delimiter="\t"))
@@ -299,7 +302,7 @@ assert meta["summary"]["regions"] == n * len(g["regions"])
 assert [int(r["region_index"]) for r in rows] == sorted(int(r["region_index"]) for r in rows)
 want = [v for r in g["regions"] for row in r["log10_likelihoods"] for v in row] * n
 assert [float(r["log10_likelihood"]) for r in rows] == want
-assert len(meta["summary"]["parts"]) == len(sys.argv) - 1' $order
+assert len(meta["summary"]["parts"]) == len(sys.argv) - 1' "${tables[@]}"
     done
 }
 
@@ -310,14 +313,15 @@ assert len(meta["summary"]["parts"]) == len(sys.argv) - 1' $order
     score -o b.tsv "$DATA/tiny.in"
     score -o e.tsv empty.in
     for order in "g.tsv b.tsv" "b.tsv g.tsv" "e.tsv b.tsv g.tsv" "g.tsv e.tsv b.tsv g.tsv"; do
-        local dumps=()
-        for t in $order; do
+        local dumps=() tables
+        read -ra tables <<< "$order"
+        for t in "${tables[@]}"; do
             case $t in g.tsv) dumps+=(g.txt) ;; b.tsv) dumps+=("$DATA/tiny.in") ;; e.tsv) dumps+=(empty.in) ;; esac
         done
         score -o whole.tsv "${dumps[@]}"
-        run -0 hk merge --quiet -o m.tsv $order
+        run -0 hk merge --quiet -o m.tsv "${tables[@]}"
         run -0 diff whole.tsv m.tsv
-        run -0 hk merge --quiet -o m.tsv.gz $order
+        run -0 hk merge --quiet -o m.tsv.gz "${tables[@]}"
         run -0 diff whole.tsv <(gzip -dc m.tsv.gz)
     done
 }
@@ -402,7 +406,7 @@ open("ctl.tsv", "w").write("\n".join(lines))'
 @test "the merged table's format: asked for, else OUT's extension, else the first table's" {
     score -o t.json "$DATA/tiny.in"
     hk merge --quiet -o m.jsonl t.json
-    run -0 $TABLE valid m.jsonl
+    run -0 table valid m.jsonl
     [ "$(head -c 10 m.jsonl)" = '{"index": ' ] || fail "m.jsonl is not jsonl"
     hk merge --quiet -o m.out t.json
     [ "$(head -c 9 m.out)" = '{"format"' ] || fail "m.out is not json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # PDHMM dumps (DRAGEN-GATK's --pdhmm-results-file, SPEC 1b and 2): reading, the model
 # against GKL's expected values, the table, split and merge, bad input.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup_file() {
     # a dump of several regions as GATK writes them: header and records each after a
@@ -30,7 +31,7 @@ print("\n".join(out), end="")
 PY
 }
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 GKL=pdhmm_syn_990_1_2.txt
 score() { hk score --backend cpu --quiet "$@"; }
@@ -41,7 +42,7 @@ score() { hk score --backend cpu --quiet "$@"; }
     assert_line "over tolerance 0.0001: 0"
     # the printing precision of the file: 7 significant digits
     run -0 hk check --backend cpu --quiet --tolerance 1e-5 -o /dev/null "$DATA/$GKL"
-    run -0 $TABLE get t.json "(t['model']['name'], t['model']['precision'], len(t['regions']), t['regions'][1]['haplotype_pd'])"
+    run -0 table get t.json "(t['model']['name'], t['model']['precision'], len(t['regions']), t['regions'][1]['haplotype_pd'])"
     assert_output "('pdhmm', 'double', 990, [[-86, 16]])"
 }
 
@@ -50,7 +51,7 @@ score() { hk score --backend cpu --quiet "$@"; }
     tail -n +2 "$DATA/$GKL" > noheader.txt
     score -o found.json noheader.txt
     score --format pdhmm -o forced.json noheader.txt
-    run -0 $TABLE get found.json "t['regions'][0]['line']"
+    run -0 table get found.json "t['regions'][0]['line']"
     assert_output 1
     run -0 python3 -c "
 import json
@@ -68,20 +69,20 @@ assert [r['haplotype_pd'] for r in a] == [r['haplotype_pd'] for r in b]"
     score -o gz.json in.gz
     score -o bgz.json in.bgz
     score -o stdin.json - < "$BATS_FILE_TMPDIR/regions.txt"
-    for t in nl gz bgz stdin; do run -0 $TABLE same plain.json $t.json; done
+    for t in nl gz bgz stdin; do run -0 table same plain.json $t.json; done
 }
 
 @test "regions are rebuilt from runs of records; a haplotype is its bases and its PD bytes" {
     score -o t.json "$BATS_FILE_TMPDIR/regions.txt"
-    run -0 $TABLE get t.json "[(len(r['reads']), len(r['haplotypes']), r['line']) for r in t['regions']]"
+    run -0 table get t.json "[(len(r['reads']), len(r['haplotypes']), r['line']) for r in t['regions']]"
     assert_output "[(3, 2, 2), (2, 3, 8)]"
     # the same bases with other PD bytes: another haplotype, and another likelihood
-    run -0 $TABLE get t.json "(t['regions'][0]['haplotypes'][0] == t['regions'][1]['haplotypes'][0], t['regions'][0]['haplotype_pd'][0] != t['regions'][1]['haplotype_pd'][0])"
+    run -0 table get t.json "(t['regions'][0]['haplotypes'][0] == t['regions'][1]['haplotypes'][0], t['regions'][0]['haplotype_pd'][0] != t['regions'][1]['haplotype_pd'][0])"
     assert_output "(True, True)"
-    run -0 $TABLE valid t.json
+    run -0 table valid t.json
     # without sequences the PD bytes stay: they are part of what was scored
     score --no-sequences -o n.json "$BATS_FILE_TMPDIR/regions.txt"
-    run -0 $TABLE get n.json "('reads' in t['regions'][0], len(t['regions'][1]['haplotype_pd'][2]))"
+    run -0 table get n.json "('reads' in t['regions'][0], len(t['regions'][1]['haplotype_pd'][2]))"
     assert_output "(False, 30)"
 }
 
@@ -94,7 +95,7 @@ assert [r['haplotype_pd'] for r in a] == [r['haplotype_pd'] for r in b]"
     rec AAGT "[0, 0, 0, 0]" ACGT IIII > mism.txt
     rec ACGT "[0, 0, 0, 0]" ACGT '$$$$' > q3.txt    # Q3 kept, not raised to 6
     for f in same case snp mism q3; do score -o $f.json $f.txt; done
-    v() { $TABLE get "$1.json" "t['regions'][0]['log10_likelihoods'][0][0]"; }
+    v() { table get "$1.json" "t['regions'][0]['log10_likelihoods'][0][0]"; }
     # the alternative matches where the haplotype has A: almost the exact match's value
     run python3 -c "import sys; a, s, c, m, q = map(float, sys.argv[1:]); assert abs(a - s) < 1e-3 and c < a - 5 and m < a - 1 and q < a, (a, s, c, m, q)" \
         "$(v same)" "$(v snp)" "$(v case)" "$(v mism)" "$(v q3)"
@@ -108,7 +109,7 @@ print('\t'.join(['A' * 400, '[' + ', '.join(['0'] * 400) + ']', 'C' * 400] + ['I
 " > deep.txt
     run -0 --separate-stderr hk check --backend cpu --quiet -o t.json deep.txt
     assert_line --partial "not compared): 1"
-    run -0 $TABLE get t.json "-3000 < t['regions'][0]['log10_likelihoods'][0][0] < -631"
+    run -0 table get t.json "-3000 < t['regions'][0]['log10_likelihoods'][0][0] < -631"
     assert_output True
 }
 
@@ -118,10 +119,10 @@ print('\t'.join(['A' * 400, '[' + ', '.join(['0'] * 400) + ']', 'C' * 400] + ['I
         for i in $(seq 1 $n); do shards+=("s$i.txt"); tables+=("s$i.json"); done
         run -0 hk split --quiet "$DATA/$GKL" "${shards[@]}"
         head -1 s$n.txt | grep -q $'^# hap-bases\thap-pd-bases' || fail "shard $n has no PDHMM header"
-        for i in $(seq 1 $n); do score -o s$i.json s$i.txt; done
+        for i in $(seq 1 "$n"); do score -o "s$i.json" "s$i.txt"; done
         run -0 hk merge --quiet -o merged.json "${tables[@]}"
         score -o whole.json "$DATA/$GKL"
-        run -0 $TABLE same whole.json merged.json
+        run -0 table same whole.json merged.json
     done
     score --output-format tsv -o t.tsv "$BATS_FILE_TMPDIR/regions.txt"
     run -0 python3 -c "

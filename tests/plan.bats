@@ -2,7 +2,7 @@
 # split --plan and score --plan: the shards of split, read in place, give the
 # shard files' tables; errors name the input's own lines.
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 score() { hk score --backend cpu --quiet "$@"; }
 
@@ -24,7 +24,7 @@ same_as_split() {
     for k in $(seq 1 "$n"); do
         score -o "split$k.json" "s$k.txt"
         score -o "part$k.json" --plan plan.tsv --part "$k" "$input"
-        run -0 $TABLE same "split$k.json" "part$k.json"
+        run -0 table same "split$k.json" "part$k.json"
     done
 }
 
@@ -64,7 +64,7 @@ same_as_split() {
     for k in 1 2 3 4; do score -o "p$k.json" --plan plan.tsv --part "$k" tagged.txt; done
     run -0 hk merge --quiet -o merged.json p1.json p2.json p3.json p4.json
     score -o whole.json tagged.txt
-    run -0 $TABLE same whole.json merged.json
+    run -0 table same whole.json merged.json
     assert_dir_only . tagged.txt plan.tsv p1.json p2.json p3.json p4.json merged.json whole.json
 }
 
@@ -96,7 +96,7 @@ same_as_split() {
         touch -d "$when" d.in || skip "this file system cannot keep the time $when"
         run -0 hk split --quiet --plan plan.tsv --parts 1 d.in
         run -0 score -o part.json --plan plan.tsv --part 1 d.in
-        run -0 $TABLE same whole.json part.json
+        run -0 table same whole.json part.json
     done
     touch -d '1960-01-01 00:00:00.25' d.in
     run -0 hk split --quiet --plan plan.tsv --parts 2 d.in

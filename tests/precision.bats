@@ -2,8 +2,9 @@
 # The model's trust cases on the command line: values GATK's double cannot
 # reach (rescued, finite), mixed mode within 1e-4 of double on long reads,
 # degenerate gap-continuation qualities refused, strict config files.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; mkdir out; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; mkdir out; }
 
 # batch_pair FILE READ HAP QUAL GAPOPEN GCP: a one-pair batch file whose
 # quality strings repeat the given characters along the read.
@@ -21,7 +22,7 @@ EOF
 random_seq() { python3 -c "import random,sys; r=random.Random(int(sys.argv[2])); print(''.join(r.choice('ACGT') for _ in range(int(sys.argv[1]))))" "$1" "$2"; }
 
 # lk FILE: the first pair's log10 likelihood as printed (None for null).
-lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
+lk() { table get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
 
 @test "a 700-base read against an unrelated haplotype: finite, not null, in mixed and double" {
     batch_pair far.in "$(random_seq 700 1)" "$(random_seq 700 2)" I I +
@@ -33,7 +34,7 @@ lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
         python3 -c "import sys; v = float(sys.argv[1]); sys.exit(not (-2000 < v < -631))" "$output" ||
             fail "$p: $output is not in (-2000, -631)"
     done
-    run -0 $TABLE close out/mixed.json out/double.json 1e-9
+    run -0 table close out/mixed.json out/double.json 1e-9
 }
 
 @test "mixed stays within 1e-4 of double on a long read" {
@@ -43,8 +44,8 @@ lk() { $TABLE get "$1" "t['regions'][0]['log10_likelihoods'][0][0]"; }
     batch_pair long.in "$s" "$s" l ] +
     run -0 hk score --backend cpu --quiet --precision mixed -o out/mixed.json long.in
     run -0 hk score --backend cpu --quiet --precision double -o out/double.json long.in
-    run -0 $TABLE close out/mixed.json out/double.json 1e-4
-    run -0 $TABLE get out/mixed.json "t['summary']['double_recomputed']"
+    run -0 table close out/mixed.json out/double.json 1e-4
+    run -0 table get out/mixed.json "t['summary']['double_recomputed']"
     assert_output 1
 }
 
@@ -97,8 +98,8 @@ with open("longhap.in", "w") as f:
 PY
     run -0 hk score --backend cpu --quiet --precision mixed -o out/mixed.json longhap.in
     run -0 hk score --backend cpu --quiet --precision double -o out/double.json longhap.in
-    run -0 $TABLE close out/mixed.json out/double.json 1e-4
-    run -0 $TABLE get out/mixed.json "t['summary']['double_recomputed']"
+    run -0 table close out/mixed.json out/double.json 1e-4
+    run -0 table get out/mixed.json "t['summary']['double_recomputed']"
     assert_output 1
 }
 
@@ -112,11 +113,11 @@ PY
         [[ "$output" =~ ^-[0-9]+\.[0-9]+$ ]] || fail "threshold $t: expected a finite number, got '$output'"
     done
     run -0 hk score --backend cpu --quiet --precision double -o out/double.json far.in
-    run -0 $TABLE close out/mixed.json out/double.json 1e-9
+    run -0 table close out/mixed.json out/double.json 1e-9
     # the same from a config file
     echo '{"model": {"float_threshold": 0}}' > c.json
     run -0 hk score --backend cpu --quiet -c c.json -o out/file.json far.in
-    run -0 $TABLE close out/file.json out/double.json 1e-9
+    run -0 table close out/file.json out/double.json 1e-9
 }
 
 @test "pairs whose cells overflow GATK's double get their true values, in mixed and double" {

@@ -4,7 +4,7 @@
 # summary's, and a likelihood equals the json table's. A missing library is a loud skip.
 
 setup_file() {
-    cd "$BATS_FILE_TMPDIR"
+    cd "$BATS_FILE_TMPDIR" || return
     "$HAPLIK" score --backend cpu --quiet -o t.tsv "$BATS_TEST_DIRNAME/data/hc-NA12878-20_10000117.java.hmmresults.txt" "$BATS_TEST_DIRNAME/data/tiny.in"
     "$HAPLIK" score --backend cpu --quiet -o t.json "$BATS_TEST_DIRNAME/data/hc-NA12878-20_10000117.java.hmmresults.txt" "$BATS_TEST_DIRNAME/data/tiny.in"
     # a region name with '#', as pangenome names have, must not cut the rows
@@ -18,7 +18,7 @@ print(t['summary']['pairs'], repr(t['regions'][3]['log10_likelihoods'][1][0]))" 
 
 setup() {
     load test_helper/common-setup; _common_setup
-    cd "$BATS_FILE_TMPDIR"
+    cd "$BATS_FILE_TMPDIR" || return
     PY=/usr/bin/python3   # Debian's python3-pandas
     [ -x "${HK_READERS_VENV:-/opt/haplik-readers}/bin/python" ] && PY="${HK_READERS_VENV:-/opt/haplik-readers}/bin/python"
     read -r PAIRS VALUE < want.txt

@@ -26,9 +26,7 @@ setup() {
     "$py" -c "import matplotlib, pygments" 2>/dev/null \
         || not_here "NO MATPLOTLIB OR PYGMENTS BESIDE SNAKEMAKE ($py): the report is NOT tested"
     W="$BATS_TEST_TMPDIR/w"
-    mkdir -p "$W"
-    cd "$W"
-    ln -s "$SRC/tests" tests
+    test_dirs
 }
 
 # embedded REPORT: the files the report embeds (data URIs), decoded into embedded/NAME; prints

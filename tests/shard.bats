@@ -5,10 +5,10 @@ setup() {
     load test_helper/common-setup
     _common_setup
     WF="$DATA/workflow"
-    CHECK="python3 $WF/check_shards.py"
+    CHECK=(python3 "$WF/check_shards.py")
     # a directory of its own: bats keeps its --separate-stderr files in BATS_TEST_TMPDIR
     mkdir -p "$BATS_TEST_TMPDIR/w"
-    cd "$BATS_TEST_TMPDIR/w"
+    cd "$BATS_TEST_TMPDIR/w" || return
 }
 
 @test "shard --help: usage on stdout with the defaults, status 0" {
@@ -22,14 +22,15 @@ setup() {
     for n in 1 2 3 7 24 25 64 100 1000 3000; do
         mkdir "n$n"
         run -0 hk shard --quiet --fai "$WF/grch38-like.fai" -n "$n" "n$n/shard"
-        run -0 $CHECK "$WF/grch38-like.fai" "$n" "n$n/shard"
-        [ "$(ls "n$n" | wc -l)" -eq "$n" ] || fail "n$n holds $(ls "n$n" | wc -l) files"
+        run -0 "${CHECK[@]}" "$WF/grch38-like.fai" "$n" "n$n/shard"
+        got=$(find "n$n" -mindepth 1 -maxdepth 1 | wc -l)
+        [ "$got" -eq "$n" ] || fail "n$n holds $got files"
     done
 }
 
 @test "shard: names are zero-padded from 0001, BED lines NAME<TAB>START<TAB>END" {
     run -0 hk shard --quiet --fai "$WF/genome.fai" -n 12 out.
-    assert_dir_only . $(printf 'out.%04d.bed ' $(seq 1 12))
+    assert_dir_only . out.{0001..0012}.bed
     run -0 head -n 1 out.0001.bed
     assert_output --regexp $'^chr20\t0\t[0-9]+$'
     run -0 tail -n 1 out.0012.bed
@@ -39,23 +40,23 @@ setup() {
 @test "shard: long contigs are cut on the window grid; short ones stay whole" {
     # 3 shards of ~54 Mb: a 1 Mb grid is lowered under the 1% bound (~270 kb), to 200 kb
     run -0 hk shard --quiet --fai "$WF/genome.fai" -n 3 --window 1000000 a.
-    run -0 $CHECK "$WF/genome.fai" 3 a.
+    run -0 "${CHECK[@]}" "$WF/genome.fai" 3 a.
     run -0 awk -F'\t' '($2 % 200000) || ($3 % 200000 && $3 != 64444167 && $3 != 46709983 && $3 != 50818468)' a.000?.bed
     assert_output ""
     run -0 hk shard --quiet --fai "$WF/genome.fai" -n 3 --window 100000 b.
-    run -0 $CHECK "$WF/genome.fai" 3 b.
+    run -0 "${CHECK[@]}" "$WF/genome.fai" 3 b.
     # every cut inside a contig is a multiple of the window
     run -0 awk -F'\t' '($2 % 100000) || ($3 % 100000 && $3 != 64444167 && $3 != 46709983 && $3 != 50818468)' b.000?.bed
     assert_output ""
     # a tiny window cuts exactly: shard lengths differ by at most one base
     run -0 hk shard --quiet --fai "$WF/grch38-like.fai" -n 7 --window 1 c.
-    run -0 $CHECK "$WF/grch38-like.fai" 7 c. 0.000000001
+    run -0 "${CHECK[@]}" "$WF/grch38-like.fai" 7 c. 0.000000001
 }
 
 @test "shard: more shards than bases gives N files, some empty, every base once" {
     printf 'a\t5\t3\t5\t6\nb\t3\t12\t3\t4\n' >tiny.fai
     run -0 hk shard --quiet --fai tiny.fai -n 10 s
-    run -0 $CHECK tiny.fai 10 s
+    run -0 "${CHECK[@]}" tiny.fai 10 s
     [ "$(cat s*.bed | wc -l)" -eq 8 ]
     [ "$(find . -name 's*.bed' -empty | wc -l)" -eq 2 ]
 }
@@ -76,7 +77,7 @@ setup() {
 @test "shard: CRLF line ends and a .fai with 2 columns are accepted" {
     printf 'c1\t1000\r\nc2\t3000\r\n' >crlf.fai
     run -0 hk shard --quiet --fai crlf.fai -n 2 s
-    run -0 $CHECK <(printf 'c1\t1000\nc2\t3000\n') 2 s
+    run -0 "${CHECK[@]}" <(printf 'c1\t1000\nc2\t3000\n') 2 s
 }
 
 @test "shard: bad .fai lines are errors naming FILE:LINE, status 2, no file left" {
@@ -141,5 +142,5 @@ setup() {
     cp "$WF/grch38-like.fai" 'data:ref.fai'
     mkdir out
     run -0 hk shard --quiet --fai 'data:ref.fai' -n 7 out/shard
-    run -0 $CHECK "$WF/grch38-like.fai" 7 out/shard
+    run -0 "${CHECK[@]}" "$WF/grch38-like.fai" 7 out/shard
 }

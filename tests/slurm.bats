@@ -59,7 +59,7 @@ setup() {
     eval "$(bash "$SRC/tests/slurm/cluster.sh" env "$HK_SLURM_DIR")"
     W="$BATS_TEST_TMPDIR/w"
     mkdir -p "$W"
-    cd "$W"
+    cd "$W" || return
     cat >config.yaml <<EOF
 haplik: $HAPLIK
 dumps: [$DATA/hc-NA12878-20_10000117.java.hmmresults.txt, $DATA/tiny.in, $DATA/10s.in]
@@ -101,7 +101,7 @@ EOF
     cd ../local
     run -0 timeout -s KILL 240 snakemake -s "$SRC/workflow/Snakefile" -d "$PWD" --cores 2 \
         --configfile ../config.yaml
-    run -0 $TABLE same results/likelihoods.json ../slurm/results/likelihoods.json
-    run -0 $TABLE get ../slurm/results/likelihoods.json "len(t['regions'])"
+    run -0 table same results/likelihoods.json ../slurm/results/likelihoods.json
+    run -0 table get ../slurm/results/likelihoods.json "len(t['regions'])"
     assert_output 12
 }

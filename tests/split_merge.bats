@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # split into shards, score each, merge: equals scoring the whole.
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 score() { hk score --backend cpu --quiet "$@"; }
 
@@ -16,9 +16,9 @@ roundtrip() {
     done
     run -0 hk merge --quiet -o merged.json "${tables[@]}"
     score -o whole.json "$input"
-    run -0 $TABLE same whole.json merged.json
-    run -0 $TABLE valid merged.json
-    run -0 $TABLE get merged.json "t['summary']['pairs'] == sum(p['pairs'] for p in t['summary']['parts'])"
+    run -0 table same whole.json merged.json
+    run -0 table valid merged.json
+    run -0 table get merged.json "t['summary']['pairs'] == sum(p['pairs'] for p in t['summary']['parts'])"
     assert_output True
 }
 
@@ -74,7 +74,7 @@ PY
     run -0 diff whole.tsv merged.tsv
     # json tables do not change: no input column
     score -o s1.json s1.txt
-    run -0 $TABLE valid s1.json
+    run -0 table valid s1.json
 }
 
 @test "shards are balanced by cells: none exceeds its share by more than one region" {
@@ -92,7 +92,7 @@ print(c, big); assert sum(c)==w['summary']['cells'] and max(c) <= sum(c)/3 + big
 @test "region names and tags survive a split" {
     printf '# region chr1:1-100\n1 1\nACGT IIII IIII IIII IIII\nACGTT\n1 1\nACGA IIII IIII IIII IIII\nACGTT\n# region\n1 1\nACGG IIII IIII IIII IIII\nACGTT\n' > tagged.in
     roundtrip tagged.in 2
-    run -0 $TABLE get merged.json "[r['name'] for r in t['regions']]"
+    run -0 table get merged.json "[r['name'] for r in t['regions']]"
     assert_output "['chr1:1-100', 'chr1:1-100', None]"
 }
 
@@ -102,7 +102,7 @@ print(c, big); assert sum(c)==w['summary']['cells'] and max(c) <= sum(c)/3 + big
     score -o b.json b.in
     run -0 hk merge -o m.jsonl a.jsonl b.json
     score -o whole.json "$DATA/10s.in"
-    run -0 $TABLE same whole.json m.jsonl
+    run -0 table same whole.json m.jsonl
 }
 
 @test "merge refuses tables of different models (2) and writes nothing" {

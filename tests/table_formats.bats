@@ -2,7 +2,7 @@
 # The table's formats: tsv (plain and BGZF) holds json's values; merge
 # writes score's summary shape and refuses tables that do not belong together.
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 HC=hc-NA12878-20_10000117.java.hmmresults.txt
 

@@ -5,7 +5,7 @@
 # value, names escaped so that no byte breaks a row, and the provenance in a
 # sidecar put in place with the table.
 
-setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR"; }
+setup() { load test_helper/common-setup; _common_setup; cd "$BATS_TEST_TMPDIR" || return; }
 
 HC=hc-NA12878-20_10000117.java.hmmresults.txt
 COLS=$'input\tline\tregion_index\tregion_name\tread_index\thaplotype_index\tlog10_likelihood'
@@ -116,6 +116,7 @@ PY
     # an input whose file name holds a tab, a newline, ESC, ^A and a byte that is not UTF-8
     # (an input holding other control bytes is refused as binary)
     region='1 1\nACGT IIII IIII IIII ++++\nACGA\n'
+    # shellcheck disable=SC2059 # the format is the input's text, its escapes meant
     printf "$region# region HG002#1#chr20\tx\\\\y\rz\377\xc3(\n$region# region caf\xc3\xa9 ok\n$region" > in.txt
     name=$'odd\tname\nwith\e\x01\xffbyte.txt'
     cp in.txt "$name"

@@ -4,10 +4,11 @@
 # invalid JSON, text from the input stays valid UTF-8 in the table, diagnostics
 # never carry raw control characters, and merge's options cannot be misread.
 # Optional tools (their cases skipped without): xz, bzip2, zstd.
+# shellcheck disable=SC2154 # stderr, stderr_lines: set by bats' run --separate-stderr
 
 setup() {
     load test_helper/common-setup; _common_setup
-    cd "$BATS_TEST_TMPDIR"
+    cd "$BATS_TEST_TMPDIR" || return
     printf '# region chr1:1-100\n1 1\nACGT IIII IIII IIII IIII\nACGTT\n1 1\nACGA IIII IIII IIII IIII\nACGTT\n' > t.in
     hk score --backend cpu --quiet -o a.json t.in
     hk score --backend cpu --quiet --output-format jsonl -o a.jsonl t.in
@@ -58,7 +59,7 @@ sys.stdout.write("\n".join(lines))' "$@"
 
 # is_true FILE EXPR: the Python expression over the table `t` is true.
 is_true() {
-    run -0 $TABLE get "$1" "$2"
+    run -0 table get "$1" "$2"
     [ "$output" = True ] || fail "$1: not true: $2 ($output)"
 }
 
@@ -66,18 +67,17 @@ is_true() {
 # its first KiB for binary, so the lines under test come after it.
 PAD="# $(printf '%01100d' 0)"
 
-REGION='{"index": 0, "name": "chr1:1-100", "line": 2, "log10_likelihoods": [[-0.699361]]}'
 
 @test "merge refuses xz, bzip2 and zstd tables (2): one line, no output, no temporary file" {
     local tried=0 c ext
     for c in xz:xz bzip2:bz2 zstd:zst; do
         ext=${c#*:} c=${c%%:*}
         command -v "$c" >/dev/null || continue
-        "$c" -q -k -c a.json > a.json.$ext
-        refused a.json a.json.$ext
+        "$c" -q -k -c a.json > "a.json.$ext"
+        refused a.json "a.json.$ext"
         [[ "$stderr" == "haplik: error: a.json.$ext:1: unsupported compression ("* ]] ||
             fail "$c: $stderr"
-        refused a.json.$ext
+        refused "a.json.$ext"
         tried=1
     done
     [ "$tried" = 1 ] || skip "none of xz, bzip2, zstd installed"
@@ -87,7 +87,7 @@ REGION='{"index": 0, "name": "chr1:1-100", "line": 2, "log10_likelihoods": [[-0.
     gzip -c a.json > a.json.gz
     run -0 hk merge --quiet -o m.json a.json.gz a.jsonl
     valid_json m.json
-    run -0 $TABLE get m.json "len(t['regions'])"
+    run -0 table get m.json "len(t['regions'])"
     assert_output 4
 }
 

@@ -21,10 +21,7 @@ setup() {
     v=$(snakemake --version)
     [ "${v%%.*}" -ge 8 ] || not_here "SNAKEMAKE $v IS TOO OLD (need >= 8): the workflow is NOT tested"
     W="$BATS_TEST_TMPDIR/w"
-    mkdir -p "$W"
-    cd "$W"
-    # the default config names its example dumps relative to the repository root
-    ln -s "$SRC/tests" tests
+    test_dirs
 }
 
 # same_regions A B [--ignore-line]: the tables' regions are equal (every field, or every
@@ -46,14 +43,32 @@ EOF
 
 whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
 
-@test "workflow: snakemake --lint is clean (dumps mode and genome mode)" {
+@test "workflow: snakemake --lint is clean (default config, .test config, genome mode)" {
+    # --lint exits 1 on any finding
     run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --lint
+    assert_output --partial "Congratulations, your workflow is in a good condition!"
+    refute_output --partial "Lints for"
+    run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --configfile "$SRC/.test/config/config.yaml" --lint
     assert_output --partial "Congratulations, your workflow is in a good condition!"
     refute_output --partial "Lints for"
     printf 'dumps: []\ngenome: {reference: ref.fa, bams: [a.bam]}\n' >genome.yaml
     run -0 snakemake -s "$SRC/workflow/Snakefile" -d "$W" --configfile genome.yaml --lint
     assert_output --partial "Congratulations, your workflow is in a good condition!"
     refute_output --partial "Lints for"
+}
+
+@test "workflow: the test config (.test/config/config.yaml) as it is: the bundled example in 2 shards each, merged = scored whole" {
+    # as the catalog runs it (snakemake --directory .test), in a copy of .test here
+    cp -r "$SRC/.test" "$BATS_TEST_TMPDIR/.test"
+    run -0 timeout -s KILL 300 snakemake -s "$SRC/workflow/Snakefile" --cores 2 \
+        --directory "$BATS_TEST_TMPDIR/.test" --configfile "$BATS_TEST_TMPDIR/.test/config/config.yaml" \
+        --config haplik="$HAPLIK"
+    cd "$BATS_TEST_TMPDIR/.test" || return
+    [ "$(find results/tables -name '*.json' | wc -l)" -eq 4 ] || fail "expected 4 shard tables: $(find results/tables)"
+    whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/tiny.in"
+    same_regions whole.json results/likelihoods.json
+    run -0 table get results/likelihoods.json "t['summary']['backend']"
+    assert_output --partial cpu
 }
 
 @test "workflow: dry-runs of every mode pass" {
@@ -111,7 +126,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     done
     whole whole.json "$DATA/1m.in"
     run -0 same_regions whole.json results/likelihoods.json
-    run -0 $TABLE valid results/likelihoods.json
+    run -0 table valid results/likelihoods.json
     # the CPU backend claims no GPU: no lock folder (its flags are the first line of its log)
     run -0 head -n 1 logs/score/1m/0002.log
     assert_output "haplik flags: --backend cpu --devices all --gpu-lock-dir null"
@@ -149,7 +164,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     run -0 sm --configfile c.yaml
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/tiny.in" empty.txt "$DATA/10s.in"
     run -0 same_regions whole.json results/likelihoods.json
-    run -0 $TABLE get results/likelihoods.json "[p['table'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['table'] for p in t['summary']['parts']]"
     assert_output "['results/tables/hc-NA12878-20_10000117.java/0001.json', 'results/tables/hc-NA12878-20_10000117.java/0002.json', 'results/tables/tiny/0001.json', 'results/tables/tiny/0002.json', 'results/tables/empty/0001.json', 'results/tables/empty/0002.json', 'results/tables/10s/0001.json', 'results/tables/10s/0002.json']"
     # shards: 1 scores each dump whole, same table
     rm -rf results
@@ -162,7 +177,7 @@ whole() { "$HAPLIK" score --backend cpu --quiet -o "$@"; }
     printf '' >empty.txt
     config c.yaml "dumps: [$DATA/hc-NA12878-20_10000117.java.hmmresults.txt, $W/empty.txt]" "shards: 3"
     run -0 sm --configfile c.yaml
-    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
     assert_output --regexp "^\[[0-9], [0-9], [0-9], 0, 0, 0\]$"
     assert_output --partial ", 0, "
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
@@ -222,7 +237,7 @@ EOF
         run -0 sm --configfile c.yaml
         [ -s "results/likelihoods.$fmt" ] || fail "no results/likelihoods.$fmt"
         case $fmt in
-        jsonl) run -0 $TABLE valid results/likelihoods.jsonl ;;
+        jsonl) run -0 table valid results/likelihoods.jsonl ;;
         tsv*)  run -0 diff <(rows whole.tsv) <(rows "results/likelihoods.$fmt") ;;
         esac
         # the report, from tables of every format
@@ -278,7 +293,7 @@ EOF
     # the merged table is the whole dump's, lines apart (each shard is its own file)
     whole whole.json "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt"
     run -0 same_regions whole.json results/likelihoods.json --ignore-line
-    run -0 $TABLE get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
+    run -0 table get results/likelihoods.json "[p['regions'] for p in t['summary']['parts']]"
     assert_output "[1, 0, 1]"
 }
 
@@ -426,7 +441,8 @@ hc_only() {
     # a genome-only config (dumps not set: the default config's are not the user's)
     touch ref.fa a.bam
     cp "$WF/genome.fai" ref.fa.fai
-    config g.yaml "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"
+    config g.yaml -dumps "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"
+    if grep -q '^dumps' g.yaml; then fail "g.yaml names dumps: $(cat g.yaml)"; fi
     run -0 sm -n --configfile g.yaml
     refute_output --partial "dumps\` is ignored"
     config g.yaml "dumps: [$DATA/tiny.in]" "shards: 2" "genome: {reference: ref.fa, bams: [a.bam]}"

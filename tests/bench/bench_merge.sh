@@ -53,7 +53,7 @@ for fmt in $formats; do
     # warm the page cache, then alternate
     cat "${tables[@]}" > /dev/null
     cps=() merges=()
-    for r in $(seq 1 "$runs"); do
+    for _ in $(seq 1 "$runs"); do
         mkdir -p copy
         cps+=("$(elapsed cp "${tables[@]}" copy/)")
         merges+=("$(elapsed "$haplik" merge --quiet --output-format "$fmt" -o "merged.$fmt" "${tables[@]}")")

@@ -41,6 +41,7 @@ pkg-config --exists htslib libcjson || { echo "fuzz: pkg-config finds no htslib 
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then work=$FUZZ_WORK; keep=1; mkdir -p "$work"
 else work=$(mktemp -d "${TMPDIR:-/tmp}/haplik-fuzz.XXXXXX"); fi
+# shellcheck disable=SC2317 # run by the trap below
 cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; else echo "fuzz: work folder kept: $work" >&2; fi; }
 trap cleanup EXIT
 
@@ -62,6 +63,7 @@ targets="reader"
 for f in $formats; do targets="$targets format_${f%%:*}"; done
 targets="$targets config args table_read tsv_write"
 objs=()
+# shellcheck disable=SC2086 # $cflags and $libs: compiler flags, split on purpose
 for f in "$src"/src/*.c; do
     b=$(basename "$f" .c)
     case $b in haplik|cmd_*) continue ;; esac
@@ -71,9 +73,11 @@ for f in "$src"/src/*.c; do
     if (( ${#objs[@]} % 2 == 0 )); then wait; fi
 done
 wait
+# shellcheck disable=SC2086 # $cflags and $libs: compiler flags, split on purpose
 for t in reader config args table_read tsv_write; do
     "$cc" $cflags -fsanitize=fuzzer -I"$here" "$here/fuzz_$t.c" "${objs[@]}" $libs -o "$work/bin/fuzz_$t"
 done
+# shellcheck disable=SC2086 # $cflags and $libs: compiler flags, split on purpose
 for f in $formats; do
     "$cc" $cflags -fsanitize=fuzzer -DFUZZ_FORMAT="HK_FMT_${f##*:}" -I"$here" "$here/fuzz_reader.c" \
         "${objs[@]}" $libs -o "$work/bin/fuzz_format_${f%%:*}"
@@ -92,7 +96,7 @@ fi
 # ---- fuzz: every target an equal share of the time (the readers: 3 of 5 with two formats) ----
 status=0
 [ -z "${FUZZ_TARGETS:-}" ] || targets=$FUZZ_TARGETS
-n_targets=$(echo $targets | wc -w)
+n_targets=$(wc -w <<< "$targets")
 for t in $targets; do
     secs=$(( total / n_targets ))
     (( secs >= 1 )) || secs=1
@@ -102,6 +106,7 @@ for t in $targets; do
     mkdir -p "$work/corpus/$t" "$work/crashes/$t"
     echo "fuzz: $t for $secs s (seeds: tests/fuzz/corpus/$seeds)" >&2
     rc=0
+    # shellcheck disable=SC2086 # FUZZ_ARGS: libFuzzer's flags, split on purpose
     "$work/bin/fuzz_$t" "${common[@]}" -max_len=8192 -max_total_time="$secs" \
         -artifact_prefix="$work/crashes/$t/" ${FUZZ_ARGS:-} \
         "$work/corpus/$t" "$here/corpus/$seeds" > "$work/$t.log" 2>&1 || rc=$?

@@ -16,7 +16,8 @@ lib=$top/libhaplik_gkl.so
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/classes" "$work/lib"
-javac -d "$work/classes" $(find "$top/tests/jni" -name '*.java')
+mapfile -t sources < <(find "$top/tests/jni" -name '*.java')
+javac -d "$work/classes" "${sources[@]}"
 ln -s "$lib" "$work/lib/libgkl_pairhmm_omp.so"
 python3 "$top/scripts/gen_batches.py" --format gatk --pairs "$pairs" --seed 1 > "$work/na.txt"
 run() {   # backend threads

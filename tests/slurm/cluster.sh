@@ -28,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cmd=${1:-}
 D=${2:-}
-[ -n "$cmd" ] && [ -n "$D" ] || { echo "usage: $0 start|stop|env DIR" >&2; exit 2; }
+if [ -z "$cmd" ] || [ -z "$D" ]; then echo "usage: $0 start|stop|env DIR" >&2; exit 2; fi
 
 PORT=${HK_SLURM_PORT:-16817}
 CTLD_PORT=$PORT SLURMD_PORT=$((PORT + 1)) DBD_PORT=$((PORT + 2)) DB_PORT=$((PORT + 3))

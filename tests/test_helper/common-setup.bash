@@ -1,13 +1,17 @@
 # common-setup.bash - loaded by every bats file: libraries, the binary, data.
+# shellcheck disable=SC2154 # stderr: set by bats' run --separate-stderr
 _common_setup() {
     bats_require_minimum_version 1.5.0
     load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-support/load"
     load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-assert/load"
     HAPLIK="${HAPLIK:-$BATS_TEST_DIRNAME/../haplik}"
     DATA="${HK_TESTDATA:-$BATS_TEST_DIRNAME/data}"
-    TABLE="python3 $BATS_TEST_DIRNAME/test_helper/table.py"
     export HAPLIK DATA
 }
+
+# table same|close|get|valid TABLE...: tests/test_helper/table.py, which compares, checks and
+# queries tables.
+table() { python3 "$BATS_TEST_DIRNAME/test_helper/table.py" "$@"; }
 
 # haplik with the test's defaults: CPU backend unless a test says otherwise,
 # no notices.
@@ -17,7 +21,7 @@ hk() { "$HAPLIK" "$@"; }
 assert_dir_only() {
     local dir=$1; shift
     local got want
-    got=$(cd "$dir" && ls -A | sort | tr '\n' ' ')
+    got=$(find "$dir" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')
     want=
     if (($#)); then want=$(printf '%s\n' "$@" | sort | tr '\n' ' '); fi
     [ "$got" = "$want" ] || fail "directory $dir holds '$got', expected '$want'"

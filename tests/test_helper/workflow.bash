@@ -21,13 +21,30 @@ sm() {
         --config "${cfg[@]}"
 }
 
-# config FILE LINES...: write a config; the first lines pin haplik and the CPU backend.
+# config FILE LINES...: write a config: the workflow's test config (.test/config/config.yaml:
+# the bundled example dumps, the CPU backend, one thread, lock folder .locks) with haplik=$HAPLIK,
+# each of its keys that LINES set replaced by their line; a LINE `-KEY` leaves KEY out. Its dumps
+# are named relative to .test, as ../tests/data/...: the test's working folder $W needs tests/
+# beside it (test_dirs).
 config() {
-    local f=$1
+    local f=$1 line keys=" haplik "
     shift
+    for line in "$@"; do line=${line#-}; keys+="${line%%:*} "; done
     {
         echo "haplik: $HAPLIK"
-        echo "scoring: {backend: cpu, threads: 1, gpu_lock_dir: .locks}"
-        printf '%s\n' "$@"
+        while IFS= read -r line; do
+            case $line in '' | '#'* | ' '*) continue ;; esac
+            [[ $keys == *" ${line%%:*} "* ]] || echo "$line"
+        done <"$SRC/.test/config/config.yaml"
+        for line in "$@"; do [[ $line == -* ]] || printf '%s\n' "$line"; done
     } >"$f"
+}
+
+# test_dirs: make $W (the working folder, then current) with tests/ in it and beside it, so
+# that both config/config.yaml's (tests/data/...) and .test's (../tests/data/...) dumps are found.
+test_dirs() {
+    mkdir -p "$W"
+    ln -s "$SRC/tests" "$W/tests"
+    ln -s "$SRC/tests" "$W/../tests"
+    cd "$W" || return
 }

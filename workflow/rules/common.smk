@@ -229,7 +229,7 @@ def _check_haplik_config():
         uses_conda = "CONDA" in {str(getattr(m, "name", m)).upper() for m in
                             workflow.deployment_settings.deployment_method}
         if (not found or not uses_conda) and not LINT_MODE:
-            # no conda environment provides haplik itself (envs/haplik.yaml: its libraries)
+            # no conda environment provides haplik itself (workflow/envs/haplik.yaml: its libraries)
             why = (
                 "no such executable (config `haplik`, else `haplik` on PATH, else ./haplik "
                 "of an in-tree build; none found)"

@@ -14,7 +14,7 @@ if SPLIT:
         benchmark:
             "benchmarks/split/{dump}.tsv"
         conda:
-            "../../envs/haplik.yaml"
+            "../envs/haplik.yaml"
         params:
             haplik=HAPLIK,
             stamp=get_dump_stamp,
@@ -34,7 +34,7 @@ if any(IN_PLACE.values()):
         benchmark:
             "benchmarks/plan/{dump}.tsv"
         conda:
-            "../../envs/haplik.yaml"
+            "../envs/haplik.yaml"
         params:
             haplik=HAPLIK,
             stamp=get_dump_stamp,

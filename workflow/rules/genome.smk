@@ -13,7 +13,7 @@ if GENOME_MODE:
             "logs/genome/shards.log",
         localrule: True
         conda:
-            "../../envs/haplik.yaml"
+            "../envs/haplik.yaml"
         params:
             haplik=HAPLIK,
             n=N_SHARDS,
@@ -40,7 +40,7 @@ if GENOME_MODE:
         benchmark:
             "benchmarks/genome/haplotypecaller/{shard}.tsv"
         conda:
-            "../../envs/gatk4.yaml"
+            "../envs/gatk4.yaml"
         threads: config["genome"]["threads"]
         resources:
             mem_mb=config["genome"]["mem_mb"],

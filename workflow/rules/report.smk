@@ -14,7 +14,7 @@ rule report_shard:
     benchmark:
         "benchmarks/report_shard/{dump}/{shard}.tsv"
     conda:
-        "../../envs/report.yaml"
+        "../envs/report.yaml"
     params:
         part=lambda wildcards: int(wildcards.shard),
         gatk=GATK_VALUES,
@@ -73,7 +73,7 @@ rule report_figures:
         "logs/report_figures.log",
     localrule: True
     conda:
-        "../../envs/report.yaml"
+        "../envs/report.yaml"
     params:
         names=[f"{d}/{s}" for d in DUMPS for s in SHARD_IDS],
     script:

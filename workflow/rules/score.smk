@@ -19,7 +19,7 @@ rule score_shard:
     benchmark:
         "benchmarks/score/{dump}/{shard}.tsv"
     conda:
-        "../../envs/haplik.yaml"
+        "../envs/haplik.yaml"
     threads: config["scoring"]["threads"]
     resources:
         gpu=1,
@@ -58,7 +58,7 @@ rule merge_tables:
         "benchmarks/merge.tsv"
     localrule: True
     conda:
-        "../../envs/haplik.yaml"
+        "../envs/haplik.yaml"
     params:
         haplik=HAPLIK,
         format=OUTPUT_FORMAT.removesuffix(".gz"),
