@@ -8,6 +8,7 @@
 #include "hk_cpu.h"
 #include "hk_log.h"
 #include "hk_options.h"
+#include "hk_outfile.h"
 
 void hk_options_read(hk_options_t *o)
 {
@@ -24,6 +25,8 @@ void hk_options_read(hk_options_t *o)
     o->env_visible_devices = getenv("CUDA_VISIBLE_DEVICES") != NULL;
     o->env_max_connections = getenv("CUDA_DEVICE_MAX_CONNECTIONS") != NULL;
     o->table_threads = (int)hk_knob(HK_KNOB_TABLE_THREADS);
+    const char *tmp = getenv("TMPDIR");
+    if (tmp && *tmp) o->temp_dir = tmp;
 
     hk_read_opts_t *r = &o->read;
     r->block_kb = (int)hk_knob(HK_KNOB_BLOCK_KB);
@@ -55,6 +58,7 @@ void hk_options_read(hk_options_t *o)
 void hk_options_apply(const hk_options_t *o)
 {
     hk_log_set_tracing(o->trace);
+    hk_outfile_set_temp_dir(o->temp_dir);
     hk_cpu_set_pass(o->cpu_pass[0] ? o->cpu_pass : NULL);
     hk_cpu_set_diag(o->cpu_diag == 1 ? HK_DIAG_OFF : o->cpu_diag == 2 ? HK_DIAG_ALL : HK_DIAG_AUTO);
 }

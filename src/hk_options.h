@@ -63,6 +63,7 @@ typedef struct {
     int  env_visible_devices;   /* CUDA_VISIBLE_DEVICES is set */
     int  env_max_connections;   /* CUDA_DEVICE_MAX_CONNECTIONS is set */
     int  table_threads;      /* HK_TABLE_THREADS: the table's formatting threads; 0 the run's */
+    const char *temp_dir;    /* $TMPDIR, else /tmp: temporary files (hk_options_apply: hk_outfile_set_temp_dir) */
     hk_read_opts_t read;
     hk_cuda_opts_t cuda;
     /* the GKL-compatible library's (src/gkl) */
@@ -100,6 +101,7 @@ static inline void hk_read_opts_init(hk_read_opts_t *o)
 /* The registry's defaults: what a run does with no HK_* variable set. */
 static inline void hk_options_init(hk_options_t *o)
 {
+    o->temp_dir = "/tmp";
     o->trace = HK_KNOB_DEFAULT_TRACE;
     o->cpu_pass[0] = '\0';
     o->cpu_diag = HK_KNOB_DEFAULT_CPU_DIAG;

@@ -234,6 +234,12 @@ static hk_status_t open_stream(hk_outfile_t *o, int fd, const char *what)
     return HK_OK;
 }
 
+static _Atomic(const char *) temp_dir = "/tmp";
+
+void hk_outfile_set_temp_dir(const char *dir) { atomic_store(&temp_dir, dir && *dir ? dir : "/tmp"); }
+
+const char *hk_outfile_temp_dir(void) { return atomic_load(&temp_dir); }
+
 /* Standard output or another descriptor: streamed when it is not a regular
  * file, else spooled in $TMPDIR (unlinked at once). */
 static hk_status_t open_spool(hk_outfile_t *o, int fd)
@@ -245,8 +251,7 @@ static hk_status_t open_spool(hk_outfile_t *o, int fd)
         return fail_open(o, HK_E_RUNTIME);
     }
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) return open_stream(o, fd, what);
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/tmp";
+    const char *dir = hk_outfile_temp_dir();
     size_t len = strlen(dir) + 32, llen = len + strlen(what) + 32;
     if (!(o->tmp = malloc(len)) || !(o->label = malloc(llen))) {
         hk_log_error("out of memory");

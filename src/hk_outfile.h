@@ -72,6 +72,12 @@ HK_RESULT_USED hk_status_t hk_outfile_check_paths(const char *const *outs, size_
  * reported. */
 void hk_outfile_catch_signals(void);
 
+/* Where temporary files that are not beside an output go (a spool, merge's
+ * copy of a pipe): the edge sets it from $TMPDIR (hk_options_apply);
+ * /tmp until then. dir must outlive its use. */
+void hk_outfile_set_temp_dir(const char *dir);
+const char *hk_outfile_temp_dir(void);
+
 /* Called first in main(): a standard stream that was closed at start (e.g.
  * `>&-`) is held by /dev/null opened the wrong way round, so that a file
  * opened later never takes its number and every use of it fails; writing the

@@ -11,6 +11,7 @@
 #include "hk_json_scan.h"
 #include "hk_log.h"
 #include "hk_numfmt.h"
+#include "hk_outfile.h"
 #include "hk_text.h"
 
 #include <errno.h>
@@ -314,9 +315,8 @@ static hk_status_t last_line_of(const hk_tread_t *t, int fd, char **out)
  * copy is the run's (HK_E_RUNTIME), not the table's. */
 static hk_status_t spool(hk_tread_t *t)
 {
-    const char *dir = getenv("TMPDIR");
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/haplik-merge.XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(tmpl, sizeof tmpl, "%s/haplik-merge.XXXXXX", hk_outfile_temp_dir());
     const int fd = mkstemp(tmpl);
     if (fd < 0) {
         hk_log_error("%s: cannot make a temporary copy of the table: %s", tmpl, strerror(errno));
