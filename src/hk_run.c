@@ -17,6 +17,7 @@
  */
 #include "hk_run.h"
 #include "hk_engine.h"
+#include "hk_gpu_claim.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
 #include "hk_reader.h"
