@@ -521,7 +521,7 @@ fail:
  * latest, much longer when `score` reads and writes beside it; serial
  * ordering costs tens of nanoseconds a pair. So it pays
  * from about a million pairs: measured slower on batches of 2^16 pairs in
- * `score`'s default pipeline, faster on one batch of 2M (docs/PERFORMANCE.md,
+ * `score`'s default run (read, score and write stages), faster on one batch of 2M (docs/PERFORMANCE.md,
  * "Where the 16-thread gap goes"). */
 static _Atomic size_t par_order_min = (size_t)1 << 20;
 

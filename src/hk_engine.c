@@ -1,20 +1,16 @@
 /* hk_engine.c - see hk_engine.h. */
 #include "hk_engine.h"
+#include "hk_gpu_claim.h"
 #include "hk_log.h"
 #include "hk_model.h"
 #include "hk_pdhmm.h"
 #include "config.h"
 #include "hk_cuda_bench.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,124 +75,9 @@ static char *cpu_model_name(void)
     return name ? name : strdup("CPU");
 }
 
-/* Local time with milliseconds, for the GPU lock notices. */
-static const char *timestamp(char *buf, size_t n)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    localtime_r(&ts.tv_sec, &tm);
-    size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + len, n - len, ".%03ld", ts.tv_nsec / 1000000);
-    return buf;
-}
-
 #ifdef HAVE_CUDA
 /* HK_TRACE=1 (for performance work) also prints the engine's own timeline:
  * CUDA start-up, each scoring call's first chunks, the release. */
-
-/* Claim one device of `cand` through DIR/gpu<N>.lock; waits while all are
- * taken. Returns the ordinal and leaves the lock's fd in *fd, or -1. */
-static int claim_gpu(const char *dir, const int *cand, int n, int *fd)
-{
-    int noticed = 0;
-    for (;;) {
-        for (int i = 0; i < n; i++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/gpu%d.lock", dir, cand[i]);
-            /* a shared folder: a planted symbolic link, FIFO or device must
-             * neither be followed nor block, and the file is never written
-             * (a hard link to someone's file would be damaged) */
-            int f = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
-            struct stat st;
-            if (f < 0 || fstat(f, &st) || !S_ISREG(st.st_mode)) {
-                hk_log_error("%s: cannot use as a GPU lock: %s", path,
-                             f < 0 ? (errno == ELOOP ? "it is a symbolic link" : strerror(errno))
-                                   : "not a regular file");
-                if (f >= 0) close(f);
-                return -1;
-            }
-            if (flock(f, LOCK_EX | LOCK_NB) == 0) {
-                *fd = f;
-                return cand[i];
-            }
-            close(f);
-        }
-        if (!noticed) hk_log_notice("all GPUs in %s are taken; waiting for one", dir);
-        noticed = 1;
-        struct timespec ts = { 0, 200 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* The GPUs chosen before CUDA starts (hk_engine_prepare_run): CUDA's start-up
- * grows with the devices it sees (each visible GPU is enumerated, whichever
- * are used), so a process that uses some of a host's GPUs makes those the
- * only ones CUDA sees, and claims its lock by the host's numbering first. */
-static struct {
-    int narrowed;                  /* CUDA_VISIBLE_DEVICES set to phys[0..n) */
-    int failed;                    /* claiming a GPU failed (logged): the run stops */
-    int n, phys[HK_MAX_DEVICES];
-    int lock_fd, locked;           /* the lock claimed, until the engine takes it */
-} chosen = { .lock_fd = -1 };
-
-/* The GPUs of this host (or container) without starting CUDA: its device
- * nodes /dev/nvidia0, /dev/nvidia1, ... (a container is given only its
- * own). 0 when there are none to be seen. */
-static int count_gpu_nodes(void)
-{
-    DIR *d = opendir("/dev");
-    int n = 0;
-    for (struct dirent *de; d && (de = readdir(d));) {
-        const char *s = de->d_name;
-        if (strncmp(s, "nvidia", 6) || !s[6]) continue;
-        s += 6;
-        while (*s >= '0' && *s <= '9') s++;
-        n += *s == '\0';
-    }
-    if (d) closedir(d);
-    return n;
-}
-
-/* hk_engine_prepare_run's part: choose the GPUs (claim one when a lock
- * directory is set) and make them the only ones CUDA sees, unless the user
- * (or a scheduler: SLURM, a container runtime) has already chosen with
- * CUDA_VISIBLE_DEVICES, or every GPU is used anyway. */
-static void choose_gpus(const hk_config_t *c)
-{
-    int cand[HK_MAX_DEVICES], n = 0;
-    /* HK_ALL_GPUS_VISIBLE=1: CUDA sees every GPU, as before (for measuring) */
-    if (c->opt.env_visible_devices || c->opt.all_gpus_visible) return;
-    if (c->n_devices >= 0) {
-        for (int i = 0; i < c->n_devices; i++) {
-            for (int j = 0; j < i; j++)
-                if (c->devices[j] == c->devices[i]) return;   /* CUDA's open says so */
-            cand[n++] = c->devices[i];
-        }
-    } else if (c->gpu_lock_dir) {
-        const int k = count_gpu_nodes();
-        for (int d = 0; d < k && n < HK_MAX_DEVICES; d++) cand[n++] = d;
-    }
-    if (n == 0) return;   /* all of them, or how many is unknown: CUDA enumerates them */
-    if (c->gpu_lock_dir) {
-        const int d = claim_gpu(c->gpu_lock_dir, cand, n, &chosen.lock_fd);
-        if (d < 0) { chosen.failed = 1; return; }
-        char when[64];
-        hk_log_notice("claimed GPU %d (%s/gpu%d.lock) at %s", d, c->gpu_lock_dir, d,
-                      timestamp(when, sizeof when));
-        chosen.locked = d;
-        cand[0] = d;
-        n = 1;
-    }
-    char list[HK_MAX_DEVICES * 6] = "";
-    for (int i = 0, at = 0; i < n; i++)
-        at += snprintf(list + at, sizeof list - (size_t)at, "%s%d", i ? "," : "", cand[i]);
-    setenv("CUDA_VISIBLE_DEVICES", list, 1);
-    memcpy(chosen.phys, cand, (size_t)n * sizeof *cand);
-    chosen.n = n;
-    chosen.narrowed = 1;
-    if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: CUDA_VISIBLE_DEVICES=%s\n", list);
-}
 
 /* The candidates of a process that did not narrow CUDA's view: the ordinals
  * of --devices among the count CUDA found, or all; claimed by lock. HK_OK,
@@ -215,11 +96,11 @@ HK_RESULT_USED static hk_status_t choose_seen(hk_engine_t *e, int count, int *ca
         }
     }
     if (c->gpu_lock_dir) {
-        int d = claim_gpu(c->gpu_lock_dir, cand, n, &e->lock_fd);
+        int d = hk_gpu_claim_lock(c->gpu_lock_dir, cand, n, &e->lock_fd);
         if (d < 0) return HK_E_INPUT;
         char when[64];
         hk_log_notice("claimed GPU %d (%s/gpu%d.lock) at %s", d, c->gpu_lock_dir, d,
-                      timestamp(when, sizeof when));
+                      hk_gpu_claim_timestamp(when, sizeof when));
         e->locked = d;
         cand[0] = d;
         n = 1;
@@ -234,33 +115,30 @@ HK_RESULT_USED static hk_status_t choose_seen(hk_engine_t *e, int count, int *ca
 HK_RESULT_USED static hk_status_t open_cuda(hk_engine_t *e, char *why, size_t whylen)
 {
     int count = 0;
-    if (chosen.failed) return HK_E_INPUT;
-    if (chosen.lock_fd >= 0) {   /* the engine releases it, whatever happens next */
-        e->lock_fd = chosen.lock_fd;
-        e->locked = chosen.locked;
-        chosen.lock_fd = -1;
-    }
+    const hk_gpu_chosen_t *chosen = hk_gpu_claim_chosen();
+    if (chosen->failed) return HK_E_INPUT;
+    hk_gpu_claim_take_lock(&e->lock_fd, &e->locked);   /* the engine releases it, whatever happens next */
     const double t0 = hk_log_now();
     if (hk_cuda_device_count(&count, why, whylen) != HK_OK || count == 0) {
         if (count == 0 && !*why) snprintf(why, whylen, "no CUDA device found");
         if (e->c->n_devices < 0) return HK_E_NODEV;
         /* a list: past the GPUs the host has (counted by their device
          * nodes where CUDA sees only those listed), or none at all */
-        const int host = chosen.narrowed ? count_gpu_nodes() : 0;
+        const int host = chosen->narrowed ? hk_gpu_claim_count_nodes() : 0;
         for (int i = 0; i < e->c->n_devices; i++)
             if (e->c->devices[i] >= host)
                 return gpu_missing(e, e->c->devices[i], host, "this host has", why, why, whylen);
         return HK_E_NODEV;   /* they are there, and CUDA does not start: not usable */
     }
     int cand[HK_MAX_DEVICES], cuda[HK_MAX_DEVICES], n = 0;
-    if (chosen.narrowed) {   /* CUDA sees the chosen ones only, as 0, 1, ... */
-        if (count < chosen.n) {   /* CUDA stops at the first that is not there */
-            const int host = count_gpu_nodes();
-            return gpu_missing(e, chosen.phys[count], host > count ? host : count, "this host has", NULL,
+    if (chosen->narrowed) {   /* CUDA sees the chosen ones only, as 0, 1, ... */
+        if (count < chosen->n) {   /* CUDA stops at the first that is not there */
+            const int host = hk_gpu_claim_count_nodes();
+            return gpu_missing(e, chosen->phys[count], host > count ? host : count, "this host has", NULL,
                                why, whylen);
         }
-        n = chosen.n;
-        for (int i = 0; i < n; i++) { cand[i] = chosen.phys[i]; cuda[i] = i; }
+        n = chosen->n;
+        for (int i = 0; i < n; i++) { cand[i] = chosen->phys[i]; cuda[i] = i; }
     } else {
         const hk_status_t rc = choose_seen(e, count, cand, &n, why, whylen);
         if (rc) return rc;
@@ -302,28 +180,6 @@ HK_RESULT_USED static hk_status_t open_cuda(hk_engine_t *e, char *why, size_t wh
     return HK_OK;
 }
 #endif
-
-void hk_engine_prepare_run(const hk_config_t *c)
-{
-#ifdef HAVE_CUDA
-    if (c->backend == HK_BACKEND_CPU) return;
-    choose_gpus(c);
-    if (c->opt.env_max_connections) return;
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);   /* read by the driver as it creates a context */
-    if (hk_log_tracing()) fprintf(stderr, "haplik: trace engine: 2 hardware queues per device\n");
-#else
-    (void)c;
-#endif
-}
-
-void hk_engine_unprepare_run(void)
-{
-#ifdef HAVE_CUDA
-    if (chosen.lock_fd < 0) return;
-    close(chosen.lock_fd);   /* the lock goes with it */
-    chosen.lock_fd = -1;
-#endif
-}
 
 hk_status_t hk_engine_start(const hk_config_t *c, hk_engine_t **out)
 {
@@ -510,7 +366,7 @@ void hk_engine_release(hk_engine_t *e)
 #endif
     if (e->lock_fd >= 0) {
         char when[64];
-        hk_log_notice("releasing GPU %d at %s", e->locked, timestamp(when, sizeof when));
+        hk_log_notice("releasing GPU %d at %s", e->locked, hk_gpu_claim_timestamp(when, sizeof when));
         close(e->lock_fd);
         e->lock_fd = -1;
     }

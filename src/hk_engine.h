@@ -2,9 +2,9 @@
  *
  * hk_engine_start resolves engine.backend: `cuda` must get a GPU (else
  * HK_E_NODEV, exit status 3), `auto` takes one when usable and otherwise
- * falls back to the CPU with a notice, `cpu` never touches CUDA. With engine.gpu_lock_dir set it
- * claims the first free device of engine.devices by flock and holds it until
- * the engine is closed (or the process exits).
+ * falls back to the CPU with a notice, `cpu` never touches CUDA. The GPUs it opens are those
+ * hk_engine_prepare_run chose (hk_gpu_claim.h); it holds a GPU's lock until
+ * the engine is released (or the process exits).
  */
 #ifndef HK_ENGINE_H
 #define HK_ENGINE_H
@@ -42,20 +42,6 @@ int hk_engine_ordinals(const hk_engine_t *e, const int **ordinals);
 /* Pairs per batch: engine.max_batch_pairs, or the default (known before the
  * engine is open, so that reading starts while the GPU is being set up). */
 size_t hk_engine_batch_pairs(const hk_config_t *c);
-/* For a whole run (score, check), before hk_engine_start and before any other
- * thread starts (it may set the environment). The GPUs the run will use (a
- * list in engine.devices, or the one it claims in engine.gpu_lock_dir, which
- * may wait here) become the only ones CUDA sees (CUDA_VISIBLE_DEVICES, unless
- * the user or a scheduler set it, as c->opt says: hk_options_read): CUDA's start-up grows with the GPUs it
- * sees, used or not (docs/PERFORMANCE.md). CUDA contexts get 2 hardware
- * queues instead of the driver's 8. They are created and torn down faster; the GPU phase of a call on many small chunks is slower,
- * but a run's GPU is idle most of the time, and every workload measured ran
- * faster whole, the GPU-bound ones too (docs/PERFORMANCE.md). A
- * queue count the user set (CUDA_DEVICE_MAX_CONNECTIONS, c->opt) is left alone. */
-void hk_engine_prepare_run(const hk_config_t *c);
-/* Give back what hk_engine_prepare_run claimed and no engine took (the GPU
- * lock): for a run that stops before hk_engine_start. */
-void hk_engine_unprepare_run(void);
 /* Another engine of this process scores on e's GPUs at the same time: e's
  * release frees its own streams and memory but leaves the devices' CUDA
  * contexts, which are the process's, to the last engine (one not marked). */

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The last run goes on, or a new one begins. */
-hk_status_t hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
+/* The last span goes on, or a new one begins. */
+hk_status_t hk_placed_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
                               int offsets)
 {
     if (q->n) {
-        hk_run_t *r = &q->v[q->n - 1];
+        hk_entry_span_t *r = &q->v[q->n - 1];
         if (count == 1 && r->field == (uint32_t)field && r->offsets == (uint32_t)offsets &&
             r->index0 + r->count == index0 && li > r->entry) {
             if (r->count == 1 && li - r->entry <= UINT32_MAX) r->stride = (uint32_t)(li - r->entry);
@@ -22,12 +22,12 @@ hk_status_t hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t inde
     }
     if (q->n == q->m) {
         const size_t m = q->m ? 2 * q->m : 1024;
-        hk_run_t *x = realloc(q->v, m * sizeof *x);
+        hk_entry_span_t *x = realloc(q->v, m * sizeof *x);
         if (!x) return HK_E_NOMEM;
         q->v = x;
         q->m = m;
     }
-    q->v[q->n++] = (hk_run_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
+    q->v[q->n++] = (hk_entry_span_t){ .entry = li, .count = (uint32_t)count, .stride = 1, .field = (uint32_t)field,
                                .offsets = (uint32_t)offsets, .index0 = index0, .pos0 = pos0 };
     return HK_OK;
 }
@@ -61,15 +61,15 @@ void hk_placed_ready(hk_placed_t *q, const hk_lines_index_t *ix, int fill_expect
     q->fill_expected = fill_expected;
 }
 
-/* The runs part `part` of nparts sets: those starting in its share of the
+/* The spans part `part` of nparts sets: those starting in its share of the
  * positions [pos0, end) (the last part: from its share on). */
-static void part_runs(const hk_runs_t *q, uint64_t pos0, uint64_t end, int part, int nparts,
+static void part_spans(const hk_entry_spans_t *q, uint64_t pos0, uint64_t end, int part, int nparts,
                       size_t *lo, size_t *hi)
 {
     const uint64_t span = end - pos0;
     const uint64_t a = pos0 + span * (uint64_t)part / (uint64_t)nparts;
     const uint64_t z = pos0 + span * (uint64_t)(part + 1) / (uint64_t)nparts;
-    size_t l = 0, h = q->n;   /* the first run with pos0 >= a */
+    size_t l = 0, h = q->n;   /* the first span with pos0 >= a */
     while (l < h) { const size_t m = (l + h) / 2; if (q->v[m].pos0 < a) l = m + 1; else h = m; }
     *lo = l;
     if (part + 1 == nparts) { *hi = q->n; return; }
@@ -83,7 +83,7 @@ static void keep_first(hk_batch_error_t *first, const hk_batch_error_t *e)
     if (!first->code || e->line < first->line) *first = *e;
 }
 
-/* The reads of runs [lo, hi): offsets, lines and sequences; the longest,
+/* The reads of spans [lo, hi): offsets, lines and sequences; the longest,
  * or UINT32_MAX when a format counted fewer bases than its lines hold
  * (nothing is written past its count). */
 static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
@@ -92,7 +92,7 @@ static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t
     hk_batch_error_t e;
     uint32_t longest = 0;
     for (size_t k = lo; k < hi; k++) {
-        const hk_run_t *r = &q->reads.v[k];
+        const hk_entry_span_t *r = &q->reads.v[k];
         const uint64_t end = k + 1 < q->reads.n ? q->reads.v[k + 1].pos0 : q->read_end;
         uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
@@ -114,7 +114,7 @@ static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t
     return longest;
 }
 
-/* The haplotypes of runs [lo, hi), as set_reads; those placed one by one
+/* The haplotypes of spans [lo, hi), as set_reads; those placed one by one
  * already have their offsets and lines (the longest is then the batch's). */
 static uint32_t set_haps(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
 {
@@ -122,7 +122,7 @@ static uint32_t set_haps(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t 
     hk_batch_error_t e;
     uint32_t longest = 0;
     for (size_t k = lo; k < hi; k++) {
-        const hk_run_t *r = &q->haps.v[k];
+        const hk_entry_span_t *r = &q->haps.v[k];
         const uint64_t end = k + 1 < q->haps.n ? q->haps.v[k + 1].pos0 : q->hap_end;
         uint64_t pos = r->pos0;
         for (uint32_t j = 0; j < r->count; j++) {
@@ -150,9 +150,9 @@ void hk_placed_set(hk_placed_t *q, int part, int nparts)
     hk_batch_error_t *first = &q->err[part];
     size_t lo, hi;
     first->code = 0;
-    part_runs(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
+    part_spans(&q->reads, q->read_pos0, q->read_end, part, nparts, &lo, &hi);
     q->max_len[part] = set_reads(q, lo, hi, first);
-    part_runs(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
+    part_spans(&q->haps, q->hap_pos0, q->hap_end, part, nparts, &lo, &hi);
     q->max_hap[part] = set_haps(q, lo, hi, first);
     /* results: NaN until scored (expected: unless the format writes it) */
     const size_t np = q->pair_hi - q->pair_lo;

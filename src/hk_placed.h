@@ -2,7 +2,7 @@
  * the side job that sets it on all threads (internal to hk_reader.c).
  *
  * The walk only counts what it places: a region's reads (and the batch
- * layout's haplotypes) become runs of index entries here, and their offsets,
+ * layout's haplotypes) become spans of index entries here, and their offsets,
  * lines, sequences and the region's results (NaN until scored) are written
  * later by hk_placed_set, one part per thread, beside the scan of the next
  * block (hk_lines_take's side job).
@@ -18,10 +18,10 @@
 
 #define HK_PLACED_PARTS HK_LINES_MAX_PARTS
 
-/* Sequences placed by the walk and not set yet, as runs: index entries
+/* Sequences placed by the walk and not set yet, as entry spans: index entries
  * entry, entry + stride, ... (count of them) hold the batch's reads
  * (haplotypes) index0, index0 + 1, ..., from position pos0 on. Formats place
- * a region's reads one after another, so a run is mostly a region's reads
+ * a region's reads one after another, so a span is mostly a region's reads
  * (or haplotypes): the walk extends it with a compare and an add. */
 typedef struct {
     size_t   entry;
@@ -31,18 +31,18 @@ typedef struct {
                                 lines (placed in bulk), 0 when placed one by one */
     size_t   index0;
     uint64_t pos0;
-} hk_run_t;
+} hk_entry_span_t;
 
 typedef struct {
-    hk_run_t *v;
+    hk_entry_span_t *v;
     size_t n, m;
-} hk_runs_t;
+} hk_entry_spans_t;
 
 /* Sequences placed and not set yet, the results to fill with NaN: what the
  * side job does (on all threads). */
 typedef struct {
-    hk_runs_t        reads, haps;
-    uint64_t         read_pos0, hap_pos0;   /* where the first runs start */
+    hk_entry_spans_t        reads, haps;
+    uint64_t         read_pos0, hap_pos0;   /* where the first spans start */
     uint64_t         read_end, hap_end;     /* and where the last end, once handed to a job */
     size_t           pair_lo, pair_hi;      /* lk (and expected) [lo, hi) to fill */
     int              fill_expected;         /* expected too (the format never writes it) */
@@ -59,11 +59,11 @@ typedef struct {
 /* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
  * from position pos0 on (reads: from field `field`; haplotypes: offsets 1
  * when the side job writes their offsets and lines). HK_OK or HK_E_NOMEM. */
-HK_RESULT_USED hk_status_t hk_placed_add_run(hk_runs_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
+HK_RESULT_USED hk_status_t hk_placed_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
                                              int field, int offsets);
 /* Empty q for the sequences placed into b from now on. */
 void hk_placed_reset(hk_placed_t *q, hk_batch_t *b);
-/* Hand q to a job: the index its runs were placed from, and whether
+/* Hand q to a job: the index its spans were placed from, and whether
  * expected[] is filled too (the format never writes it). */
 void hk_placed_ready(hk_placed_t *q, const hk_lines_index_t *ix, int fill_expected);
 int hk_placed_has_work(const hk_placed_t *q);

@@ -8,7 +8,7 @@
  * docs/PERFORMANCE.md), so it does as little per sequence as it can: a region complete
  * gets its place in the batch as counts (reads and their bases; haplotypes
  * the same in the batch layout, else appended at once, as a format may write
- * beside them), and its sequences as runs of index entries (hk_placed.h).
+ * beside them), and its sequences as spans of index entries (hk_placed.h).
  * Everything per sequence, offsets and lines, copying, checking and encoding
  * the sequences, the results' NaN, is done later on all threads
  * (hk_placed_set), beside the scan of the next

@@ -17,6 +17,7 @@
  */
 #include "hk_run.h"
 #include "hk_engine.h"
+#include "hk_gpu_claim.h"
 #include "hk_log.h"
 #include "hk_outfile.h"
 #include "hk_reader.h"
@@ -437,7 +438,7 @@ static void batch_scored(hk_batch_t *b, void *arg)
  * below called it. */
 static hk_status_t run_fault(hk_status_t st) { return hk_status_exit(st) == 3 ? st : HK_E_RUNTIME; }
 
-/* Run the pipeline; returns its first failure, or HK_OK. */
+/* Run the three stages (read, score, write); returns the first failure, or HK_OK. */
 static hk_status_t run(run_t *r, const char *output)
 {
     hk_batch_t *pool = calloc(MAX_BATCHES, sizeof *pool);
