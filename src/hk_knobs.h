@@ -61,7 +61,7 @@ extern "C" {
     X(MAX_BLOCK_MB, TUNING, 0, 4, 256, NULL, \
       "largest block the reader takes, in MB; 0: the built-in cap") \
     X(STEP_ORDER, TUNING, 0, 0, 1, "steps|side", \
-      "side: the reader's threads take side jobs before steps") \
+      "side: the reader's threads take side jobs before the cycle's reading and scanning (`steps`)") \
     X(GUNZIP, TUNING, 0, 0, 2, "auto|direct|ahead", \
       "gzip input inflated by the reading thread (direct) or one ahead of it (ahead); auto: by the threads") \
     X(BGZF, TUNING, 0, 0, 1, "own|htslib", \
