@@ -31,7 +31,7 @@ typedef struct hk_format {
      * (see hk_line_count). */
     int  (*claims)(const hk_line_t *L);
     /* Optional: a pass over each piece of each block, in parallel. */
-    hk_lines_scan_fn scan;
+    hk_piece_scan_fn scan;
     void (*scan_free)(void *state);
     /* Whether the format takes the next line whatever it is (inside a
      * structure where blank and '#' lines are errors, not comments). */

@@ -3,9 +3,9 @@
  *
  *   HAP READ QUALS INS DELS GCPS EXPECTED
  *
- * Regions are rebuilt from runs of records (hk_format_results.c).
+ * Regions are rebuilt from runs of records (hk_results_regions.c).
  */
-#include "hk_format_results.h"
+#include "hk_results_regions.h"
 
 static int gatk_claims(const hk_line_t *L) { return hk_line_count(L, ' ') == 6; }
 

@@ -7,10 +7,10 @@
  * array, "[0, 0, 33, -128]" (one signed value per base). A haplotype is its
  * bases and its PD bytes together: the scan joins the two fields into field
  * 0, so that regions are rebuilt as for the `gatk` format
- * (hk_format_results.c), and the PD bytes are parsed when the haplotype is
+ * (hk_results_regions.c), and the PD bytes are parsed when the haplotype is
  * placed. GATK's files end without a newline and GKL's with one.
  */
-#include "hk_format_results.h"
+#include "hk_results_regions.h"
 #include "hk_pdhmm.h"
 
 #include <stdio.h>

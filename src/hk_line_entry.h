@@ -1,7 +1,7 @@
 /* hk_line_entry.h - one entry of the lines' index (hk_line_t): where a line
  * is, its length, the ends of its first fields and what a scan found there;
  * below the blocks of lines (hk_lines.h) and the scan that indexes a piece
- * of one (hk_lines_scan.h). */
+ * of one (hk_piece_index.h). */
 #ifndef HK_LINE_ENTRY_H
 #define HK_LINE_ENTRY_H
 
@@ -49,7 +49,7 @@ typedef struct {
     uint8_t  flags;          /* HK_LINE_REGULAR, HK_LINE_TAB; the scan's bits */
     /* What a format's scan pass found, by format (zero before it ran). */
     union {
-        /* hk_format_results.c, for records: the expected value (and a bit
+        /* hk_results_regions.c, for records: the expected value (and a bit
          * in flags saying whether it parsed), how far back the record with
          * the same read was (and a bit: whether it has the same read) and
          * the same haplotype; "back" reaches no further than the piece. */
@@ -82,6 +82,6 @@ static inline uint32_t hk_field_len(const hk_line_t *L, int k) { return hk_field
 
 /* A format's pass over the lines of one piece, on that piece's thread; state
  * is the piece's own (NULL at first), freed with the free function given. */
-typedef void (*hk_lines_scan_fn)(hk_line_t *lines, size_t n, void **state);
+typedef void (*hk_piece_scan_fn)(hk_line_t *lines, size_t n, void **state);
 
 #endif

@@ -6,7 +6,7 @@
  * (gzip, BGZF, a pipe) inside it too, whole, by a job of its own (in order).
  */
 #include "hk_lines.h"
-#include "hk_lines_scan.h"
+#include "hk_piece_index.h"
 #include "hk_log.h"
 #include "hk_mem.h"
 #include "hk_threads.h"
@@ -64,7 +64,7 @@ typedef struct {
     hk_lines_side_fn side;
     void            *arg;
     size_t           side_bytes;
-    hk_lines_scan_fn scan;        /* the format's pass, as it was when the step began */
+    hk_piece_scan_fn scan;        /* the format's pass, as it was when the step began */
     char             sep;         /* and its field separator */
     int              n_pieces;    /* of the block scanned, once done; -1: out of memory */
 } stepper_t;
@@ -74,7 +74,7 @@ struct hk_lines {
     int          nthreads;
     size_t       block_per_thread;   /* BLOCK_PER_THREAD unless HK_BLOCK_KB says */
     size_t       max_block;          /* MAX_BLOCK unless HK_MAX_BLOCK_MB says */
-    hk_lines_scan_fn scan;
+    hk_piece_scan_fn scan;
     char         sep;      /* the field separator of the format's records */
     void       (*free_state)(void *);
     hk_lines_first_fn first_fn;   /* see hk_lines_set_first */
@@ -150,7 +150,7 @@ void hk_lines_set_threads(hk_lines_t *L, int nthreads)
 
 void hk_lines_set_first_line(hk_lines_t *L, long line) { L->ix.line0 = line; }
 
-int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *))
+int hk_lines_set_scan(hk_lines_t *L, char sep, hk_piece_scan_fn scan, void (*free_state)(void *))
 {
     const int changed = sep != L->sep || scan != L->scan;
     L->sep = sep;
@@ -342,7 +342,7 @@ typedef struct {
     hk_lines_t       *L;
     hk_lines_side_fn  side;
     void             *side_arg;
-    hk_lines_scan_fn  scan;
+    hk_piece_scan_fn  scan;
     char              sep;
     int               async;      /* a step of the stepper (it counts side parts done) */
     block_t          *stream;     /* a stream's next block, to read whole, or NULL */
@@ -385,7 +385,7 @@ static int do_task(step_ctx_t *c, int i)
         return TASK_SIDE;
     }
     if ((i -= c->n_side) < c->n_scan) {
-        hk_lines_scan_piece(&c->L->pieces[i], c->scan, c->sep);
+        hk_piece_index_lines(&c->L->pieces[i], c->scan, c->sep);
         return TASK_SCAN;
     }
     i -= c->n_scan;
@@ -460,7 +460,7 @@ static void end_inflated(hk_lines_t *L, block_t *blk, int plan_end)
  * shares; read stream (unless NULL), a stream's block after blk, whole.
  * Returns the number of pieces, or -1 when memory ran out. */
 static int run_step(hk_lines_t *L, block_t *blk, block_t *next, block_t *stream, hk_lines_side_fn side,
-                    void *arg, size_t side_bytes, hk_lines_scan_fn scan, char sep, int async)
+                    void *arg, size_t side_bytes, hk_piece_scan_fn scan, char sep, int async)
 {
     const size_t scan_bytes = blk ? blk->lines_end : 0, read_bytes = next ? next->room : 0;
     const int nt = threads_for(L, side_bytes + scan_bytes + read_bytes);
@@ -747,7 +747,7 @@ hk_status_t hk_lines_take(hk_lines_t *L, size_t keep, hk_lines_side_fn side, voi
     free_retired(L);   /* the side job that read them is done */
     block_t *blk = L->scanning;
     L->scanning = NULL;
-    const hk_lines_scan_fn scanned_with = L->step.scan;
+    const hk_piece_scan_fn scanned_with = L->step.scan;
     const char split_with = L->step.sep;
     const int np = L->step.n_pieces;
     /* the next step first: it scans into the other pieces, and its side job

@@ -5,7 +5,7 @@
  * ends into one piece per thread, and each thread indexes the lines of its
  * piece (start, length, fields split on single spaces or the format's separator, NUL bytes and
  * over-long lines), NUL-terminating each in place. A format may add its own
- * pass over each piece (hk_lines_scan_fn), run there in parallel too.
+ * pass over each piece (hk_piece_scan_fn), run there in parallel too.
  *
  * The index holds the lines from the first one the walk still needs to the
  * end of the last block read; their blocks are kept until then, so that
@@ -40,7 +40,7 @@ void hk_lines_set_first_line(hk_lines_t *L, long line);
 /* The format's records: their field separator (' ' until set) and its scan
  * pass. Returns whether either changed: lines indexed before then need
  * hk_lines_rescan. */
-int hk_lines_set_scan(hk_lines_t *L, char sep, hk_lines_scan_fn scan, void (*free_state)(void *));
+int hk_lines_set_scan(hk_lines_t *L, char sep, hk_piece_scan_fn scan, void (*free_state)(void *));
 
 /* fn(L, data, len, arg) is called once, in the thread that reads, with the
  * whole lines of the input's first block before they are scanned: where the

@@ -8,10 +8,10 @@
  * docs/PERFORMANCE.md), so it does as little per sequence as it can: a region complete
  * gets its place in the batch as counts (reads and their bases; haplotypes
  * the same in the batch layout, else appended at once, as a format may write
- * beside them), and its sequences as spans of index entries (hk_placed.h).
+ * beside them), and its sequences as spans of index entries (hk_seq_fill.h).
  * Everything per sequence, offsets and lines, copying, checking and encoding
  * the sequences, the results' NaN, is done later on all threads
- * (hk_placed_set), beside the scan of the next
+ * (hk_seq_fill_set), beside the scan of the next
  * block, or at the end of the batch; a full batch is handed on (hk_reader_
  * set_ready) once the step after its end has set its last sequences, beside
  * the walk of the next batch, rather than the walk waiting for them.
@@ -25,7 +25,7 @@
 #include "hk_format.h"
 #include "hk_lines.h"
 #include "hk_log.h"
-#include "hk_placed.h"
+#include "hk_seq_fill.h"
 #include "hk_source.h"
 
 #include <errno.h>
@@ -98,31 +98,31 @@ static void char_error(hk_walk_t *w, const hk_batch_error_t *e)
  * sequences beside the next one's first. */
 static void set_job(void *arg, int part, int nparts)
 {
-    const struct { hk_placed_t *q[2]; } *j = arg;
+    const struct { hk_seq_fill_t *q[2]; } *j = arg;
     for (int k = 0; k < 2; k++)
-        if (j->q[k]) hk_placed_set(j->q[k], part, nparts);
+        if (j->q[k]) hk_seq_fill_set(j->q[k], part, nparts);
 }
 
 /* Hand q to a side job, which fills expected[] with NaN too where the
  * format never writes it. */
-static void hand_on(const hk_walk_t *w, hk_placed_t *q, const hk_lines_index_t *ix)
+static void hand_on(const hk_walk_t *w, hk_seq_fill_t *q, const hk_lines_index_t *ix)
 {
-    hk_placed_ready(q, ix, w->fmt && w->fmt->no_expected);
+    hk_seq_fill_ready(q, ix, w->fmt && w->fmt->no_expected);
 }
 
 /* The job of q is done: its errors and longest read; then empty it. */
-static void sequences_set(hk_walk_t *w, hk_placed_t *q, hk_batch_t *b)
+static void sequences_set(hk_walk_t *w, hk_seq_fill_t *q, hk_batch_t *b)
 {
-    if (hk_placed_has_work(q)) {
-        for (int t = 0; t < HK_PLACED_PARTS; t++) {
-            if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see hk_placed_set */
+    if (hk_seq_fill_has_work(q)) {
+        for (int t = 0; t < HK_SEQ_FILL_PARTS; t++) {
+            if (q->max_len[t] == UINT32_MAX || q->max_hap[t] == UINT32_MAX)   /* see hk_seq_fill_set */
                 hk_walk_error(w, HK_E_RUNTIME, 0, "internal error: sequences longer than the format counted");
             if (q->err[t].code) char_error(w, &q->err[t]);
             if (q->max_len[t] > q->batch->max_read_len) q->batch->max_read_len = q->max_len[t];
             if (q->max_hap[t] > q->batch->max_hap_len) q->batch->max_hap_len = q->max_hap[t];
         }
     }
-    hk_placed_reset(q, b);
+    hk_seq_fill_reset(q, b);
 }
 
 /* Set every sequence placed, now (the end of a batch): the step in flight
@@ -137,12 +137,12 @@ static void set_all(hk_walk_t *w, hk_batch_t *b)
     const double t1 = hk_log_now();
     sequences_set(w, w->setting, b);
     if (w->pending) sequences_set(w, w->tail_setting, w->pending);
-    struct { hk_placed_t *q[2]; } job = { { w->placed, w->pending ? w->tail : NULL } };
+    struct { hk_seq_fill_t *q[2]; } job = { { w->placed, w->pending ? w->tail : NULL } };
     size_t bytes = 0;
     for (int k = 0; k < 2; k++) {
-        if (job.q[k] && hk_placed_has_work(job.q[k])) {
+        if (job.q[k] && hk_seq_fill_has_work(job.q[k])) {
             hand_on(w, job.q[k], w->at.ix);
-            bytes += hk_placed_bytes(job.q[k]);
+            bytes += hk_seq_fill_bytes(job.q[k]);
         }
     }
     if (bytes) hk_lines_run_side(w->lines, set_job, &job, bytes);
@@ -173,7 +173,7 @@ static void finish_pending(hk_walk_t *w)
  * next batch (no wait for the side job in flight, no side job alone). */
 static void hold_pending(hk_walk_t *w, hk_batch_t *b, size_t region0)
 {
-    hk_placed_t *x = w->tail, *y = w->tail_setting;   /* empty: nothing pending */
+    hk_seq_fill_t *x = w->tail, *y = w->tail_setting;   /* empty: nothing pending */
     w->tail = w->placed;
     w->tail_setting = w->setting;
     w->placed = x;
@@ -313,22 +313,22 @@ HK_RESULT_USED static hk_status_t refill(hk_walk_t *w, hk_batch_t *b)
     hk_lines_wait(w->lines);
     const double t1 = hk_log_now();
     sequences_set(w, w->setting, b);
-    hk_placed_t *const done = w->setting;
+    hk_seq_fill_t *const done = w->setting;
     w->setting = w->placed;
     w->placed = done;
-    hk_placed_reset(w->placed, b);
+    hk_seq_fill_reset(w->placed, b);
     hand_on(w, w->setting, &was);
-    size_t bytes = hk_placed_has_work(w->setting) ? hk_placed_bytes(w->setting) : 0;
+    size_t bytes = hk_seq_fill_has_work(w->setting) ? hk_seq_fill_bytes(w->setting) : 0;
     w->job.q[0] = w->setting;
     w->job.q[1] = NULL;
     if (w->pending) {   /* the batch handed back: its last sequences go to this step */
         sequences_set(w, w->tail_setting, w->pending);
-        hk_placed_t *const t = w->tail_setting;
+        hk_seq_fill_t *const t = w->tail_setting;
         w->tail_setting = w->tail;
         w->tail = t;
-        if (hk_placed_has_work(w->tail_setting)) {
+        if (hk_seq_fill_has_work(w->tail_setting)) {
             hand_on(w, w->tail_setting, &was);
-            bytes += hk_placed_bytes(w->tail_setting);
+            bytes += hk_seq_fill_bytes(w->tail_setting);
             w->job.q[1] = w->tail_setting;
         } else {
             finish_pending(w);
@@ -470,14 +470,14 @@ hk_status_t hk_reader_next(hk_reader_t *r, hk_batch_t *b, size_t max_pairs, size
     *regions = 0;
     if (w->failed) return w->err_kind;
     const double t0 = hk_log_now(), wait0 = w->t_wait, cpu0 = thread_cpu();
-    hk_placed_reset(w->placed, b);
+    hk_seq_fill_reset(w->placed, b);
     size_t got;
     const hk_status_t walked = fill(w, b, max_pairs, &got);   /* a failure is also recorded in w */
     w->t_walk += hk_log_now() - t0 - (w->t_wait - wait0);
     w->t_cpu += thread_cpu() - cpu0;
     const int full = walked == HK_OK && got > 0 && b->n_pairs >= max_pairs && w->ready;
     const int more = !hk_lines_ended(w->lines) || w->at.pos < w->at.ix->n_lines;
-    if (full && more && w->overlap && !w->failed && w->pending && !hk_placed_has_work(w->tail)) {
+    if (full && more && w->overlap && !w->failed && w->pending && !hk_seq_fill_has_work(w->tail)) {
         /* the batch before is still pending, its last sequences in the step in
          * flight: wait for that step's side job, no more */
         const double t1 = hk_log_now();

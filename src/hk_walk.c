@@ -93,7 +93,7 @@ HK_RESULT_USED static hk_status_t add_reads(hk_walk_t *w, hk_batch_t *b, size_t 
             return hk_walk_oom(w, hk_walk_line_no(w, li));
     }
     if (b->n_reads == 0) b->read_off[0] = 0;
-    if (hk_placed_add_span(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) )
+    if (hk_seq_fill_add_span(&w->placed->reads, li, count, b->n_reads, b->n_read_pos, field, 1) )
         return hk_walk_oom(w, hk_walk_line_no(w, li));
     b->n_reads += count;
     b->n_read_pos += bases;
@@ -129,7 +129,7 @@ hk_status_t hk_walk_place_hap_len(hk_walk_t *w, hk_batch_t *b, size_t li, uint32
     const uint64_t pos0 = b->n_hap_pos;   /* hap_off[n_haps] may be the side job's to write */
     const hk_status_t rc = hk_batch_append_hap(b, len, hk_walk_line_no(w, li));
     if (rc) return append_error(w, hk_walk_line_no(w, li), rc, "haplotype");
-    if (hk_placed_add_span(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) )
+    if (hk_seq_fill_add_span(&w->placed->haps, li, 1, b->n_haps - 1, pos0, 0, 0) )
         return hk_walk_oom(w, hk_walk_line_no(w, li));
     return HK_OK;
 }
@@ -145,7 +145,7 @@ hk_status_t hk_walk_place_haps(hk_walk_t *w, hk_batch_t *b, size_t first, size_t
             return hk_walk_oom(w, hk_walk_line_no(w, first));
     }
     if (b->n_haps == 0) b->hap_off[0] = 0;
-    if (hk_placed_add_span(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) )
+    if (hk_seq_fill_add_span(&w->placed->haps, first, count, b->n_haps, b->n_hap_pos, 0, 1) )
         return hk_walk_oom(w, hk_walk_line_no(w, first));
     b->n_haps += count;
     b->n_hap_pos += bases;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include "hk_batch.h"
 #include "hk_lines.h"
-#include "hk_placed.h"
+#include "hk_seq_fill.h"
 #include "hk_source.h"
 
 /* Limits every format applies to a region: absurd input becomes a clear
@@ -104,16 +104,16 @@ struct hk_walk {
     hk_status_t  err_kind;
     char           err_msg[512];
     /* Lists by pointer, into lists[]: the step in flight reads one in place. */
-    hk_placed_t    *placed;      /* placed by the walk since the last step began */
-    hk_placed_t    *setting;     /* being set by the step in flight */
+    hk_seq_fill_t    *placed;      /* placed by the walk since the last step began */
+    hk_seq_fill_t    *setting;     /* being set by the step in flight */
     /* A full batch handed back before its last sequences were set (see
      * hk_reader_set_ready): `tail` placed in it, not yet given to a step;
      * `tail_setting` given to the step in flight. */
     hk_batch_t    *pending;
     size_t         pending_region0;   /* its first region of this reader's */
-    hk_placed_t    *tail, *tail_setting;
-    hk_placed_t     lists[4];
-    struct { hk_placed_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
+    hk_seq_fill_t    *tail, *tail_setting;
+    hk_seq_fill_t     lists[4];
+    struct { hk_seq_fill_t *q[2]; } job;   /* the step in flight's side job: setting, tail_setting */
     void         (*ready)(hk_batch_t *b, void *arg);   /* NULL: every batch complete on return */
     void          *ready_arg;
     void         (*all_read)(void *arg);   /* see hk_reader_set_all_read */

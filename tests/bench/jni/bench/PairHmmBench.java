@@ -96,7 +96,7 @@ public final class PairHmmBench {
     }
 
     /**
-     * Rebuilds regions from a --pair-hmm-results-file as haplik does (src/hk_format_results.c):
+     * Rebuilds regions from a --pair-hmm-results-file as haplik does (src/hk_results_regions.c):
      * the first read's records, while the read stays the same and its haplotypes distinct, give
      * the region's haplotype list; later records must repeat that list read by read; a record
      * that does not closes the region after its last whole read, and the partial read starts

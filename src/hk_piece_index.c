@@ -1,5 +1,5 @@
-/* hk_lines_scan.c - see hk_lines_scan.h. */
-#include "hk_lines_scan.h"
+/* hk_piece_index.c - see hk_piece_index.h. */
+#include "hk_piece_index.h"
 #include "hk_mem.h"
 
 #include <stdlib.h>
@@ -38,7 +38,7 @@ uint32_t hk_lines_field_end_split(const hk_line_t *L, int k)
     return end;
 }
 
-void hk_lines_scan_piece(hk_lines_piece_t *p, hk_lines_scan_fn scan, char sep)
+void hk_piece_index_lines(hk_lines_piece_t *p, hk_piece_scan_fn scan, char sep)
 {
     char *s = p->buf + p->lo, *const end = p->buf + p->hi;
     char *nul = memchr(s, '\0', (size_t)(end - s));   /* the next NUL byte at or after s */

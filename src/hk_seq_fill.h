@@ -1,14 +1,14 @@
-/* hk_placed.h - what the walk has placed into a batch and not set yet, and
+/* hk_seq_fill.h - what the walk has placed into a batch and not set yet, and
  * the side job that sets it on all threads (internal to hk_reader.c).
  *
  * The walk only counts what it places: a region's reads (and the batch
  * layout's haplotypes) become spans of index entries here, and their offsets,
  * lines, sequences and the region's results (NaN until scored) are written
- * later by hk_placed_set, one part per thread, beside the scan of the next
+ * later by hk_seq_fill_set, one part per thread, beside the scan of the next
  * block (hk_lines_take's side job).
  */
-#ifndef HK_PLACED_H
-#define HK_PLACED_H
+#ifndef HK_SEQ_FILL_H
+#define HK_SEQ_FILL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,7 @@
 #include "hk_lines.h"
 #include "hk_types.h"
 
-#define HK_PLACED_PARTS HK_LINES_MAX_PARTS
+#define HK_SEQ_FILL_PARTS HK_LINES_MAX_PARTS
 
 /* Sequences placed by the walk and not set yet, as entry spans: index entries
  * entry, entry + stride, ... (count of them) hold the batch's reads
@@ -50,28 +50,28 @@ typedef struct {
     hk_batch_t      *batch;
     const hk_line_t *lines;     /* the index they were placed from (see hk_lines_take) */
     long             line0;     /* and its first entry's line */
-    hk_batch_error_t err[HK_PLACED_PARTS];   /* the earliest per part */
-    uint32_t         max_len[HK_PLACED_PARTS];   /* the longest read per part; UINT32_MAX:
+    hk_batch_error_t err[HK_SEQ_FILL_PARTS];   /* the earliest per part */
+    uint32_t         max_len[HK_SEQ_FILL_PARTS];   /* the longest read per part; UINT32_MAX:
                                                    more bases than counted */
-    uint32_t         max_hap[HK_PLACED_PARTS];   /* the same of haplotypes placed in bulk */
-} hk_placed_t;
+    uint32_t         max_hap[HK_SEQ_FILL_PARTS];   /* the same of haplotypes placed in bulk */
+} hk_seq_fill_t;
 
 /* Note that entries li, li + 1, ... (count) hold the sequences index0, ...
  * from position pos0 on (reads: from field `field`; haplotypes: offsets 1
  * when the side job writes their offsets and lines). HK_OK or HK_E_NOMEM. */
-HK_RESULT_USED hk_status_t hk_placed_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
+HK_RESULT_USED hk_status_t hk_seq_fill_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0,
                                              int field, int offsets);
 /* Empty q for the sequences placed into b from now on. */
-void hk_placed_reset(hk_placed_t *q, hk_batch_t *b);
+void hk_seq_fill_reset(hk_seq_fill_t *q, hk_batch_t *b);
 /* Hand q to a job: the index its spans were placed from, and whether
  * expected[] is filled too (the format never writes it). */
-void hk_placed_ready(hk_placed_t *q, const hk_lines_index_t *ix, int fill_expected);
-int hk_placed_has_work(const hk_placed_t *q);
+void hk_seq_fill_ready(hk_seq_fill_t *q, const hk_lines_index_t *ix, int fill_expected);
+int hk_seq_fill_has_work(const hk_seq_fill_t *q);
 /* Bytes of work the side job of q has (for how many threads to start). */
-size_t hk_placed_bytes(const hk_placed_t *q);
+size_t hk_seq_fill_bytes(const hk_seq_fill_t *q);
 /* Part `part` of nparts of q's side job. Afterwards, per part: err (the
  * earliest bad character), max_len and max_hap (UINT32_MAX: a format counted
  * fewer bases than its lines hold). */
-void hk_placed_set(hk_placed_t *q, int part, int nparts);
+void hk_seq_fill_set(hk_seq_fill_t *q, int part, int nparts);
 
 #endif

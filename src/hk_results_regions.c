@@ -1,4 +1,4 @@
-/* hk_format_results.c - what HaplotypeCaller's results files have in common
+/* hk_results_regions.c - what HaplotypeCaller's results files have in common
  * (the `gatk` and `pdhmm` formats, SPEC section 2): one record per pair,
  *
  *   HAP READ QUALS INS DELS GCPS EXPECTED
@@ -18,7 +18,7 @@
  * where was this haplotype last?) are made by the scan pass, on all threads,
  * within each piece; the walk compares texts itself only across pieces.
  */
-#include "hk_format_results.h"
+#include "hk_results_regions.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* hk_format_results.h - the part of HaplotypeCaller's results files that the
- * `gatk` and `pdhmm` formats share (hk_format_results.c): records of
+/* hk_results_regions.h - the part of HaplotypeCaller's results files that the
+ * `gatk` and `pdhmm` formats share (hk_results_regions.c): records of
  *
  *   HAP READ QUALS INS DELS GCPS EXPECTED
  *
@@ -8,8 +8,8 @@
  * checks each record and hands it over with hk_results_push; the other
  * functions fill its hk_format_t.
  */
-#ifndef HK_FORMAT_RESULTS_H
-#define HK_FORMAT_RESULTS_H
+#ifndef HK_RESULTS_REGIONS_H
+#define HK_RESULTS_REGIONS_H
 
 #include "hk_format.h"
 
@@ -21,7 +21,7 @@ typedef struct {
     hk_status_t (*place_hap)(hk_walk_t *w, hk_batch_t *b, size_t li);
 } hk_results_state_t;
 
-/* The scan pass (hk_lines_scan_fn): records' expected values, and which
+/* The scan pass (hk_piece_scan_fn): records' expected values, and which
  * records repeat the read before them or an earlier record's haplotype. */
 void   hk_results_scan(hk_line_t *lines, size_t n, void **state);
 void   hk_results_scan_free(void *state);

@@ -1,12 +1,12 @@
-/* hk_placed.c - see hk_placed.h. */
-#include "hk_placed.h"
+/* hk_seq_fill.c - see hk_seq_fill.h. */
+#include "hk_seq_fill.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The last span goes on, or a new one begins. */
-hk_status_t hk_placed_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
+hk_status_t hk_seq_fill_add_span(hk_entry_spans_t *q, size_t li, size_t count, size_t index0, uint64_t pos0, int field,
                               int offsets)
 {
     if (q->n) {
@@ -32,15 +32,15 @@ hk_status_t hk_placed_add_span(hk_entry_spans_t *q, size_t li, size_t count, siz
     return HK_OK;
 }
 
-size_t hk_placed_bytes(const hk_placed_t *q)
+size_t hk_seq_fill_bytes(const hk_seq_fill_t *q)
 {
     return (size_t)(5 * (q->read_end - q->read_pos0) + (q->hap_end - q->hap_pos0)) +
            8 * (q->pair_hi - q->pair_lo);
 }
 
-int hk_placed_has_work(const hk_placed_t *q) { return q->reads.n || q->haps.n || q->pair_hi > q->pair_lo; }
+int hk_seq_fill_has_work(const hk_seq_fill_t *q) { return q->reads.n || q->haps.n || q->pair_hi > q->pair_lo; }
 
-void hk_placed_reset(hk_placed_t *q, hk_batch_t *b)
+void hk_seq_fill_reset(hk_seq_fill_t *q, hk_batch_t *b)
 {
     memset(q->err, 0, sizeof q->err);
     memset(q->max_len, 0, sizeof q->max_len);
@@ -52,7 +52,7 @@ void hk_placed_reset(hk_placed_t *q, hk_batch_t *b)
     q->pair_lo = q->pair_hi = b->n_pairs;
 }
 
-void hk_placed_ready(hk_placed_t *q, const hk_lines_index_t *ix, int fill_expected)
+void hk_seq_fill_ready(hk_seq_fill_t *q, const hk_lines_index_t *ix, int fill_expected)
 {
     q->lines = ix->lines;
     q->line0 = ix->line0;
@@ -86,7 +86,7 @@ static void keep_first(hk_batch_error_t *first, const hk_batch_error_t *e)
 /* The reads of spans [lo, hi): offsets, lines and sequences; the longest,
  * or UINT32_MAX when a format counted fewer bases than its lines hold
  * (nothing is written past its count). */
-static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
+static uint32_t set_reads(hk_seq_fill_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
 {
     hk_batch_t *b = q->batch;
     hk_batch_error_t e;
@@ -116,7 +116,7 @@ static uint32_t set_reads(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t
 
 /* The haplotypes of spans [lo, hi), as set_reads; those placed one by one
  * already have their offsets and lines (the longest is then the batch's). */
-static uint32_t set_haps(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
+static uint32_t set_haps(hk_seq_fill_t *q, size_t lo, size_t hi, hk_batch_error_t *first)
 {
     hk_batch_t *b = q->batch;
     hk_batch_error_t e;
@@ -144,7 +144,7 @@ static uint32_t set_haps(hk_placed_t *q, size_t lo, size_t hi, hk_batch_error_t 
     return longest;
 }
 
-void hk_placed_set(hk_placed_t *q, int part, int nparts)
+void hk_seq_fill_set(hk_seq_fill_t *q, int part, int nparts)
 {
     hk_batch_t *b = q->batch;
     hk_batch_error_t *first = &q->err[part];

@@ -1,8 +1,8 @@
-/* hk_lines_scan.h - indexing the lines of a piece of a block: hk_lines.c's
+/* hk_piece_index.h - indexing the lines of a piece of a block: hk_lines.c's
  * scan, which each thread of a step runs over its piece (kept apart so that
  * hk_lines.c holds the blocks and the steps). Internal to hk_lines.c. */
-#ifndef HK_LINES_SCAN_H
-#define HK_LINES_SCAN_H
+#ifndef HK_PIECE_INDEX_H
+#define HK_PIECE_INDEX_H
 
 #include "hk_line_entry.h"
 
@@ -20,6 +20,6 @@ typedef struct {
 void hk_lines_split_fields(hk_line_t *L, const char *s, char sep);
 /* Index the lines of the piece; NUL-terminate each in place; then the
  * format's own pass (scan, unless NULL). */
-void hk_lines_scan_piece(hk_lines_piece_t *p, hk_lines_scan_fn scan, char sep);
+void hk_piece_index_lines(hk_lines_piece_t *p, hk_piece_scan_fn scan, char sep);
 
 #endif
