@@ -38,24 +38,11 @@ static unsigned rnd()
     return (unsigned)rng_state;
 }
 
-static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
-
 /* The input block of R reads of rlen against H haplotypes of hlen, laid out
- * as hk_small_layout lays it out. */
-static std::vector<unsigned char> make_input(hk_small_layout_t *lay, int R, int H, int rlen, int hlen)
+ * by lay (hk_small_layout's). */
+static std::vector<unsigned char> make_input(const hk_small_layout_t *lay, int R, int H, int rlen, int hlen)
 {
-    const uint64_t rows = (uint64_t)R * rlen, hap_bases = (uint64_t)H * hlen;
-    size_t at = 0;
-    lay->pairs = at; at = align8(at + lay->n_pairs * sizeof(hk_small_pair_t));
-    lay->reads = at; at = align8(at + (size_t)R * sizeof(hk_small_seq_t));
-    lay->haps = at;  at = align8(at + (size_t)H * sizeof(hk_small_seq_t));
-    lay->rows = at;  at = align8(at + rows * sizeof(hk_small_row_t));
-    lay->rbase = at; at = align8(at + rows);
-    lay->hbase = at; at = align8(at + hap_bases);
-    lay->bytes = at;
-    lay->sums = at;  at += lay->n_pairs * sizeof(double);
-    lay->in_float = at; at += lay->n_pairs;
-    std::vector<unsigned char> in(at);
+    std::vector<unsigned char> in(lay->in_float + lay->n_pairs);
     hk_small_pair_t *pairs = reinterpret_cast<hk_small_pair_t *>(&in[lay->pairs]);
     for (int r = 0; r < R; r++)
         for (int h = 0; h < H; h++) pairs[r * H + h] = { (uint32_t)r, (uint32_t)h };
@@ -94,13 +81,11 @@ int main(int argc, char **argv)
         return 2;
     }
     hk_small_layout_t lay;
-    memset(&lay, 0, sizeof lay);
-    lay.n_pairs = (uint32_t)(R * H);
-    lay.n_reads = (uint32_t)R;
-    lay.n_haps = (uint32_t)H;
-    lay.max_hap = (uint32_t)hlen;
-    lay.precision = prec;
-    lay.float_threshold = HK_FLOAT_THRESHOLD;
+    if (hk_small_layout(&lay, prec, HK_FLOAT_THRESHOLD, (uint32_t)(R * H), (uint32_t)R, (uint32_t)H,
+                        (uint64_t)R * rlen, (uint64_t)H * hlen, (uint32_t)hlen, SIZE_MAX)) {
+        fprintf(stderr, "bench_small: error: the shape does not fit the kernel (a haplotype of at most 8192 bases)\n");
+        return 2;
+    }
     const std::vector<unsigned char> in = make_input(&lay, R, H, rlen, hlen);
     unsigned char *d_in, *host, *host_dev;
     unsigned *count, *flag, *flag_dev;
