@@ -62,7 +62,7 @@ gkl_java() {
 }
 
 # score FILE in PRECISION with haplik ($1: arm or hk) into OUT, less the input's path
-table() {
+score_table() {
     local who=$1 file=$2 prec=$3 out=$4
     "$who" score --quiet --backend cpu --threads 2 --precision "$prec" --decimals 12 \
         --output-format tsv -o "$out.full" "$file"
@@ -98,15 +98,15 @@ table() {
 @test "arm: NEON's tables equal the x86 build's bit for bit (no FMA; float's subnormals flushed as on x86)" {
     for f in tiny.in 10s.in hc-NA12878-20_10000117.java.hmmresults.txt; do
         for p in mixed double float; do
-            table arm "$DATA/$f" $p "$BATS_TEST_TMPDIR/arm.tsv"
-            table hk "$DATA/$f" $p "$BATS_TEST_TMPDIR/x86.tsv"
+            score_table arm "$DATA/$f" $p "$BATS_TEST_TMPDIR/arm.tsv"
+            score_table hk "$DATA/$f" $p "$BATS_TEST_TMPDIR/x86.tsv"
             [ "$(wc -l < "$BATS_TEST_TMPDIR/x86.tsv")" -gt 1 ]
             cmp "$BATS_TEST_TMPDIR/arm.tsv" "$BATS_TEST_TMPDIR/x86.tsv" || fail "$f $p: ARM and x86 differ"
         done
     done
     # 1m.in in float: 8 pairs have subnormal cells, which FPCR.FZ flushes as MXCSR.FZ does
-    table arm "$DATA/1m.in" float "$BATS_TEST_TMPDIR/arm.tsv"
-    table hk "$DATA/1m.in" float "$BATS_TEST_TMPDIR/x86.tsv"
+    score_table arm "$DATA/1m.in" float "$BATS_TEST_TMPDIR/arm.tsv"
+    score_table hk "$DATA/1m.in" float "$BATS_TEST_TMPDIR/x86.tsv"
     [ "$(wc -l < "$BATS_TEST_TMPDIR/x86.tsv")" -eq 29308 ]
     cmp "$BATS_TEST_TMPDIR/arm.tsv" "$BATS_TEST_TMPDIR/x86.tsv" || fail "1m.in float: ARM and x86 differ"
 }
@@ -120,8 +120,8 @@ table() {
     assert_output --partial "float: neon anti-diagonal pass (every float pair, 4 threads) equals the scalar pass"
     refute_output --partial "not ok"
     for p in mixed double float; do
-        HK_CPU_PASS=neon table arm "$DATA/10s.in" $p "$BATS_TEST_TMPDIR/neon.tsv"
-        HK_CPU_PASS=scalar table arm "$DATA/10s.in" $p "$BATS_TEST_TMPDIR/scalar.tsv"
+        HK_CPU_PASS=neon score_table arm "$DATA/10s.in" $p "$BATS_TEST_TMPDIR/neon.tsv"
+        HK_CPU_PASS=scalar score_table arm "$DATA/10s.in" $p "$BATS_TEST_TMPDIR/scalar.tsv"
         cmp "$BATS_TEST_TMPDIR/neon.tsv" "$BATS_TEST_TMPDIR/scalar.tsv" || fail "10s.in $p: neon and scalar differ"
     done
 }
