@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cycles.py TOP - no circles among the modules of src/ and kernels/: prints each one, exit 1 if any.
+"""cycles.py TOP [BUILD] - no circles among the modules of src/ and kernels/: prints each one, exit 1 if any.
 
 A module is the files of one directory that share a name but for the extension
 (src/hk_table.c and src/hk_table.h; a header alone, such as src/hk_types.h, is a
@@ -8,7 +8,8 @@ module too). Module A depends on module B when a file of A includes a file of B
 file of A (an in-tree build's src/*.o and src/gkl/*.o; a library's copy, as
 libNAME_a-hk_x.o, counts as hk_x) uses a symbol that an object of B defines (a symbol a macro pastes together
 included, which the source's text would hide). No module may depend on itself
-through others. Exit 2 when no object file is found (build first)."""
+through others. BUILD: where the object files are (an out-of-tree build), TOP by default.
+Exit 2 when no object file is found (build first)."""
 import glob
 import os
 import re
@@ -16,6 +17,7 @@ import subprocess
 import sys
 
 top = sys.argv[1] if len(sys.argv) > 1 else "."
+build = sys.argv[2] if len(sys.argv) > 2 else top
 SRC_DIRS = ["src", "src/gkl", "kernels", "kernels/host", "kernels/device"]
 SRC_EXT = (".c", ".h", ".cu", ".cuh", ".inc")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -63,14 +65,14 @@ for f in files:
 sources = {module(f) for f in files if f.endswith((".c", ".cu"))}
 objs = []
 for d in ["src", "src/gkl"]:   # the objects of sources that are there (not a renamed file's, left behind)
-    objs += [o for o in sorted(glob.glob(os.path.join(top, d, "*.o")))
-             if module(os.path.relpath(o, top)) in sources]
+    objs += [o for o in sorted(glob.glob(os.path.join(build, d, "*.o")))
+             if module(os.path.relpath(o, build)) in sources]
 if not objs:
-    print("cycles.py: no object files under %s (build first)" % top, file=sys.stderr)
+    print("cycles.py: no object files under %s (build first)" % build, file=sys.stderr)
     sys.exit(2)
 defined, used = {}, {}
 for o in objs:
-    rel = os.path.relpath(o, top)
+    rel = os.path.relpath(o, build)
     out = subprocess.run(["nm", "-P", o], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         p = line.split()

@@ -118,6 +118,9 @@ int main(int argc, char **argv)
      * same as hk_options_init's (which reads nothing) */
     for (int k = 0; k < HK_N_KNOBS; k++) unsetenv(hk_knob_info((hk_knob_t)k)->name);
     hk_knobs_reread();
+    const char *tmpdir = getenv("TMPDIR");   /* not a knob: the run's, read at the edge too */
+    char *kept_tmpdir = tmpdir ? strdup(tmpdir) : NULL;
+    unsetenv("TMPDIR");
     hk_options_t dflt, got;
     memset(&dflt, 0, sizeof dflt);
     memset(&got, 0, sizeof got);
@@ -125,6 +128,13 @@ int main(int argc, char **argv)
     hk_options_read(&got);
     got.env_visible_devices = got.env_max_connections = 0;   /* CUDA's variables, not knobs */
     TAP_OK(!memcmp(&dflt, &got, sizeof dflt), "with no HK_* set, hk_options_read gives hk_options_init's defaults");
+    setenv("TMPDIR", "/some/where", 1);
+    hk_options_read(&got);
+    TAP_OK(!strcmp(got.temp_dir, "/some/where") && !strcmp(dflt.temp_dir, "/tmp"),
+           "TMPDIR reaches temp_dir (%s), /tmp without it", got.temp_dir);
+    if (kept_tmpdir) setenv("TMPDIR", kept_tmpdir, 1);
+    else unsetenv("TMPDIR");
+    free(kept_tmpdir);
     /* each knob set reaches its field */
     setenv("HK_TRACE", "1", 1);
     setenv("HK_CPU_PASS", "scalar", 1);
