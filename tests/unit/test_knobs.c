@@ -127,6 +127,8 @@ int main(int argc, char **argv)
     hk_options_init(&dflt);
     hk_options_read(&got);
     got.env_visible_devices = got.env_max_connections = 0;   /* CUDA's variables, not knobs */
+    /* the same text, maybe two copies of it (literals are merged only where the build lets them) */
+    if (got.temp_dir && dflt.temp_dir && !strcmp(got.temp_dir, dflt.temp_dir)) got.temp_dir = dflt.temp_dir;
     TAP_OK(!memcmp(&dflt, &got, sizeof dflt), "with no HK_* set, hk_options_read gives hk_options_init's defaults");
     setenv("TMPDIR", "/some/where", 1);
     hk_options_read(&got);
