@@ -50,6 +50,17 @@ static inline void hk_cpu_row_coeffs(const uint8_t *q, const uint8_t *ins, const
     c[HK_C_MISM] = e / 3.0;
 }
 
+/* A base code as the vector passes compare it: one bit a base (A C G T),
+ * all bits for N, so that "equal, or either is N" is one test, (h & r) != 0
+ * (one vptestmd where three compares and two ORs were: a float cell's vector
+ * work went from 17 to 13 operations). Other codes (PDHMM's lower case,
+ * which no vector pass sees) keep a bit of their own. 0: no base (a lane
+ * past its read, whose coefficients are 0). */
+static inline int32_t hk_cpu_base_bits(uint8_t code)
+{
+    return code == HK_BASE_N ? -1 : code < 31 ? (int32_t)(1u << code) : 0;
+}
+
 #define HK_ROW_COEFFS(T, i)                                                      \
     double c_[HK_C_N];                                                           \
     hk_cpu_row_coeffs(q, ins, del, gcp, i, c_);                                  \

@@ -40,9 +40,8 @@
         mi##X[k] = (float)cf[HK_C_MI]; ii##X[k] = (float)cf[HK_C_II];                   \
         md##X[k] = (float)cf[HK_C_MD]; dd##X[k] = (float)cf[HK_C_DD];                   \
         match##X[k] = (float)cf[HK_C_MATCH]; mism##X[k] = (float)cf[HK_C_MISM];         \
-        rcode##X[k] = p->rb[(i0) + (uint32_t)k];                                        \
+        rcode##X[k] = hk_cpu_base_bits(p->rb[(i0) + (uint32_t)k]);                      \
     }                                                                                   \
-    const vi read_n##X = rcode##X == HK_BASE_N;                                         \
     /* each lane's previous cell (its left: column 0's 0 until the lane starts, */     \
     /* as the lane below is then still at 0 too), and the diagonal */                  \
     vt lM##X = zero, lI##X = zero, lD##X = zero, dM##X = zero, dI##X = zero;            \
@@ -61,7 +60,7 @@
         aD = __builtin_shufflevector(lD##X, aD, SHIFT());                                 \
         vi h;                                                                           \
         memcpy(&h, rev + (c - (d)), sizeof h);                                          \
-        const vi is_match = (h == rcode##X) | (h == HK_BASE_N) | read_n##X;             \
+        const vi is_match = (h & rcode##X) != 0;                                        \
         const vt emit = (vt)((is_match & (vi)match##X) | (~is_match & (vi)mism##X));    \
         const vt nM = emit * (mm##X * dM##X + gm##X * (dI##X + dD##X));                 \
         const vt nI = mi##X * aM + ii##X * aI;                                          \
@@ -83,14 +82,14 @@ TARGET static float NAME(const hk_lane_pair_t *p, void *mem)                    
     const vt zero = { 0 };                                                              \
     /* every step's cells (M, I, D; hlen + 2N steps each) of the even strips, then */  \
     /* of the odd ones: a strip reads its row above from the last lane of the */       \
-    /* other's; then the haplotype's codes reversed: lane k of the load at c - d */    \
+    /* other's; then the haplotype's bases (hk_cpu_base_bits) reversed: lane k of the load at c - d */ \
     /* is hb[d - k] */                                                                 \
     const size_t n_steps = (size_t)hlen + 2 * N, stride = n_steps * N;                  \
     vt *even = mem, *odd = even + 3 * n_steps;                                          \
     int32_t *rev = (int32_t *)(odd + 3 * n_steps);                                      \
     const size_t c = (size_t)hlen + N - 2;                                              \
     for (size_t y = 0; y < c + N; y++)                                                  \
-        rev[y] = y <= c && c - y < hlen ? p->hb[c - y] : HK_BASE_N;                     \
+        rev[y] = hk_cpu_base_bits(y <= c && c - y < hlen ? p->hb[c - y] : HK_BASE_N);  \
     /* row -1, above strip 0: M and I 0, D init */                                     \
     const float init = HK_SCALE_F / (float)hlen;                                        \
     for (size_t d = 0; d < n_steps; d++) {                                              \

@@ -43,11 +43,11 @@ TARGET static void NAME(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, T *su
         if (p[l].hlen > hmax) hmax = p[l].hlen;                                         \
         if (p[l].rlen > rmax) rmax = p[l].rlen;                                         \
     }                                                                                   \
-    /* haplotype codes, lane-interleaved; N (matches all) past a lane's end */          \
+    /* haplotype bases, lane-interleaved; N (matches all) past a lane's end */          \
     IT *code = mem->hcode;                                                              \
     for (int l = 0; l < N; l++)                                                         \
         for (uint32_t j = 0; j < hmax; j++)                                             \
-            code[(size_t)j * N + l] = j < p[l].hlen ? p[l].hb[j] : HK_BASE_N;           \
+            code[(size_t)j * N + l] = (IT)hk_cpu_base_bits(j < p[l].hlen ? p[l].hb[j] : HK_BASE_N); \
     const vi *hcode = mem->hcode;                                                       \
     vt *M = mem->rows, *I = M + (hmax + 1), *D = I + (hmax + 1);                        \
     for (uint32_t j = 0; j <= hmax; j++) { M[j] = zero; I[j] = zero; D[j] = init; }      \
@@ -65,16 +65,15 @@ TARGET static void NAME(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, T *su
             mi[l] = (T)c[HK_C_MI]; ii[l] = (T)c[HK_C_II];                               \
             md[l] = (T)c[HK_C_MD]; dd[l] = (T)c[HK_C_DD];                               \
             match[l] = (T)c[HK_C_MATCH]; mism[l] = (T)c[HK_C_MISM];                     \
-            rcode[l] = p[l].rb[i];                                                      \
+            rcode[l] = (IT)hk_cpu_base_bits(p[l].rb[i]);                                \
             ending[l] = i + 1 == p[l].rlen ? -1 : 0;                                    \
             any_ending |= i + 1 == p[l].rlen;                                           \
         }                                                                               \
-        const vi read_n = rcode == HK_BASE_N;    /* N in the read matches all */        \
         vt dM = M[0], dI = I[0], dD = D[0], lM = zero, lD = zero;                       \
         M[0] = zero; I[0] = zero; D[0] = zero;                                          \
         for (uint32_t j = 1; j <= hmax; j++) {                                          \
             const vi h = hcode[j - 1];                                                  \
-            const vi is_match = (h == rcode) | (h == HK_BASE_N) | read_n;               \
+            const vi is_match = (h & rcode) != 0;    /* equal, or an N (hk_cpu_base_bits) */ \
             const vt emit = (vt)((is_match & (vi)match) | (~is_match & (vi)mism));      \
             HK_CELL(vt, emit);                                                          \
         }                                                                               \
