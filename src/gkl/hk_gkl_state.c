@@ -353,9 +353,10 @@ static int cpu_threads(const hk_batch_t *b, int threads)
     return threads;
 }
 
-/* threads, or fewer where the calls in progress (this one among them)
- * would otherwise ask for more threads than the process has cores: each
- * then gets its share, at least its own thread. 16 Java threads with
+/* threads, or fewer where other calls are in progress and together they
+ * would ask for more threads than the process has cores: each then gets
+ * its share, at least its own thread (a call alone keeps maxThreads, as
+ * GKL's OpenMP does). 16 Java threads with
  * maxThreads 4 on 16 cores oversubscribed them 4 times over, each call's
  * few pairs in the anti-diagonal pass; one thread a call fills the lane
  * pass's lanes, which scores a cell 1.6 times faster (DIAG_STEP_COST16,
@@ -364,6 +365,7 @@ static int share_of_cores(int threads)
 {
     const uint64_t v = atomic_load_explicit(&refs.n, memory_order_relaxed);
     const uint32_t calls = REFS(v) > INITS(v) ? REFS(v) - INITS(v) : 1;
+    if (calls < 2) return threads;
     const int share = host_cores / (int)calls;
     return threads <= share ? threads : share > 1 ? share : 1;
 }
