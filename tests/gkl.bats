@@ -266,20 +266,6 @@ Java_com_intel_gkl_pairhmm_IntelPairHmm_initNative"
     cmp "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/o.txt" || fail "one thread or four: other values"
 }
 
-@test "gkl client: calls in progress at once share the cores: on one core, 4 Java threads' calls run on one thread each" {
-    command -v taskset >/dev/null || skip "SKIPPED: no taskset (util-linux)"
-    HK_TRACE=1 HAPLIK_GKL_CONFIG="$BATS_FILE_TMPDIR/cpu.json" run --separate-stderr taskset -c 0 "$JAVA" -Djava.library.path="$LIBDIR:$GKL_JNI" -cp "$CLIENT_CP" \
-        bench.PairHmmBench --class omp --dump "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
-        --max-threads 4 --threads 4 --seconds 0.3 --warmup 0
-    assert_success
-    local one four
-    one=$(grep -c 'haplik: trace cpu: .* 1 threads;' <<< "$stderr" || true)
-    four=$(grep -c 'haplik: trace cpu: .* 4 threads;' <<< "$stderr" || true)
-    echo "calls on 1 thread: $one; on 4: $four"
-    [ "$one" -gt 0 ] || fail "no call ran on one thread"
-    [ "$one" -gt "$((4 * four))" ] || fail "most calls took maxThreads threads on a single core"
-}
-
 @test "gkl client: initialize makes what a first call would (the pool's threads, their memory): a warm-up region before any call" {
     HK_TRACE=1 run --separate-stderr client haplik --class omp --dump "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" \
         --max-threads 4 --first 2

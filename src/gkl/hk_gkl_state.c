@@ -11,7 +11,6 @@
 #include "hk_threads.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +48,6 @@ static atomic_int max_threads = 1;
 static atomic_int gpu_failed;        /* given up after a failure (warned once) */
 static size_t region_queue_max;      /* region-sized calls that may wait for a busy GPU (HK_GKL_GPU_QUEUE) */
 static uint64_t region_min_cells;    /* and the cells per CPU thread they need (HK_GKL_GPU_MIN_KCELLS) */
-static int host_cores;               /* the cores this process may run on */
 static int no_gpu_told;              /* the engine's "no usable GPU" notice was printed */
 static atomic_ullong on_cpu, on_gpu, on_small; /* traced: calls scored on each, since the state opened */
 static int tracing;                  /* HK_TRACE: time the calls */
@@ -123,8 +121,6 @@ static hk_status_t open_state(int dbl, int threads, char *why, size_t whylen)
     atomic_store(&ns_call, 0);
     atomic_store(&ns_score, 0);
     tracing = hk_log_tracing();
-    cpu_set_t set;
-    host_cores = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
     if (cfg.backend != HK_BACKEND_CPU) {
         /* the engine's notice on falling back names these threads */
         cfg.threads = threads;
@@ -353,23 +349,6 @@ static int cpu_threads(const hk_batch_t *b, int threads)
     return threads;
 }
 
-/* threads, or fewer where other calls are in progress and together they
- * would ask for more threads than the process has cores: each then gets
- * its share, at least its own thread (a call alone keeps maxThreads, as
- * GKL's OpenMP does). 16 Java threads with
- * maxThreads 4 on 16 cores oversubscribed them 4 times over, each call's
- * few pairs in the anti-diagonal pass; one thread a call fills the lane
- * pass's lanes, which scores a cell 1.6 times faster (DIAG_STEP_COST16,
- * hk_cpu_batch.c). The bits are the same on any number of threads. */
-static int share_of_cores(int threads)
-{
-    const uint64_t v = atomic_load_explicit(&refs.n, memory_order_relaxed);
-    const uint32_t calls = REFS(v) > INITS(v) ? REFS(v) - INITS(v) : 1;
-    if (calls < 2) return threads;
-    const int share = host_cores / (int)calls;
-    return threads <= share ? threads : share > 1 ? share : 1;
-}
-
 /* Whether b goes to the GPU (hk_gkl_state.h), and how many calls it may
  * wait behind there (*queue_max). */
 static int gpu_route(const hk_batch_t *b, int precision, int threads, size_t *queue_max)
@@ -434,7 +413,7 @@ hk_status_t hk_gkl_score(hk_batch_t *b, int one_thread)
         }
     }
     if (rc) {
-        rc = hk_model_score_batch(&m, b, share_of_cores(cpu_threads(b, threads)));
+        rc = hk_model_score_batch(&m, b, cpu_threads(b, threads));
         if (tracing) atomic_fetch_add(&on_cpu, 1);
     }
     /* the counters below are shared by every thread: only a traced run pays for them */
