@@ -45,6 +45,7 @@ typedef struct {
     size_t               n_float;     /* pairs scored in float first */
     size_t               n_double;    /* pairs scored in double from the start */
     size_t               float_size, double_size;   /* pairs a group: the pass's lanes, or fewer (below) */
+    const size_t        *float_cut;   /* else float group k is order[cut[k], cut[k + 1]) (a small batch) */
     size_t               float_groups, n_groups;
     atomic_size_t        next;        /* groups taken */
     atomic_ullong        recomputed;
@@ -231,8 +232,9 @@ static void *score_worker(void *arg)
         if (t >= job->n_groups) break;
         const size_t k = job->n_groups - 1 - t;     /* largest first */
         if (k < job->float_groups) {
-            const size_t p0 = k * nf;
-            const size_t n = job->n_float - p0 < nf ? job->n_float - p0 : nf;
+            const size_t p0 = job->float_cut ? job->float_cut[k] : k * nf;
+            const size_t n = job->float_cut ? job->float_cut[k + 1] - p0
+                             : job->n_float - p0 < nf ? job->n_float - p0 : nf;
             run_float(job, &w, job->order + p0, (int)n);
         } else {
             const size_t p0 = (k - job->float_groups) * nd;
@@ -542,8 +544,41 @@ size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
     return atomic_exchange(&par_order_min, min_pairs);
 }
 
+/* Most threads whose small batch is cut by work (more take equal counts). */
+#define HK_CPU_SMALL_CUT_MAX 256
+
 /* Groups of at most size pairs that n pairs make (n / size rounded up). */
 static size_t groups_of(size_t n, size_t size) { return (n + size - 1) / size; }
+
+/* A pair's steps in the anti-diagonal pass of that many lanes: its work
+ * wherever a small group is scored (hk_cpu_diag.c). */
+static uint64_t diag_steps(const hk_batch_t *b, const pair_ref_t *r, uint32_t lanes)
+{
+    const uint64_t rlen = hk_batch_read_len(b, r->read), hlen = hk_batch_hap_len(b, r->hap);
+    return (rlen + lanes - 1) / lanes * (hlen + lanes - 1);
+}
+
+/* Cut order[0, n) into groups of consecutive pairs, parts of about equal
+ * work (diag_steps) and none of more than most pairs (a pass's lanes), into
+ * cut[0 .. groups]; returns the groups (at most parts + n / most). Cut by
+ * count, a HaplotypeCaller region's longest reads (sorted last) made one
+ * group that the other threads waited for. */
+static size_t cut_by_work(const hk_batch_t *b, const pair_ref_t *order, size_t n, size_t parts, uint32_t lanes,
+                          size_t most, size_t *cut)
+{
+    uint64_t total = 0, done = 0;
+    for (size_t k = 0; k < n; k++) total += diag_steps(b, &order[k], lanes);
+    size_t g = 0, next = 1;   /* next: the work mark (next / parts of the total) to cut at */
+    cut[0] = 0;
+    for (size_t k = 0; k < n; k++) {
+        done += diag_steps(b, &order[k], lanes);
+        int here = k + 1 - cut[g] == most;
+        for (; next < parts && done * parts >= total * next; next++) here = 1;
+        if (here && k + 1 < n) cut[++g] = k + 1;
+    }
+    cut[++g] = n;
+    return g;
+}
 
 hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthreads)
 {
@@ -563,19 +598,28 @@ hk_status_t hk_model_score_batch(const hk_model_t *m, hk_batch_t *b, int nthread
     job.order = order;
     job.n_double = n - job.n_float;
     size_t nf = (size_t)job.pass->n_float, nd = (size_t)job.pass->n_double;
+    size_t small_cut[2 * HK_CPU_SMALL_CUT_MAX + 1];
+    job.float_cut = NULL;
+    job.float_groups = groups_of(job.n_float, nf);
     if (nthreads > 1 && groups_of(job.n_float, nf) + groups_of(job.n_double, nd) < (size_t)nthreads) {
         /* fewer groups than threads (a HaplotypeCaller region on maxThreads
-         * threads): smaller groups, one a thread; a group is one thread's,
-         * and 17 pairs in groups of 16 left all but two of four threads idle
-         * (docs/PERFORMANCE.md); the anti-diagonal pass scores a small
-         * group's pairs as fast each */
+         * threads): smaller groups, one a thread, of about equal work; a
+         * group is one thread's, and 17 pairs in groups of 16 left all but
+         * two of four threads idle (docs/PERFORMANCE.md); the anti-diagonal
+         * pass scores a small group's pairs as fast each */
         const size_t t = (size_t)nthreads;
-        nf = groups_of(job.n_float, t);
         nd = groups_of(job.n_double, t);
-        if (nf < 1) nf = 1;
         if (nd < 1) nd = 1;
+        if (job.n_float && t <= HK_CPU_SMALL_CUT_MAX) {
+            job.float_groups = cut_by_work(b, order, job.n_float, t, (uint32_t)job.pass->n_float,
+                                           (size_t)job.pass->n_float, small_cut);
+            job.float_cut = small_cut;
+        } else {
+            nf = groups_of(job.n_float, t);
+            if (nf < 1) nf = 1;
+            job.float_groups = groups_of(job.n_float, nf);
+        }
     }
-    job.float_groups = groups_of(job.n_float, nf);
     job.n_groups = job.float_groups + groups_of(job.n_double, nd);
     job.float_size = nf;
     job.double_size = nd;
