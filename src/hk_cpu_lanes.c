@@ -24,8 +24,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Row i's coefficients, one lane a pair, into the vectors named X; a lane
+ * whose read has ended keeps 0s. ending##X: the lanes whose read ends here. */
+#define LANE_ROW(X, i, N, T, IT)                                                         \
+    vt mm##X = zero, gm##X = zero, mi##X = zero, ii##X = zero, md##X = zero;            \
+    vt dd##X = zero, match##X = zero, mism##X = zero;                                   \
+    vi rcode##X = { 0 }, ending##X = { 0 };                                             \
+    int any_ending##X = 0;                                                              \
+    for (int l = 0; l < N; l++) {                                                       \
+        if ((i) >= p[l].rlen) continue;      /* done: coefficients 0 */                 \
+        double c[HK_C_N];                                                               \
+        hk_cpu_row_coeffs(p[l].q, p[l].ins, p[l].del, p[l].gcp, (i), c);                \
+        mm##X[l] = (T)c[HK_C_MM]; gm##X[l] = (T)c[HK_C_GM];                             \
+        mi##X[l] = (T)c[HK_C_MI]; ii##X[l] = (T)c[HK_C_II];                             \
+        md##X[l] = (T)c[HK_C_MD]; dd##X[l] = (T)c[HK_C_DD];                             \
+        match##X[l] = (T)c[HK_C_MATCH]; mism##X[l] = (T)c[HK_C_MISM];                   \
+        rcode##X[l] = (IT)hk_cpu_base_bits(p[l].rb[(i)]);                               \
+        ending##X[l] = (i) + 1 == p[l].rlen ? -1 : 0;                                   \
+        any_ending##X |= (i) + 1 == p[l].rlen;                                          \
+    }                                                                                   \
+    (void)0
+
+/* Cell (row X, column j) from the diagonal (d*X), the cell above (uM, uI)
+ * and the left (l*X): HK_CELL's operations in its order, the cell in n*X. */
+#define LANE_CELL(X)                                                                    \
+    const vi is_match##X = (h & rcode##X) != 0;    /* equal, or an N (hk_cpu_base_bits) */ \
+    const vt emit##X = (vt)((is_match##X & (vi)match##X) | (~is_match##X & (vi)mism##X)); \
+    const vt nM##X = emit##X * (mm##X * dM##X + gm##X * (dI##X + dD##X));               \
+    const vt nI##X = mi##X * uM##X + ii##X * uI##X;                                     \
+    const vt nD##X = md##X * lM##X + dd##X * lD##X
+
 /* LANE_PASS(NAME, T, IT, N, SCALE, TARGET): the pass of N lanes of type T;
- * IT is the integer type of T's size (for the masks). */
+ * IT is the integer type of T's size (for the masks). Two rows a sweep
+ * along the haplotype: the upper row's cells go to the lower in registers,
+ * and the rows in memory (three vectors a column, beyond the first level
+ * of cache from about 170 columns) are read and written once for both. */
 #define LANE_PASS(NAME, T, IT, N, SCALE, TARGET)                                        \
 typedef T NAME##_vt __attribute__((vector_size(N * sizeof(T))));                        \
 typedef IT NAME##_vi __attribute__((vector_size(N * sizeof(IT))));                      \
@@ -52,37 +85,56 @@ TARGET static void NAME(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, T *su
     vt *M = mem->rows, *I = M + (hmax + 1), *D = I + (hmax + 1);                        \
     for (uint32_t j = 0; j <= hmax; j++) { M[j] = zero; I[j] = zero; D[j] = init; }      \
     vt sum = zero;              /* a lane whose read is empty sums 0, as the scalar */  \
-    for (uint32_t i = 0; i < rmax; i++) {                                               \
-        vt mm = zero, gm = zero, mi = zero, ii = zero, md = zero, dd = zero;            \
-        vt match = zero, mism = zero;                                                   \
-        vi rcode = { 0 }, ending = { 0 };                                               \
-        int any_ending = 0;                                                             \
-        for (int l = 0; l < N; l++) {                                                   \
-            if (i >= p[l].rlen) continue;      /* done: coefficients 0 */               \
-            double c[HK_C_N];                                                           \
-            hk_cpu_row_coeffs(p[l].q, p[l].ins, p[l].del, p[l].gcp, i, c);              \
-            mm[l] = (T)c[HK_C_MM]; gm[l] = (T)c[HK_C_GM];                               \
-            mi[l] = (T)c[HK_C_MI]; ii[l] = (T)c[HK_C_II];                               \
-            md[l] = (T)c[HK_C_MD]; dd[l] = (T)c[HK_C_DD];                               \
-            match[l] = (T)c[HK_C_MATCH]; mism[l] = (T)c[HK_C_MISM];                     \
-            rcode[l] = (IT)hk_cpu_base_bits(p[l].rb[i]);                                \
-            ending[l] = i + 1 == p[l].rlen ? -1 : 0;                                    \
-            any_ending |= i + 1 == p[l].rlen;                                           \
+    /* a lane sums its own columns of its last row, in order: adding the */            \
+    /* other lanes' 0s leaves each lane's sum as the scalar pass's */                  \
+    uint32_t i = 0;                                                                     \
+    for (; i + 1 < rmax; i += 2) {                                                      \
+        LANE_ROW(A, i, N, T, IT);                                                        \
+        LANE_ROW(B, i + 1, N, T, IT);                                                    \
+        vt dMA = M[0], dIA = I[0], dDA = D[0], lMA = zero, lDA = zero;                  \
+        vt dMB = zero, dIB = zero, dDB = zero, lMB = zero, lDB = zero;                  \
+        M[0] = zero; I[0] = zero; D[0] = zero;                                          \
+        if (!any_endingA && !any_endingB) {                                             \
+            for (uint32_t j = 1; j <= hmax; j++) {                                      \
+                const vi h = hcode[j - 1];                                              \
+                const vt uMA = M[j], uIA = I[j], uDA = D[j];                            \
+                LANE_CELL(A);                                                           \
+                const vt uMB = nMA, uIB = nIA;                                          \
+                LANE_CELL(B);                                                           \
+                dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                  \
+                dMB = nMA; dIB = nIA; dDB = nDA; lMB = nMB; lDB = nDB;                  \
+                M[j] = nMB; I[j] = nIB; D[j] = nDB;                                     \
+            }                                                                           \
+            continue;                                                                   \
         }                                                                               \
-        vt dM = M[0], dI = I[0], dD = D[0], lM = zero, lD = zero;                       \
+        for (uint32_t j = 1; j <= hmax; j++) {                                          \
+            const vi h = hcode[j - 1];                                                  \
+            const vt uMA = M[j], uIA = I[j], uDA = D[j];                                \
+            LANE_CELL(A);                                                               \
+            const vt uMB = nMA, uIB = nIA;                                              \
+            LANE_CELL(B);                                                               \
+            const vi in = (vi){ 0 } + (IT)j <= len;                                     \
+            sum += (vt)(in & endingA & (vi)(nMA + nIA));                                \
+            sum += (vt)(in & endingB & (vi)(nMB + nIB));                                \
+            dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                      \
+            dMB = nMA; dIB = nIA; dDB = nDA; lMB = nMB; lDB = nDB;                      \
+            M[j] = nMB; I[j] = nIB; D[j] = nDB;                                         \
+        }                                                                               \
+    }                                                                                   \
+    for (; i < rmax; i++) {     /* the last of an odd count of rows */                 \
+        LANE_ROW(A, i, N, T, IT);                                                        \
+        vt dMA = M[0], dIA = I[0], dDA = D[0], lMA = zero, lDA = zero;                  \
         M[0] = zero; I[0] = zero; D[0] = zero;                                          \
         for (uint32_t j = 1; j <= hmax; j++) {                                          \
             const vi h = hcode[j - 1];                                                  \
-            const vi is_match = (h & rcode) != 0;    /* equal, or an N (hk_cpu_base_bits) */ \
-            const vt emit = (vt)((is_match & (vi)match) | (~is_match & (vi)mism));      \
-            HK_CELL(vt, emit);                                                          \
+            const vt uMA = M[j], uIA = I[j], uDA = D[j];                                \
+            LANE_CELL(A);                                                               \
+            const vi in = (vi){ 0 } + (IT)j <= len;                                     \
+            sum += (vt)(in & endingA & (vi)(nMA + nIA));                                \
+            dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                      \
+            M[j] = nMA; I[j] = nIA; D[j] = nDA;                                         \
         }                                                                               \
-        if (!any_ending) continue;                                                      \
-        /* lanes whose read ends here: the sum over their own columns, in order */      \
-        for (uint32_t j = 1; j <= hmax; j++) {                                          \
-            const vi in = ((vi){ 0 } + (IT)j <= len) & ending;                          \
-            sum += (vt)(in & (vi)(M[j] + I[j]));                                        \
-        }                                                                               \
+        (void)any_endingA;                                                              \
     }                                                                                   \
     for (int l = 0; l < N; l++) sums[l] = sum[l];                                       \
 }
