@@ -34,6 +34,17 @@ haplik_regions() {
 for r in json.load(open("t.json"))["regions"]: print(len(r["reads"]), len(r["haplotypes"]))'
 }
 
+@test "gen_batches --distinct-haps: a gatk dump's regions are the generator's batches (without it, repeats cut them)" {
+    local gen="$SRC/scripts/gen_batches.py"
+    python3 "$gen" --pairs 5000 --seed 1 --distinct-haps | awk 'NF == 2 { print }' >batches.txt
+    python3 "$gen" --format gatk --pairs 5000 --seed 1 --distinct-haps >d.txt
+    run -0 regions d.txt
+    [ "$output" = "$(cat batches.txt)" ] || fail "regions differ from the batches ($(wc -l <<<"$output") against $(wc -l <batches.txt))"
+    python3 "$gen" --format gatk --pairs 5000 --seed 1 >r.txt
+    run -0 regions r.txt
+    [ "$(wc -l <<<"$output")" -gt "$(wc -l <batches.txt)" ] || fail "without the flag the regions were not cut"
+}
+
 @test "bench-gkl: the harness rebuilds haplik's regions (real dumps, and haplotypes repeated within a batch)" {
     python3 "$SRC/scripts/gen_batches.py" --format gatk --pairs 20000 --seed 1 >na.txt
     for f in "$DATA/hc-NA12878-20_10000117.java.hmmresults.txt" "$DATA/hc-NA12878-20_10000117.avx.hmmresults.txt" na.txt; do
