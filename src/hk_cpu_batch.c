@@ -99,8 +99,11 @@ static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g,
 }
 
 /* The anti-diagonal pass's cost of a step against the lane pass's, in
- * sixteenths (measured: docs/PERFORMANCE.md, "Why the defaults are what they are"). */
-#define DIAG_STEP_COST16 26
+ * sixteenths: 26 measured before the lane pass took two rows a sweep, which
+ * made it about 1.4 times faster on a Xeon (not on an AMD EPYC); 36 scored
+ * HaplotypeCaller's default there 5-10 % faster, and the same on the EPYC
+ * (docs/PERFORMANCE.md, "Why the defaults are what they are"). */
+#define DIAG_STEP_COST16 36
 
 /* Whether the n pairs of a float group (n <= lanes) take fewer steps each
  * across its anti-diagonals than together in the lanes, which all walk the
