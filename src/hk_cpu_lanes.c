@@ -54,6 +54,22 @@
     const vt nI##X = mi##X * uM##X + ii##X * uI##X;                                     \
     const vt nD##X = md##X * lM##X + dd##X * lD##X
 
+/* Rows A and B along the haplotype: A's cells go to B in registers, B's to
+ * the rows in memory; SUM adds the row's cells of the lanes that end there
+ * (or nothing). */
+#define LANE_TWO_ROWS(SUM)                                                              \
+    for (uint32_t j = 1; j <= hmax; j++) {                                              \
+        const vi h = hcode[j - 1];                                                      \
+        const vt uMA = M[j], uIA = I[j], uDA = D[j];                                    \
+        LANE_CELL(A);                                                                   \
+        const vt uMB = nMA, uIB = nIA;                                                  \
+        LANE_CELL(B);                                                                   \
+        SUM;                                                                            \
+        dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                          \
+        dMB = nMA; dIB = nIA; dDB = nDA; lMB = nMB; lDB = nDB;                          \
+        M[j] = nMB; I[j] = nIB; D[j] = nDB;                                             \
+    }
+
 /* LANE_PASS(NAME, T, IT, N, SCALE, TARGET): the pass of N lanes of type T;
  * IT is the integer type of T's size (for the masks). Two rows a sweep
  * along the haplotype: the upper row's cells go to the lower in registers,
@@ -95,30 +111,11 @@ TARGET static void NAME(const hk_lane_pair_t *p, const hk_lane_mem_t *mem, T *su
         vt dMB = zero, dIB = zero, dDB = zero, lMB = zero, lDB = zero;                  \
         M[0] = zero; I[0] = zero; D[0] = zero;                                          \
         if (!any_endingA && !any_endingB) {                                             \
-            for (uint32_t j = 1; j <= hmax; j++) {                                      \
-                const vi h = hcode[j - 1];                                              \
-                const vt uMA = M[j], uIA = I[j], uDA = D[j];                            \
-                LANE_CELL(A);                                                           \
-                const vt uMB = nMA, uIB = nIA;                                          \
-                LANE_CELL(B);                                                           \
-                dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                  \
-                dMB = nMA; dIB = nIA; dDB = nDA; lMB = nMB; lDB = nDB;                  \
-                M[j] = nMB; I[j] = nIB; D[j] = nDB;                                     \
-            }                                                                           \
-            continue;                                                                   \
-        }                                                                               \
-        for (uint32_t j = 1; j <= hmax; j++) {                                          \
-            const vi h = hcode[j - 1];                                                  \
-            const vt uMA = M[j], uIA = I[j], uDA = D[j];                                \
-            LANE_CELL(A);                                                               \
-            const vt uMB = nMA, uIB = nIA;                                              \
-            LANE_CELL(B);                                                               \
-            const vi in = (vi){ 0 } + (IT)j <= len;                                     \
-            sum += (vt)(in & endingA & (vi)(nMA + nIA));                                \
-            sum += (vt)(in & endingB & (vi)(nMB + nIB));                                \
-            dMA = uMA; dIA = uIA; dDA = uDA; lMA = nMA; lDA = nDA;                      \
-            dMB = nMA; dIB = nIA; dDB = nDA; lMB = nMB; lDB = nDB;                      \
-            M[j] = nMB; I[j] = nIB; D[j] = nDB;                                         \
+            LANE_TWO_ROWS((void)0)                                                      \
+        } else {                                                                        \
+            LANE_TWO_ROWS(const vi in = (vi){ 0 } + (IT)j <= len;                       \
+                          sum += (vt)(in & endingA & (vi)(nMA + nIA));                  \
+                          sum += (vt)(in & endingB & (vi)(nMB + nIB)))                  \
         }                                                                               \
     }                                                                                   \
     for (; i < rmax; i++) {     /* the last of an odd count of rows */                 \
