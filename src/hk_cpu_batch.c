@@ -105,6 +105,13 @@ static void run_double(const score_job_t *job, worker_t *w, const pair_ref_t *g,
  * (docs/PERFORMANCE.md, "Why the defaults are what they are"). */
 #define DIAG_STEP_COST16 36
 
+/* A pair's steps in the anti-diagonal pass of that many lanes: strips of
+ * lanes rows, each walking the haplotype and lanes - 1 more (hk_cpu_diag.c). */
+static uint64_t diag_steps(uint64_t rlen, uint64_t hlen, uint64_t lanes)
+{
+    return (rlen + lanes - 1) / lanes * (hlen + lanes - 1);
+}
+
 /* Whether the n pairs of a float group (n <= lanes) take fewer steps each
  * across its anti-diagonals than together in the lanes, which all walk the
  * group's longest read and haplotype. */
@@ -115,7 +122,7 @@ static int diag_cheaper(const hk_lane_pair_t *lp, int n, int lanes)
         const uint64_t r = lp[l].rlen, h = lp[l].hlen;
         if (r > rmax) rmax = r;
         if (h > hmax) hmax = h;
-        diag += (r + (uint64_t)lanes - 1) / (uint64_t)lanes * (h + (uint64_t)lanes - 1);
+        diag += diag_steps(r, h, (uint64_t)lanes);
     }
     return diag * DIAG_STEP_COST16 < 16 * rmax * hmax;
 }
@@ -553,16 +560,14 @@ size_t hk_model_set_cpu_parallel_order(size_t min_pairs)
 /* Groups of at most size pairs that n pairs make (n / size rounded up). */
 static size_t groups_of(size_t n, size_t size) { return (n + size - 1) / size; }
 
-/* A pair's steps in the anti-diagonal pass of that many lanes: its work
- * wherever a small group is scored (hk_cpu_diag.c). */
-static uint64_t diag_steps(const hk_batch_t *b, const pair_ref_t *r, uint32_t lanes)
+/* Pair r's work wherever a small group is scored: its anti-diagonal steps. */
+static uint64_t pair_work(const hk_batch_t *b, const pair_ref_t *r, uint32_t lanes)
 {
-    const uint64_t rlen = hk_batch_read_len(b, r->read), hlen = hk_batch_hap_len(b, r->hap);
-    return (rlen + lanes - 1) / lanes * (hlen + lanes - 1);
+    return diag_steps(hk_batch_read_len(b, r->read), hk_batch_hap_len(b, r->hap), lanes);
 }
 
 /* Cut order[0, n) into groups of consecutive pairs, parts of about equal
- * work (diag_steps) and none of more than most pairs (a pass's lanes), into
+ * work (pair_work) and none of more than most pairs (a pass's lanes), into
  * cut[0 .. groups]; returns the groups (at most parts + n / most). Cut by
  * count, a HaplotypeCaller region's longest reads (sorted last) made one
  * group that the other threads waited for. */
@@ -570,11 +575,11 @@ static size_t cut_by_work(const hk_batch_t *b, const pair_ref_t *order, size_t n
                           size_t most, size_t *cut)
 {
     uint64_t total = 0, done = 0;
-    for (size_t k = 0; k < n; k++) total += diag_steps(b, &order[k], lanes);
+    for (size_t k = 0; k < n; k++) total += pair_work(b, &order[k], lanes);
     size_t g = 0, next = 1;   /* next: the work mark (next / parts of the total) to cut at */
     cut[0] = 0;
     for (size_t k = 0; k < n; k++) {
-        done += diag_steps(b, &order[k], lanes);
+        done += pair_work(b, &order[k], lanes);
         int here = k + 1 - cut[g] == most;
         for (; next < parts && done * parts >= total * next; next++) here = 1;
         if (here && k + 1 < n) cut[++g] = k + 1;

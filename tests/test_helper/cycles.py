@@ -94,10 +94,10 @@ for a, b in edges:
 
 def path_back(start):
     """The shortest way from start back to start, or None."""
-    prev, todo = {}, [start]
-    while todo:
+    prev, frontier = {}, [start]
+    while frontier:
         nxt = []
-        for v in todo:
+        for v in frontier:
             for w in sorted(graph.get(v, ())):
                 if w == start:
                     way = [v]
@@ -107,7 +107,7 @@ def path_back(start):
                 if w not in prev:
                     prev[w] = v
                     nxt.append(w)
-        todo = nxt
+        frontier = nxt
     return None
 
 
