@@ -30,6 +30,9 @@ extern const double hk_cpu_err_of_q[256];
  * hk_cpu_row_coeffs: row i's transition and emission probabilities in
  * double, as GATK computes them; HK_ROW_COEFFS: the same as scalars of type
  * T (rounded once).
+ * The GPU's small-call kernel computes the same doubles from the same
+ * table (kernels/device/hk_kernel_small.cu; tests/gpu/small_vs_cpu checks
+ * the bits): change both or neither.
  * HK_CELL: cell (i, j) from the diagonal (dM, dI, dD), the cell above (M[j],
  * I[j], D[j] on entry) and the cell to the left (lM, lD), with emission
  * EMIT; updates the rows in place and moves the carried values along. */

@@ -102,13 +102,6 @@ static double double_pass(const uint8_t *rb, const uint8_t *q, const uint8_t *in
                                                 d, d + (hlen + 1), d + 2 * (hlen + 1)), &p, d);
 }
 
-void hk_model_read_rows(const uint8_t *q, const uint8_t *ins, const uint8_t *del, const uint8_t *gcp,
-                        uint32_t len, double *out)
-{
-    _Static_assert(HK_MODEL_ROW_N == HK_C_N, "the rows' order is hk_cpu_row_coeffs's");
-    for (uint32_t i = 0; i < len; i++) hk_cpu_row_coeffs(q, ins, del, gcp, i, out + (size_t)i * HK_MODEL_ROW_N);
-}
-
 double hk_cpu_double_score(double s, const hk_lane_pair_t *p, void *ws)
 {
     if (s == 0 || !isfinite(s)) return hk_model_rescue_pair(p->rb, p->q, p->ins, p->del, p->gcp, p->rlen,

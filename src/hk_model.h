@@ -45,14 +45,6 @@ double hk_model_rescue_pair(const uint8_t *read_base, const uint8_t *q,
                             const uint8_t *gcp, uint32_t rlen,
                             const uint8_t *hap_base, uint32_t hlen, void *ws);
 
-/* A read's rows [0, len) as GATK's double probabilities, HK_MODEL_ROW_N a
- * row in the order mm, gm, mi, ii, md, dd, match, mism (the recurrence of
- * src/hk_cpu.h), into out: for a scorer that takes them ready-made (the
- * GPU's small-call path). */
-#define HK_MODEL_ROW_N 8
-void hk_model_read_rows(const uint8_t *q, const uint8_t *ins, const uint8_t *del, const uint8_t *gcp,
-                        uint32_t len, double *out);
-
 /* Score every pair of a batch on the CPU with nthreads threads (>= 1). The
  * threads share the batch's pairs, grouped by length into the vector lanes
  * of the CPU pass (hk_model_cpu_pass); results do not depend on the pass or

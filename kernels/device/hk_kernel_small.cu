@@ -2,6 +2,7 @@
  * precision policy of the CPU (see hk_cuda_small.h). */
 #include <cfloat>
 #include "hk_cuda_internal.h"
+#include "hk_err_table.h"
 
 #define SMALL_WARPS 4                 /* warps (pairs) per block */
 #define FULL_MASK 0xffffffffu
@@ -96,9 +97,12 @@ __device__ __forceinline__ T small_pair(const hk_small_row_t *rows, const uint8_
     for (int k = 0; k < K; k++) {
         const uint32_t r = (uint32_t)lane * K + k;
         if (r < rlen) {
-            const hk_small_row_t w = rows[r];      /* double, rounded once to T as HK_ROW_COEFFS does */
-            mm[k] = (T)w.mm; gm[k] = (T)w.gm; mi[k] = (T)w.mi; ii[k] = (T)w.ii;
-            md[k] = (T)w.md; dd[k] = (T)w.dd; match[k] = (T)w.match; mism[k] = (T)w.mism;
+            /* hk_cpu_row_coeffs's doubles, rounded once to T as HK_ROW_COEFFS does */
+            const hk_small_row_t w = rows[r];
+            const double e = hk_err_tab[w.q], ei = hk_err_tab[w.ins], ed = hk_err_tab[w.del], eg = hk_err_tab[w.gcp];
+            mm[k] = (T)__dsub_rn(1.0, __dadd_rn(ei, ed)); gm[k] = (T)__dsub_rn(1.0, eg);
+            mi[k] = (T)ei; ii[k] = (T)eg; md[k] = (T)ed; dd[k] = (T)eg;
+            match[k] = (T)__dsub_rn(1.0, e); mism[k] = (T)__ddiv_rn(e, 3.0);
             const unsigned code = rbase[r];
             rm[k] = code == HK_BASE_N ? 0x1fu : (1u << code) | (1u << HK_BASE_N);
         } else {

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(hk_small_row_t) == HK_MODEL_ROW_N * sizeof(double), "a row is hk_model_read_rows's");
-
 /* Lay b out in block by lay: pairs in lk[] order, reads with their rows,
  * haplotypes. scratch: 3 * max_read_len bytes for a read's gap rows. */
 static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned char *block, uint8_t *scratch)
@@ -23,14 +21,14 @@ static void pack(const hk_batch_t *b, const hk_small_layout_t *lay, unsigned cha
                 pairs[rg->pair0 + (uint64_t)r * rg->n_haps + h] = (hk_small_pair_t){ rg->read0 + r, rg->hap0 + h };
     }
     const uint64_t r0 = b->read_off[0], h0 = b->hap_off[0];
-    double *rows = (double *)(block + lay->rows);
+    hk_small_row_t *rows = (hk_small_row_t *)(block + lay->rows);
     for (size_t k = 0; k < b->n_reads; k++) {
         const uint64_t at = b->read_off[k] - r0;
         const uint32_t len = hk_batch_read_len(b, k);
         reads[k] = (hk_small_seq_t){ (uint32_t)at, len };
-        const uint8_t *gap[3];
+        const uint8_t *gap[3], *q = b->read_q + b->read_off[k];
         hk_batch_gap_rows(b, k, scratch, gap);
-        hk_model_read_rows(b->read_q + b->read_off[k], gap[0], gap[1], gap[2], len, rows + at * HK_MODEL_ROW_N);
+        for (uint32_t i = 0; i < len; i++) rows[at + i] = (hk_small_row_t){ q[i], gap[0][i], gap[1][i], gap[2][i] };
     }
     for (size_t k = 0; k < b->n_haps; k++)
         haps[k] = (hk_small_seq_t){ (uint32_t)(b->hap_off[k] - h0), hk_batch_hap_len(b, k) };

@@ -54,14 +54,13 @@ static std::vector<unsigned char> make_input(const hk_small_layout_t *lay, int R
         for (int j = 0; j < hlen; j++) hb[h * hlen + j] = (uint8_t)(rnd() % 4);
     }
     hk_small_row_t *row = reinterpret_cast<hk_small_row_t *>(&in[lay->rows]);
-    const double gap = pow(10, -4.5), cont = 0.1;   /* GATK's insertion/deletion 45, gap continuation 10 */
     for (int r = 0; r < R; r++) {
         reads[r] = { (uint32_t)(r * rlen), (uint32_t)rlen };
         const int off = hlen > rlen ? (int)(rnd() % (unsigned)(hlen - rlen)) : 0;
         for (int i = 0; i < rlen; i++) {
             rb[r * rlen + i] = rnd() % 100 ? hb[(off + i) % hlen] : (uint8_t)(rnd() % 4);
-            const double e = pow(10, -(20 + (int)(rnd() % 21)) / 10.0);
-            row[r * rlen + i] = { 1 - 2 * gap, 1 - cont, gap, cont, gap, cont, 1 - e, e / 3 };
+            /* base qualities 20-40; GATK's insertion/deletion 45, gap continuation 10 */
+            row[r * rlen + i] = { (uint8_t)(20 + rnd() % 21), 45, 45, 10 };
         }
     }
     return in;
