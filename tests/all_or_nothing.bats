@@ -52,7 +52,8 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
 @test "every subcommand: a missing value at the end is a usage error" {
     run -2 hk check --backend cpu hc.txt --tolerance
     run -2 hk split a.in s1 s2 --format
-    [ ! -e s1 ] && [ ! -e s2 ]
+    [ ! -e s1 ]
+    [ ! -e s2 ]
     run -2 hk shard --fai x.fai g -n
     run -2 hk bench --runs
 }
@@ -133,7 +134,8 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     run -2 --separate-stderr hk score --backend cpu a.in -o u.tsv
     assert_stderr --partial "u.tsv.meta.json: the output is the input a.in"
     assert_a_intact
-    [ -L u.tsv.meta.json ] && [ ! -e u.tsv ]
+    [ -L u.tsv.meta.json ]
+    [ ! -e u.tsv ]
     ln -s a.in v.meta.json
     run -2 hk score --backend cpu a.in -o v --output-format tsv
     assert_a_intact
@@ -292,7 +294,8 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     cmp <(grep -v seconds t1.json) <(grep -v seconds t2.json)
     ln -s /dev/null to-null.json
     hk score --backend cpu a.in -o to-null.json
-    [ -L to-null.json ] && [ -c /dev/null ]
+    [ -L to-null.json ]
+    [ -c /dev/null ]
     assert_dir_only . a.in b.in hc.txt my-stdout t1.json t2.json to-null.json
 }
 

@@ -240,7 +240,8 @@ for region in range(256):
         print(" ".join(["ACGTA" * 10] + ["I" * 50] * 4) + "\r")
     print("ACGT" * 63 + "AC" + "\r")
 PY
-    [ "$(wc -c < aligned.in)" -eq 1048576 ] && [ "$(wc -l < aligned.in)" -eq 4352 ]
+    [ "$(wc -c < aligned.in)" -eq 1048576 ]
+    [ "$(wc -l < aligned.in)" -eq 4352 ]
     bgzip -c aligned.in | head -c -28 > cut.bgz   # the last 28 bytes: the end-of-file marker
     expect_input_error cut.bgz 4352 "truncated BGZF stream: no end-of-file marker" --threads 1
 }

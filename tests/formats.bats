@@ -247,7 +247,8 @@ while o < len(d):
             run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o p.json - < <(cat $f.bgz)
             [[ "$stderr" == "haplik: error: -:"*": read error ("* ]] || fail "$f, $t threads, pipe: $stderr"
             [[ "$file_err" == "haplik: error: $f.bgz:"*": read error ("* ]] || fail "$f, $t threads, file: $file_err"
-            [ ! -e f.json ] && [ ! -e p.json ]
+            [ ! -e f.json ]
+            [ ! -e p.json ]
         done
         run -2 --separate-stderr hk score --backend cpu --quiet --threads $t -o p.json - < <(cat noeof.bgz)
         assert_stderr --partial "truncated BGZF stream: no end-of-file marker"
