@@ -177,6 +177,28 @@ setup() { load test_helper/common-setup; _common_setup; }
     assert_line '    src/c.o uses d_f, defined in src/d'
 }
 
+# half_checks FILE...: the lines "[ A ] && [ B ]" (or [[ ]]) that a test goes on past: bats's
+# errexit skips a false A there (a && list fails a test only at its last command), so such a
+# line checks B alone. FILE:LINE: TEXT a line.
+half_checks() {
+    awk '
+        function report() { if (held != "") print held; held = "" }
+        /^[ \t]*$/ { next }
+        { if (held != "" && $0 !~ /^[ \t]*}/) report(); held = "" }
+        /^[ \t]*\[\[? .*\]\]? && \[\[? .*\]\]?[ \t]*$/ && !/\|\|/ { held = FILENAME ":" FNR ": " $0 }
+    ' "$@"
+}
+
+@test "no test goes on past '[ A ] && [ B ]' (a false A would not fail it)" {
+    run -0 half_checks "$BATS_TEST_DIRNAME"/*.bats
+    assert_output ""
+    # and the check can fail
+    cd "$BATS_TEST_TMPDIR"
+    printf '@test "x" {\n    [ -e a ] && [ -e b ]\n    true\n}\n@test "y" {\n    [ -e a ] && [ -e b ]\n}\n' > x.bats
+    run -0 half_checks x.bats
+    assert_output "x.bats:2:     [ -e a ] && [ -e b ]"
+}
+
 # shell_sources TOP: the shell scripts of scripts/ and tests/ (not the bats files), one a line
 shell_sources() {
     (cd "$1" && find scripts tests -path tests/data -prune -o -type f \( -name '*.sh' -o -name '*.bash' \) -print
