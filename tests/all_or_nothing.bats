@@ -338,8 +338,10 @@ valid_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding
     python3 "${GEN_BATCHES:-$BATS_TEST_DIRNAME/../scripts/gen_batches.py}" --format gatk --profile equal \
         --read-len 256 --hap-len 1024 --pairs 3000 --seed 8 > long.txt
     for sig in HUP USR1 USR2 ALRM QUIT; do
-        # SIGQUIT caught, as in a terminal: a script's background job starts with it ignored
-        (trap - INT QUIT; exec "$HAPLIK" score --backend cpu --threads 1 long.txt -o out.json) & pid=$!
+        # each signal at its default, as in a terminal: a script's background job starts with
+        # SIGQUIT ignored, and one under nohup with SIGHUP (haplik keeps an ignored signal so)
+        env --default-signal=HUP,USR1,USR2,ALRM,QUIT "$HAPLIK" score --backend cpu --threads 1 long.txt \
+            -o out.json & pid=$!
         for ((i = 0; i < 1500; i++)); do compgen -G '.out.json.tmp*' > /dev/null && break; sleep 0.02; done
         kill -s "$sig" "$pid"
         st=0

@@ -46,10 +46,11 @@ tmp_written() {
 n_tmp_files() { [ "$(find out -name '.*.tmp*' | wc -l)" -eq "$1" ]; }
 
 # start_haplik ARGS...: haplik in the background (fds away from bats), PID in $HK_PID;
-# with SIGINT and SIGQUIT caught, as in a terminal (a non-interactive shell's
-# background job starts with them ignored, and haplik keeps them so).
+# with SIGINT and SIGQUIT at their default, as in a terminal (a non-interactive shell's
+# background job starts with them ignored, and haplik keeps them so; env resets them even
+# where the shell running the tests started with them ignored, which no trap can undo).
 start_haplik() {
-    (trap - INT QUIT; exec "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
+    (exec env --default-signal=INT,QUIT "$HAPLIK" "$@" >"$BATS_TEST_TMPDIR/hk.out" 2>"$BATS_TEST_TMPDIR/hk.err" 3>&-) &
     HK_PID=$!
     PIDS+=("$HK_PID")
 }
