@@ -13,9 +13,9 @@
  * core. Here a warp scores a pair: lane t holds rows t*K .. t*K+K-1 (K =
  * ceil(read length / 32)) and walks the haplotype's columns one step
  * behind lane t-1, which hands it its last row through a shuffle. The host
- * packs each read's qualities, four bytes a row (its probabilities, eight
- * doubles a row, made packing and the copy in 16 times the bytes: on the
- * bundled dump's 142-pair calls 14 us of packing on an H200 host).
+ * packs each read's qualities, four bytes a row, and the kernel makes the
+ * row's probabilities (eight doubles a row packed on the host made packing
+ * and the copy in 16 times the bytes: docs/PERFORMANCE.md, "On a GPU host").
  *
  * Every cell is GATK's recurrence with the host's operand order and no
  * fused multiply-add, and the last row is summed in column order, in the
