@@ -50,12 +50,28 @@ struct pending {
 static struct pending *volatile pending_head;
 static size_t pending_free;   /* entries with no path: only then is the list walked */
 static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
-/* A thread that lists and creates a temporary file does so while no signal
- * handler of another thread walks the list: the handler marks the process
- * dying, waits for the creations under way to finish, then walks it, and a
- * creation that starts later never makes its file. Without this a file made
- * just after the walk stayed behind (SIGINT into a split of 300 shards). */
-static atomic_int creating, dying;
+/* A thread that lists and creates a temporary file, or moves a set of
+ * outputs into place, does so while no signal handler of another thread
+ * walks the list: the handler marks the process dying, waits for the work
+ * under way (busy) to finish, then walks it, and work that starts later
+ * never begins (enter_guarded). Without this a file made just after the walk
+ * stayed behind, and a walk during the renames of a split into 300 shards
+ * left 176 of them (SIGINT taken by a reading thread). */
+static atomic_int busy, dying;
+
+/* Enter (leave) a section that a handler on another thread must not
+ * interrupt; the caller has blocked signals in its own thread. When a
+ * handler is already ending the process, never returns. */
+static void enter_guarded(void)
+{
+    atomic_fetch_add(&busy, 1);
+    if (atomic_load(&dying)) {
+        atomic_fetch_sub(&busy, 1);
+        for (;;) pause();
+    }
+}
+
+static void leave_guarded(void) { atomic_fetch_sub(&busy, 1); }
 
 static const int fatal_signals[] = {
     SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
@@ -107,7 +123,7 @@ static void unregister_tmp(struct pending *e)
 static void on_signal(int sig)
 {
     atomic_store(&dying, 1);
-    while (atomic_load(&creating)) {}   /* a creation is a mkstemp: microseconds */
+    while (atomic_load(&busy)) {}   /* a mkstemp, or a commit: its renames and copies out */
     for (struct pending *e = pending_head; e; e = e->next) {
         char *tmp = e->tmp;
         if (tmp) unlink(tmp);
@@ -309,11 +325,7 @@ static hk_status_t open_renamed(hk_outfile_t *o, char *dest, const struct stat *
      * thread takes (this one blocks them) still finds its name */
     sigset_t old_mask;
     block_signals(&old_mask);
-    atomic_fetch_add(&creating, 1);
-    if (atomic_load(&dying)) {          /* a signal is ending the process on another thread */
-        atomic_fetch_sub(&creating, 1);
-        for (;;) pause();
-    }
+    enter_guarded();
     o->slot = register_tmp(o->tmp);
     const int listed = o->slot != NULL;   /* else out of memory */
     int fd = listed ? mkstemp(o->tmp) : -1;
@@ -323,7 +335,7 @@ static hk_status_t open_renamed(hk_outfile_t *o, char *dest, const struct stat *
         o->slot = NULL;
         errno = e;
     }
-    atomic_fetch_sub(&creating, 1);
+    leave_guarded();
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         hk_log_error("%s: cannot create a temporary file beside it: %s", o->path, strerror(errno));
@@ -528,12 +540,15 @@ hk_status_t hk_outfile_commit_all(hk_outfile_t **o, size_t n)
         if (hk_outfile_close(o[i])) rc = HK_E_RUNTIME;
     if (rc == HK_OK) {
         /* the renames (and the copies out, last, as they cannot be undone)
-         * happen whole: a signal waits until they are done */
+         * happen whole: a signal, on this thread or another, waits until
+         * they are done */
         sigset_t old;
         block_signals(&old);
+        enter_guarded();
         rc = rename_all(o, n);
         for (size_t i = 0; i < n && rc == HK_OK; i++)
             if (o[i]->spool_fd >= 0 && copy_spool(o[i])) rc = HK_E_RUNTIME;
+        leave_guarded();
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     } else {
         for (size_t i = 0; i < n; i++)
